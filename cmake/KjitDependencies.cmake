@@ -1,0 +1,30 @@
+# Finds kjit's fixed dependencies: NVRTC (CUDA toolkit), LLVM 14 libSupport (static),
+# nlohmann_json, doctest, Google Benchmark and threads. libcuda is never linked.
+find_package(Threads REQUIRED)
+find_package(CUDAToolkit REQUIRED)
+find_package(nlohmann_json 3.9 REQUIRED)
+
+# LLVM libSupport, statically: the Debian package ships the archives beside its CMake files.
+set(KJIT_LLVM_ROOT "/usr/lib/llvm-14" CACHE PATH "Root of the LLVM 14 installation")
+find_path(KJIT_LLVM_INCLUDE_DIR llvm/Support/SHA256.h HINTS "${KJIT_LLVM_ROOT}/include" REQUIRED)
+find_library(KJIT_LLVM_SUPPORT_LIB libLLVMSupport.a HINTS "${KJIT_LLVM_ROOT}/lib" REQUIRED)
+find_library(KJIT_LLVM_DEMANGLE_LIB libLLVMDemangle.a HINTS "${KJIT_LLVM_ROOT}/lib" REQUIRED)
+add_library(kjit_llvm_support INTERFACE)
+target_include_directories(kjit_llvm_support SYSTEM INTERFACE "${KJIT_LLVM_INCLUDE_DIR}")
+target_link_libraries(kjit_llvm_support INTERFACE
+  "${KJIT_LLVM_SUPPORT_LIB}" "${KJIT_LLVM_DEMANGLE_LIB}" Threads::Threads ${CMAKE_DL_LIBS})
+# libSupport queries the terminal (colours) through terminfo.
+find_library(KJIT_TINFO_LIB NAMES tinfo ncurses REQUIRED)
+target_link_libraries(kjit_llvm_support INTERFACE "${KJIT_TINFO_LIB}")
+add_library(kjit::llvm_support ALIAS kjit_llvm_support)
+
+if(KJIT_BUILD_TESTS)
+  find_package(doctest REQUIRED)
+endif()
+if(KJIT_BUILD_BENCH)
+  find_package(benchmark QUIET)
+  if(NOT benchmark_FOUND)
+    message(STATUS "Google Benchmark not found: bench/ is skipped")
+    set(KJIT_BUILD_BENCH OFF)
+  endif()
+endif()

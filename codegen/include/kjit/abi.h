@@ -1,0 +1,65 @@
+// kjit/abi.h — the kernel ABI: launch bounds and arrays exactly as generated kernels read them.
+//
+// This one header is compiled three ways: into every generated module by NVRTC, into every
+// generated module by the host compiler (the `cpu` device), and into the runtime's packer.
+// It therefore uses no standard headers under NVRTC and only fixed-width integer types.
+#ifndef KJIT_ABI_H
+#define KJIT_ABI_H
+
+#if defined(__CUDACC_RTC__)
+typedef signed char kj_int8;
+typedef unsigned char kj_uint8;
+typedef short kj_int16;
+typedef unsigned short kj_uint16;
+typedef int kj_int32;
+typedef unsigned int kj_uint32;
+typedef long long kj_int64;
+typedef unsigned long long kj_uint64;
+#else
+#include <stdint.h>
+typedef int8_t kj_int8;
+typedef uint8_t kj_uint8;
+typedef int16_t kj_int16;
+typedef uint16_t kj_uint16;
+typedef int32_t kj_int32;
+typedef uint32_t kj_uint32;
+typedef int64_t kj_int64;
+typedef uint64_t kj_uint64;
+#endif
+
+namespace kj {
+
+/// Largest number of launch and array dimensions.
+constexpr int kMaxDims = 4;
+
+/// Version of this layout; part of every module key.
+constexpr int kAbiVersion = 1;
+
+/// The extent of a launch: up to four dimensions, their count, and their product.
+struct launch_bounds_t {
+  kj_int32 shape[kMaxDims];  ///< extent per dimension; unused ones are 1
+  kj_int32 ndim;             ///< 1..4
+  kj_int32 reserved;         ///< explicit padding: the layout has no implicit holes
+  kj_int64 size;             ///< shape[0] * ... * shape[ndim-1]
+};
+
+/// A strided array of T: the value buffer, an optional gradient buffer of the same layout,
+/// the extent per dimension and the byte stride per dimension.
+template <class T>
+struct array_t {
+  T* data;                    ///< element (0, ..., 0); null for an absent array
+  T* grad;                    ///< gradient buffer with the same strides, or null
+  kj_int32 shape[kMaxDims];   ///< extent per dimension; unused ones are 0
+  kj_int32 ndim;              ///< 1..4 (0 for an absent array)
+  kj_int32 reserved;          ///< explicit padding
+  kj_int64 strides[kMaxDims]; ///< byte stride per dimension
+};
+
+static_assert(sizeof(launch_bounds_t) == 32, "launch_bounds_t layout changed");
+static_assert(alignof(launch_bounds_t) == 8, "launch_bounds_t alignment changed");
+static_assert(sizeof(array_t<float>) == 72, "array_t layout changed");
+static_assert(alignof(array_t<float>) == 8, "array_t alignment changed");
+
+}  // namespace kj
+
+#endif  // KJIT_ABI_H

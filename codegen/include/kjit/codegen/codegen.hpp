@@ -1,0 +1,66 @@
+// kjit/codegen/codegen.hpp — IR to one C++ text that compiles with NVRTC and the host
+// compiler: the prelude a module needs, and forward (and adjoint) entry points per kernel.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kjit/ir/ir.hpp"
+
+namespace kjit::codegen {
+
+/// Version of the generated text's shape. Bump it with any change to what codegen emits
+/// for the same IR (the golden tests fail until the goldens are updated, and they record
+/// this version, so a change without a bump is caught).
+constexpr int kCodegenVersion = 1;
+
+/// The entry points each kernel has.
+enum class EntryKind { Forward, Adjoint };
+
+/// The `extern "C"` name of a kernel's entry point: derived from the qualified kernel name
+/// only, so it is the same in every process ("demo::springs" -> "kjit_demo__springs_fwd").
+std::string entry_name(const std::string& kernel_name, EntryKind kind);
+
+/// What to generate.
+struct CodegenOptions {
+  bool enable_adjoint = true;   ///< also emit the adjoint entry point of every kernel
+  bool line_directives = true;  ///< #line directives back to the user's source
+  int loop_checkpoints = 64;    ///< adjoint: checkpoint slots per dynamic loop
+
+  /// The options' part of the module identity.
+  std::string fingerprint() const;
+};
+
+/// One generated line that comes from a user's source line.
+struct SourceMapping {
+  int generated_line = 0;  ///< 1-based line in GeneratedModule::text
+  ir::SourceLoc loc;
+};
+
+/// A generated module.
+struct GeneratedModule {
+  std::string text;                       ///< the whole translation unit
+  std::vector<std::string> entry_points;  ///< every extern "C" entry it defines
+  nlohmann::json kernels = nlohmann::json::array();  ///< per kernel: name, params, entries
+  std::vector<SourceMapping> source_map;  ///< generated lines traced to user lines
+};
+
+/// Generates the module `module_name` holding `kernels` (traced, verified IR).
+GeneratedModule generate_module(const std::string& module_name,
+                                const std::vector<const ir::Function*>& kernels,
+                                const CodegenOptions& options);
+
+/// What determines the generated text, without generating it: the codegen version, a hash
+/// of the prelude, the options and the serialised IR of each kernel. Module keys hash this,
+/// so a cache hit needs no code generation.
+std::string module_identity(const std::string& module_name,
+                            const std::vector<const ir::Function*>& kernels,
+                            const CodegenOptions& options);
+
+/// The kernel description stored in meta.json and used by the runtime and the FFI:
+/// name, parameters (name, type, ndim, element), launch dimensionality, entry names.
+nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint);
+
+}  // namespace kjit::codegen

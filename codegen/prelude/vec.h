@@ -1,0 +1,72 @@
+// kjit prelude: vectors and matrices — storage types and componentwise arithmetic.
+//@chunk vec requires core
+namespace kj {
+/// N components of T, packed (no padding), as kjit::vec<N, T> on the host.
+template <int N, class T>
+struct vec_t {
+  T c[N];
+  KJ_FUNC T& operator[](int i) { return c[i]; }
+  KJ_FUNC const T& operator[](int i) const { return c[i]; }
+};
+template <int N, class T> KJ_FUNC vec_t<N, T> operator+(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] += b.c[i]; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator-(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] -= b.c[i]; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator-(vec_t<N, T> a) { for (int i = 0; i < N; ++i) a.c[i] = -a.c[i]; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator+(const vec_t<N, T>& a) { return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator*(vec_t<N, T> a, T s) { for (int i = 0; i < N; ++i) a.c[i] *= s; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator*(T s, vec_t<N, T> a) { for (int i = 0; i < N; ++i) a.c[i] = s * a.c[i]; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator/(vec_t<N, T> a, T s) { for (int i = 0; i < N; ++i) a.c[i] /= s; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator/(T s, vec_t<N, T> a) { for (int i = 0; i < N; ++i) a.c[i] = s / a.c[i]; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T>& operator+=(vec_t<N, T>& a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] += b.c[i]; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T>& operator-=(vec_t<N, T>& a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] -= b.c[i]; return a; }
+template <int N, class T> KJ_FUNC T dot(const vec_t<N, T>& a, const vec_t<N, T>& b) { T s = T(0); for (int i = 0; i < N; ++i) s += a.c[i] * b.c[i]; return s; }
+template <int N, class T> KJ_FUNC bool operator==(const vec_t<N, T>& a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) if (!(a.c[i] == b.c[i])) return false; return true; }
+template <int N, class T> KJ_FUNC bool operator!=(const vec_t<N, T>& a, const vec_t<N, T>& b) { return !(a == b); }
+
+template <int N, class T> KJ_FUNC T extract(const vec_t<N, T>& v, kj_int32 i) { return v.c[i]; }
+template <int N, class T> KJ_FUNC void adj_extract(const vec_t<N, T>& v, kj_int32 i, T ret, vec_t<N, T>& adj_v, T adj_ret) { adj_v.c[i] += adj_ret; }
+template <int N, class T> KJ_FUNC vec_t<N, T> insert(vec_t<N, T> v, kj_int32 i, T x) { v.c[i] = x; return v; }
+template <int N, class T> KJ_FUNC void adj_insert(const vec_t<N, T>& v, kj_int32 i, T x, const vec_t<N, T>& ret, vec_t<N, T>& adj_v, T& adj_x, vec_t<N, T> adj_ret) {
+  adj_x += adj_ret.c[i];
+  adj_ret.c[i] = T(0);
+  adj_v += adj_ret;
+}
+}  // namespace kj
+
+//@chunk mat requires vec
+namespace kj {
+/// R x C components of T, row-major, as kjit::mat<R, C, T> on the host.
+template <int R, int C, class T>
+struct mat_t {
+  T c[R][C];
+};
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator+(mat_t<R, C, T> a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] += b.c[i][j]; return a; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator-(mat_t<R, C, T> a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] -= b.c[i][j]; return a; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator-(mat_t<R, C, T> a) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = -a.c[i][j]; return a; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator+(const mat_t<R, C, T>& a) { return a; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator*(mat_t<R, C, T> a, T s) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] *= s; return a; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator*(T s, mat_t<R, C, T> a) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = s * a.c[i][j]; return a; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator/(mat_t<R, C, T> a, T s) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] /= s; return a; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T>& operator+=(mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] += b.c[i][j]; return a; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T>& operator-=(mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] -= b.c[i][j]; return a; }
+template <int R, int C, class T> KJ_FUNC bool operator==(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) if (!(a.c[i][j] == b.c[i][j])) return false; return true; }
+template <int R, int C, class T> KJ_FUNC bool operator!=(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { return !(a == b); }
+template <int R, int C, class T> KJ_FUNC vec_t<R, T> operator*(const mat_t<R, C, T>& m, const vec_t<C, T>& v) { vec_t<R, T> r; for (int i = 0; i < R; ++i) { T s = T(0); for (int j = 0; j < C; ++j) s += m.c[i][j] * v.c[j]; r.c[i] = s; } return r; }
+template <int R, int C, class T> KJ_FUNC vec_t<C, T> operator*(const vec_t<R, T>& v, const mat_t<R, C, T>& m) { vec_t<C, T> r; for (int j = 0; j < C; ++j) { T s = T(0); for (int i = 0; i < R; ++i) s += v.c[i] * m.c[i][j]; r.c[j] = s; } return r; }
+template <int R, int C, int K, class T> KJ_FUNC mat_t<R, K, T> operator*(const mat_t<R, C, T>& a, const mat_t<C, K, T>& b) { mat_t<R, K, T> r; for (int i = 0; i < R; ++i) for (int k = 0; k < K; ++k) { T s = T(0); for (int j = 0; j < C; ++j) s += a.c[i][j] * b.c[j][k]; r.c[i][k] = s; } return r; }
+
+template <int R, int C, class T> KJ_FUNC vec_t<C, T> extract(const mat_t<R, C, T>& m, kj_int32 i) { vec_t<C, T> r; for (int j = 0; j < C; ++j) r.c[j] = m.c[i][j]; return r; }
+template <int R, int C, class T> KJ_FUNC void adj_extract(const mat_t<R, C, T>& m, kj_int32 i, const vec_t<C, T>& ret, mat_t<R, C, T>& adj_m, const vec_t<C, T>& adj_ret) { for (int j = 0; j < C; ++j) adj_m.c[i][j] += adj_ret.c[j]; }
+template <int R, int C, class T> KJ_FUNC T extract(const mat_t<R, C, T>& m, kj_int32 i, kj_int32 j) { return m.c[i][j]; }
+template <int R, int C, class T> KJ_FUNC void adj_extract(const mat_t<R, C, T>& m, kj_int32 i, kj_int32 j, T ret, mat_t<R, C, T>& adj_m, T adj_ret) { adj_m.c[i][j] += adj_ret; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> insert(mat_t<R, C, T> m, kj_int32 i, const vec_t<C, T>& x) { for (int j = 0; j < C; ++j) m.c[i][j] = x.c[j]; return m; }
+template <int R, int C, class T> KJ_FUNC void adj_insert(const mat_t<R, C, T>& m, kj_int32 i, const vec_t<C, T>& x, const mat_t<R, C, T>& ret, mat_t<R, C, T>& adj_m, vec_t<C, T>& adj_x, mat_t<R, C, T> adj_ret) {
+  for (int j = 0; j < C; ++j) { adj_x.c[j] += adj_ret.c[i][j]; adj_ret.c[i][j] = T(0); }
+  adj_m += adj_ret;
+}
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> insert(mat_t<R, C, T> m, kj_int32 i, kj_int32 j, T x) { m.c[i][j] = x; return m; }
+template <int R, int C, class T> KJ_FUNC void adj_insert(const mat_t<R, C, T>& m, kj_int32 i, kj_int32 j, T x, const mat_t<R, C, T>& ret, mat_t<R, C, T>& adj_m, T& adj_x, mat_t<R, C, T> adj_ret) {
+  adj_x += adj_ret.c[i][j];
+  adj_ret.c[i][j] = T(0);
+  adj_m += adj_ret;
+}
+}  // namespace kj

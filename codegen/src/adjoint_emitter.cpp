@@ -1,0 +1,529 @@
+// Adjoint code generation: forward replay, then the reverse sweep, with checkpointed replay
+// of dynamic loops.
+#include "adjoint_emitter.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "builtin_codegen.hpp"
+#include "expr_emitter.hpp"
+#include "kjit/error.hpp"
+#include "lower_jumps.hpp"
+
+namespace kjit::codegen {
+
+// ---------------------------------------------------------------------------------------------
+// What cannot be differentiated.
+
+std::string adjoint_obstacle(const ir::Function& fn) {
+  std::map<ir::ValueId, size_t> param_of;
+  std::vector<const ir::Stmt*> first_read(fn.params.size(), nullptr), first_write(fn.params.size(), nullptr);
+  std::vector<int> uses(fn.values.size(), 0);
+  std::vector<const ir::Stmt*> atomics;
+  std::string problem;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    for (ir::ValueId a : s.args) ++uses[a];
+    for (const ir::Block& r : s.regions)
+      if (r.yield != ir::kNoValue) ++uses[r.yield];
+    if (s.op == ir::Op::Param) param_of[s.result] = size_t(s.imm);
+    if (s.op == ir::Op::ArrayLoad) {
+      size_t p = param_of.at(s.args[0]);
+      if (!first_read[p]) first_read[p] = &s;
+    }
+    if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) {
+      size_t p = param_of.at(s.args[0]);
+      if (!first_write[p]) first_write[p] = &s;
+    }
+    if (s.op == ir::Op::ArrayAtomic) atomics.push_back(&s);
+    if (s.op == ir::Op::While && problem.empty()) {
+      ir::for_each_stmt(s.regions[0], [&](const ir::Stmt& c) {
+        bool effect = c.op == ir::Op::StoreVar || c.op == ir::Op::ArrayStore ||
+                      c.op == ir::Op::ArrayAtomic || c.op == ir::Op::Print;
+        if (effect && problem.empty())
+          problem = "kernel '" + fn.name + "' at " + c.loc.str() +
+                    ": a While condition changes state; the adjoint replays conditions and "
+                    "needs them free of effects. Move the change into the loop body";
+      });
+    }
+  });
+  if (!problem.empty()) return problem;
+  for (size_t p = 0; p < fn.params.size(); ++p) {
+    if (first_read[p] && first_write[p])
+      return "kernel '" + fn.name + "': array '" + fn.params[p].name + "' is read at " +
+             first_read[p]->loc.str() + " and written at " + first_write[p]->loc.str() +
+             "; its adjoint would replay reads of values the forward launch overwrote. Write "
+             "results to a separate array, or build the module with enable_adjoint = false";
+  }
+  for (const ir::Stmt* a : atomics)
+    if (uses[a->result] > 0)
+      return "kernel '" + fn.name + "' at " + a->loc.str() + ": the value returned by atomic_" +
+             ir::atomic_op_name(a->atomic_op()) +
+             " is used; the adjoint cannot replay an atomic's result. Use the returned value "
+             "only in kernels built without adjoints";
+  return "";
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+const std::string kZero = "{}";
+
+/// A dynamic loop of the adjoint: its id, the outer variables it changes (checkpointed every
+/// iteration block) and only reads (saved once at entry), and the floating values defined
+/// inside it (their adjoints restart every iteration).
+struct LoopInfo {
+  int id = 0;
+  std::vector<int64_t> state;
+  std::vector<int64_t> readonly;
+  std::vector<ir::ValueId> body_values;
+};
+
+class AdjointEmitter {
+ public:
+  AdjointEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
+                 const CodegenOptions& o, int first_loop, std::vector<ir::SourceLoc>& loops)
+      : w_(w), fn_(fn), n_(fn), ex_(n_, used), used_(used), o_(o), next_loop_(first_loop),
+        loop_locs_(loops) {
+    KJIT_CHECK(o.loop_checkpoints >= 2 && o.loop_checkpoints % 2 == 0,
+               "loop_checkpoints must be an even number >= 2");
+  }
+
+  int run() {
+    analyze(fn_.body);
+    declare();
+    w_.line("// forward replay (no stores, atomics or prints: the forward launch did those)", 1);
+    replay(fn_.body, 1);
+    w_.line("// reverse sweep", 1);
+    reverse(fn_.body, 1);
+    return int(loop_list_.size());
+  }
+
+ private:
+  // ----- analysis --------------------------------------------------------------------------
+  void analyze(const ir::Block& b) {
+    for (const ir::Stmt& s : b.stmts) {
+      if (s.result != ir::kNoValue) def_[s.result] = &s;
+      if (s.op == ir::Op::Param) param_of_[s.result] = size_t(s.imm);
+      if (s.op == ir::Op::For || s.op == ir::Op::While) analyze_loop(s);
+      for (const ir::Block& r : s.regions) {
+        block_args_.insert(r.args.begin(), r.args.end());
+        analyze(r);
+      }
+    }
+  }
+
+  void analyze_loop(const ir::Stmt& loop) {
+    std::set<int64_t> declared, stored, loaded;
+    LoopInfo info;
+    info.id = next_loop_++;
+    for (const ir::Block& r : loop.regions) {
+      ir::for_each_stmt(r, [&](const ir::Stmt& s) {
+        if (s.op == ir::Op::DeclVar) declared.insert(s.imm);
+        if (s.op == ir::Op::StoreVar) stored.insert(s.imm);
+        if (s.op == ir::Op::LoadVar) loaded.insert(s.imm);
+        if (s.result != ir::kNoValue && differentiable(s.result)) info.body_values.push_back(s.result);
+      });
+    }
+    for (int64_t v : stored)
+      if (!declared.count(v)) info.state.push_back(v);
+    for (int64_t v : loaded)
+      if (!declared.count(v) && !stored.count(v)) info.readonly.push_back(v);
+    loop_locs_.push_back(loop.loc);
+    loop_index_[&loop] = loop_list_.size();
+    loop_list_.push_back(info);
+  }
+
+  bool differentiable(ir::ValueId v) const {
+    const ir::Type& t = fn_.type_of(v);
+    return !t.is_array() && t.is_differentiable();
+  }
+  bool var_differentiable(int64_t var) const {
+    return fn_.vars.at(size_t(var)).type.is_differentiable();
+  }
+  const std::string& v(ir::ValueId id) const { return n_.value(id); }
+  std::string adj(ir::ValueId id) const { return n_.adj_value(id); }
+  std::string type(ir::ValueId id) const { return fn_.type_of(id).cpp(); }
+  std::string var_type(int64_t var) const { return fn_.vars.at(size_t(var)).type.cpp(); }
+  std::string ckpt(const LoopInfo& L, int64_t var) const {
+    return "kj_ckpt" + std::to_string(L.id) + "_" + n_.var(var);
+  }
+  std::string seg(const LoopInfo& L, int64_t var) const {
+    return "kj_seg" + std::to_string(L.id) + "_" + n_.var(var);
+  }
+  std::string ro(const LoopInfo& L, int64_t var) const {
+    return "kj_ro" + std::to_string(L.id) + "_" + n_.var(var);
+  }
+  std::string L_(const LoopInfo& L, const char* what) const { return std::string("kj_") + what + std::to_string(L.id); }
+
+  // ----- declarations ----------------------------------------------------------------------
+  void declare() {
+    for (ir::ValueId id = 0; id < fn_.values.size(); ++id) {
+      bool is_param = param_of_.count(id) != 0;
+      bool defined = def_.count(id) != 0 || is_block_arg(id);
+      if (!defined) continue;
+      if (!is_param) w_.line(type(id) + " " + v(id) + ";", 1);
+      if (differentiable(id)) w_.line(type(id) + " " + adj(id) + " = {};", 1);
+    }
+    for (size_t var = 0; var < fn_.vars.size(); ++var) {
+      w_.line(var_type(int64_t(var)) + " " + n_.var(int64_t(var)) + " = {};", 1);
+      if (var_differentiable(int64_t(var)))
+        w_.line(var_type(int64_t(var)) + " " + n_.adj_var(int64_t(var)) + " = {};", 1);
+    }
+    if (!loop_list_.empty()) used_.need("status");
+    const std::string C = std::to_string(o_.loop_checkpoints);
+    for (const LoopInfo& L : loop_list_) {
+      w_.line("kj_int32 " + L_(L, "n") + " = 0, " + L_(L, "stride") + " = 1, " + L_(L, "count") +
+                  " = 0; bool " + L_(L, "ovf") + " = false;", 1);
+      for (int64_t var : L.state) {
+        w_.line(var_type(var) + " " + ckpt(L, var) + "[" + C + "];", 1);
+        w_.line(var_type(var) + " " + seg(L, var) + "[" + C + "];", 1);
+      }
+      for (int64_t var : L.readonly) w_.line(var_type(var) + " " + ro(L, var) + ";", 1);
+    }
+  }
+
+  bool is_block_arg(ir::ValueId id) const { return block_args_.count(id) != 0; }
+
+  // ----- forward replay --------------------------------------------------------------------
+  void replay(const ir::Block& b, int indent) {
+    for (const ir::Stmt& s : b.stmts) {
+      if (s.op == ir::Op::Param) continue;
+      if (ExprEmitter::is_expression(s)) {
+        w_.user_line(v(s.result) + " = " + ex_.expr(s) + ";", indent, s.loc);
+        continue;
+      }
+      switch (s.op) {
+        case ir::Op::StoreVar:
+          w_.user_line(n_.var(s.imm) + " = " + v(s.args[0]) + ";", indent, s.loc);
+          break;
+        case ir::Op::If:
+          w_.user_line("if (" + v(s.args[0]) + ") {", indent, s.loc);
+          replay(s.regions[0], indent + 1);
+          if (!s.regions[1].stmts.empty()) {
+            w_.user_line("} else {", indent, s.loc);
+            replay(s.regions[1], indent + 1);
+          }
+          w_.user_line("}", indent, s.loc);
+          break;
+        case ir::Op::For:
+        case ir::Op::While:
+          replay_loop(s, indent);
+          break;
+        case ir::Op::DeclVar:
+        case ir::Op::ArrayStore:   // effects belong to the forward launch
+        case ir::Op::ArrayAtomic:
+        case ir::Op::Print:
+          break;
+        default:
+          KJIT_CHECK(false, std::string("adjoint replay does not handle ") + ir::op_name(s.op));
+      }
+    }
+  }
+
+  std::string for_condition(const ir::Stmt& s) const {
+    const std::string i = v(s.regions[0].args.at(0)), end = v(s.args[1]), step = v(s.args[2]);
+    return step + " > 0 ? " + i + " < " + end + " : (" + step + " < 0 && " + i + " > " + end + ")";
+  }
+
+  void save_state(const LoopInfo& L, const std::string& slot, bool to_segment, int indent,
+                  const ir::SourceLoc& loc) {
+    for (int64_t var : L.state)
+      w_.user_line((to_segment ? seg(L, var) : ckpt(L, var)) + "[" + slot + "] = " + n_.var(var) + ";",
+                   indent, loc);
+  }
+  void load_state(const LoopInfo& L, const std::string& slot, bool from_segment, int indent,
+                  const ir::SourceLoc& loc) {
+    for (int64_t var : L.state)
+      w_.user_line(n_.var(var) + " = " + (from_segment ? seg(L, var) : ckpt(L, var)) + "[" + slot + "];",
+                   indent, loc);
+  }
+
+  /// Runs the loop forward, keeping at most C checkpoints of its changing state: one every
+  /// `stride` iterations, the stride doubling (and every other checkpoint dropped) when they
+  /// run out. Past C*C iterations the bound is exceeded: the loop reports it and its reverse
+  /// is skipped; the runtime turns the report into an error.
+  void replay_loop(const ir::Stmt& s, int indent) {
+    const LoopInfo& L = loop_list_.at(loop_index_.at(&s));
+    const ir::SourceLoc& loc = s.loc;
+    const std::string C = std::to_string(o_.loop_checkpoints);
+    const std::string n = L_(L, "n"), stride = L_(L, "stride"), count = L_(L, "count"), ovf = L_(L, "ovf");
+    w_.user_line(n + " = 0; " + stride + " = 1; " + count + " = 0; " + ovf + " = false;", indent, loc);
+    for (int64_t var : L.readonly) w_.user_line(ro(L, var) + " = " + n_.var(var) + ";", indent, loc);
+    if (s.op == ir::Op::For) {
+      const std::string i = v(s.regions[0].args.at(0));
+      w_.user_line("for (" + i + " = " + v(s.args[0]) + "; " + for_condition(s) + "; " + i + " += " +
+                       v(s.args[2]) + ") {", indent, loc);
+    } else {
+      w_.user_line("for (;;) {", indent, loc);
+      replay(s.regions[0], indent + 1);
+      w_.user_line("if (!" + v(s.regions[0].yield) + ") break;", indent + 1, loc);
+    }
+    int in = indent + 1;
+    w_.user_line("if (!" + ovf + " && " + n + " % " + stride + " == 0) {", in, loc);
+    w_.user_line("if (" + count + " == " + C + ") {", in + 1, loc);
+    w_.user_line("if (" + stride + " * 2 > " + C + ") {", in + 2, loc);
+    w_.user_line(ovf + " = true;", in + 3, loc);
+    w_.user_line("kj::report_status(" + std::to_string(L.id + 1) + ");", in + 3, loc);
+    w_.user_line("} else {", in + 2, loc);
+    if (!L.state.empty()) {
+      w_.user_line("for (int kj_q = 0; kj_q < " + C + " / 2; ++kj_q) {", in + 3, loc);
+      for (int64_t var : L.state)
+        w_.user_line(ckpt(L, var) + "[kj_q] = " + ckpt(L, var) + "[2 * kj_q];", in + 4, loc);
+      w_.user_line("}", in + 3, loc);
+    }
+    w_.user_line(count + " = " + C + " / 2;", in + 3, loc);
+    w_.user_line(stride + " *= 2;", in + 3, loc);
+    w_.user_line("}", in + 2, loc);
+    w_.user_line("}", in + 1, loc);
+    w_.user_line("if (!" + ovf + " && " + n + " % " + stride + " == 0) {", in + 1, loc);
+    save_state(L, count, false, in + 2, loc);
+    w_.user_line("++" + count + ";", in + 2, loc);
+    w_.user_line("}", in + 1, loc);
+    w_.user_line("}", in, loc);
+    replay(s.regions[s.op == ir::Op::For ? 0 : 1], in);
+    w_.user_line("++" + n + ";", in, loc);
+    w_.user_line("}", indent, loc);
+  }
+
+  // ----- reverse sweep ---------------------------------------------------------------------
+  void reverse(const ir::Block& b, int indent) {
+    for (auto it = b.stmts.rbegin(); it != b.stmts.rend(); ++it) reverse_stmt(*it, indent);
+  }
+
+  std::string adj_array(ir::ValueId array) const { return n_.adj_param(param_of_.at(array)); }
+
+  /// Whether element access `s` (array args[0], indices after it) touches only this thread's
+  /// own element: the indices are exactly the launch index (flat for 1-D arrays, or every
+  /// component of a fixed-dimension launch once).
+  bool owned(const ir::Stmt& s, size_t index_count) const {
+    const ir::Type& a = fn_.type_of(s.args[0]);
+    std::set<int64_t> components;
+    for (size_t k = 1; k <= index_count; ++k) {
+      auto d = def_.find(s.args[k]);
+      if (d == def_.end() || d->second->op != ir::Op::ThreadId) return false;
+      components.insert(d->second->imm);
+    }
+    if (a.ndim == 1 && index_count == 1 && components.count(-1)) return true;
+    if (fn_.launch_ndim == 0 || int(a.ndim) != fn_.launch_ndim || int(index_count) != fn_.launch_ndim)
+      return false;
+    for (int k = 0; k < fn_.launch_ndim; ++k)
+      if (!components.count(k)) return false;
+    return true;
+  }
+
+  void reverse_stmt(const ir::Stmt& s, int indent) {
+    const ir::SourceLoc& loc = s.loc;
+    switch (s.op) {
+      case ir::Op::Call: {
+        const BuiltinCodegen& g = builtin_codegen(s.builtin());
+        if (!g.adjoint || !ir::builtin_info(s.builtin()).differentiable || !differentiable(s.result)) break;
+        used_.need(g.adjoint_chunk);
+        std::string call = std::string(g.adjoint) + "(";
+        for (ir::ValueId a : s.args) call += v(a) + ", ";
+        call += v(s.result);
+        for (ir::ValueId a : s.args)
+          if (differentiable(a)) call += ", " + adj(a);
+        w_.user_line(call + ", " + adj(s.result) + ");", indent, loc);
+        break;
+      }
+      case ir::Op::Cast:
+        if (differentiable(s.result) && differentiable(s.args[0]))
+          w_.user_line("kj::adj_cast(" + v(s.args[0]) + ", " + v(s.result) + ", " + adj(s.args[0]) + ", " +
+                           adj(s.result) + ");", indent, loc);
+        break;
+      case ir::Op::Construct: {
+        if (s.args.empty() || !differentiable(s.result)) break;
+        for (size_t i = 0; i < s.args.size(); ++i)
+          w_.user_line(adj(s.args[i]) + " += " + component(adj(s.result), s.type, int(i)) + ";", indent, loc);
+        break;
+      }
+      case ir::Op::Extract:
+        if (differentiable(s.result) && differentiable(s.args[0])) {
+          std::string call = "kj::adj_extract(" + v(s.args[0]);
+          for (size_t i = 1; i < s.args.size(); ++i) call += ", " + v(s.args[i]);
+          w_.user_line(call + ", " + v(s.result) + ", " + adj(s.args[0]) + ", " + adj(s.result) + ");", indent, loc);
+        }
+        break;
+      case ir::Op::Insert:
+        if (differentiable(s.result)) {
+          std::string call = "kj::adj_insert(" + v(s.args[0]);
+          for (size_t i = 2; i < s.args.size(); ++i) call += ", " + v(s.args[i]);
+          w_.user_line(call + ", " + v(s.args[1]) + ", " + v(s.result) + ", " + adj(s.args[0]) + ", " +
+                           adj(s.args[1]) + ", " + adj(s.result) + ");", indent, loc);
+        }
+        break;
+      case ir::Op::LoadVar:
+        if (var_differentiable(s.imm)) w_.user_line(n_.adj_var(s.imm) + " += " + adj(s.result) + ";", indent, loc);
+        break;
+      case ir::Op::StoreVar:
+        if (var_differentiable(s.imm)) {
+          w_.user_line(adj(s.args[0]) + " += " + n_.adj_var(s.imm) + ";", indent, loc);
+          w_.user_line(n_.adj_var(s.imm) + " = {};", indent, loc);
+        }
+        break;
+      case ir::Op::DeclVar:
+        if (var_differentiable(s.imm)) w_.user_line(n_.adj_var(s.imm) + " = {};", indent, loc);
+        break;
+      case ir::Op::ArrayLoad: {
+        if (!differentiable(s.result)) break;
+        const std::string a = adj_array(s.args[0]);
+        std::string elem = "kj::elem(" + a;
+        for (size_t i = 1; i < s.args.size(); ++i) elem += ", " + v(s.args[i]);
+        elem += ")";
+        used_.need("array");
+        if (owned(s, s.args.size() - 1)) {
+          w_.user_line("if (" + a + ".data) " + elem + " += " + adj(s.result) + ";  // own element: plain add",
+                       indent, loc);
+        } else {
+          used_.need("atomic");
+          w_.user_line("if (" + a + ".data) kj::atomic_add(&" + elem + ", " + adj(s.result) + ");", indent, loc);
+        }
+        break;
+      }
+      case ir::Op::ArrayStore: {
+        ir::ValueId value = s.args.back();
+        if (!differentiable(value)) break;
+        const std::string a = adj_array(s.args[0]);
+        std::string elem = "kj::elem(" + a;
+        for (size_t i = 1; i + 1 < s.args.size(); ++i) elem += ", " + v(s.args[i]);
+        w_.user_line("if (" + a + ".data) " + adj(value) + " += " + elem + ");", indent, loc);
+        break;
+      }
+      case ir::Op::ArrayAtomic: {
+        ir::ValueId value = s.args.back();
+        if (!differentiable(value)) break;
+        const std::string a = adj_array(s.args[0]);
+        std::string idx;
+        for (size_t i = 1; i + 1 < s.args.size(); ++i) idx += ", " + v(s.args[i]);
+        const std::string elem = "kj::elem(" + a + idx + ")";
+        switch (s.atomic_op()) {
+          case ir::AtomicOp::Add:
+            w_.user_line("if (" + a + ".data) " + adj(value) + " += " + elem + ";", indent, loc);
+            break;
+          case ir::AtomicOp::Sub:
+            w_.user_line("if (" + a + ".data) " + adj(value) + " -= " + elem + ";", indent, loc);
+            break;
+          case ir::AtomicOp::Min:
+          case ir::AtomicOp::Max:
+            // The element's final value came from this operand when they are equal.
+            w_.user_line("if (" + a + ".data && kj::elem(" + v(s.args[0]) + idx + ") == " + v(value) + ") " +
+                             adj(value) + " += " + elem + ";", indent, loc);
+            break;
+          default:
+            break;
+        }
+        break;
+      }
+      case ir::Op::If: {
+        bool then_code = has_reverse(s.regions[0]), else_code = has_reverse(s.regions[1]);
+        if (!then_code && !else_code) break;
+        w_.user_line("if (" + v(s.args[0]) + ") {", indent, loc);
+        reverse(s.regions[0], indent + 1);
+        if (else_code) {
+          w_.user_line("} else {", indent, loc);
+          reverse(s.regions[1], indent + 1);
+        }
+        w_.user_line("}", indent, loc);
+        break;
+      }
+      case ir::Op::For:
+      case ir::Op::While:
+        reverse_loop(s, indent);
+        break;
+      default:
+        break;  // constants, indices, shapes, prints: no adjoint
+    }
+  }
+
+  /// Whether reversing `b` produces any code (differentiable values or loops inside).
+  bool has_reverse(const ir::Block& b) const {
+    bool any = false;
+    ir::for_each_stmt(b, [&](const ir::Stmt& s) {
+      if (s.op == ir::Op::For || s.op == ir::Op::While) any = true;
+      if (s.result != ir::kNoValue && differentiable(s.result)) any = true;
+      if ((s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic || s.op == ir::Op::StoreVar) &&
+          !s.args.empty() && differentiable(s.args.back()))
+        any = true;
+    });
+    return any;
+  }
+
+  std::string component(const std::string& value, const ir::Type& t, int i) const {
+    switch (t.shape) {
+      case ir::Shape::Vector: return value + ".c[" + std::to_string(i) + "]";
+      case ir::Shape::Matrix:
+        return value + ".c[" + std::to_string(i / t.cols) + "][" + std::to_string(i % t.cols) + "]";
+      case ir::Shape::Quat: return value + "." + "xyzw"[i];
+      default: break;
+    }
+    KJIT_CHECK(false, "adjoint of constructing a " + t.str() + " is not implemented");
+    return "";
+  }
+
+  /// Reverses a loop segment by segment (last first): restore the segment's checkpoint, run it
+  /// forward recording every iteration's start state, then for each iteration from last to
+  /// first restore its state, replay it and reverse it.
+  void reverse_loop(const ir::Stmt& s, int indent) {
+    const LoopInfo& L = loop_list_.at(loop_index_.at(&s));
+    const ir::SourceLoc& loc = s.loc;
+    const bool is_for = s.op == ir::Op::For;
+    const ir::Block& body = s.regions[is_for ? 0 : 1];
+    const std::string n = L_(L, "n"), stride = L_(L, "stride"), count = L_(L, "count"), ovf = L_(L, "ovf");
+    const std::string sg = L_(L, "seg"), k0 = L_(L, "k0"), k1 = L_(L, "k1"), k = L_(L, "k");
+    auto induction = [&](int in) {
+      if (!is_for) return;
+      const std::string i = v(s.regions[0].args.at(0));
+      w_.user_line(i + " = " + v(s.args[0]) + " + " + k + " * " + v(s.args[2]) + ";", in, loc);
+    };
+    w_.user_line("if (!" + ovf + ") {", indent, loc);
+    int in = indent + 1;
+    for (int64_t var : L.readonly) w_.user_line(n_.var(var) + " = " + ro(L, var) + ";", in, loc);
+    w_.user_line("for (kj_int32 " + sg + " = " + count + " - 1; " + sg + " >= 0; --" + sg + ") {", in, loc);
+    w_.user_line("const kj_int32 " + k0 + " = " + sg + " * " + stride + ";", in + 1, loc);
+    w_.user_line("const kj_int32 " + k1 + " = " + k0 + " + " + stride + " < " + n + " ? " + k0 + " + " +
+                     stride + " : " + n + ";", in + 1, loc);
+    load_state(L, sg, false, in + 1, loc);
+    if (!L.state.empty()) {
+      w_.user_line("for (kj_int32 " + k + " = " + k0 + "; " + k + " < " + k1 + "; ++" + k + ") {", in + 1, loc);
+      save_state(L, k + " - " + k0, true, in + 2, loc);
+      w_.user_line("if (" + k + " + 1 == " + k1 + ") break;", in + 2, loc);
+      induction(in + 2);
+      replay(body, in + 2);
+      w_.user_line("}", in + 1, loc);
+    }
+    w_.user_line("for (kj_int32 " + k + " = " + k1 + " - 1; " + k + " >= " + k0 + "; --" + k + ") {", in + 1, loc);
+    load_state(L, k + " - " + k0, true, in + 2, loc);
+    induction(in + 2);
+    for (ir::ValueId id : L.body_values) w_.user_line(adj(id) + " = {};", in + 2, loc);
+    replay(body, in + 2);
+    reverse(body, in + 2);
+    w_.user_line("}", in + 1, loc);
+    w_.user_line("}", in, loc);
+    w_.user_line("}", indent, loc);
+  }
+
+  SourceWriter& w_;
+  const ir::Function& fn_;
+  Names n_;
+  ExprEmitter ex_;
+  PreludeUse& used_;
+  const CodegenOptions& o_;
+  int next_loop_;
+  std::vector<ir::SourceLoc>& loop_locs_;
+  std::map<ir::ValueId, const ir::Stmt*> def_;
+  std::map<ir::ValueId, size_t> param_of_;
+  std::vector<LoopInfo> loop_list_;             ///< in program order (ids ascending)
+  std::map<const ir::Stmt*, size_t> loop_index_;
+  std::set<ir::ValueId> block_args_;
+};
+
+}  // namespace
+
+int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
+                      const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops) {
+  ir::Function lowered = lower_jumps(fn);
+  return AdjointEmitter(w, lowered, used, options, first_loop, loops).run();
+}
+
+}  // namespace kjit::codegen

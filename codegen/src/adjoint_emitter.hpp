@@ -1,0 +1,27 @@
+// The adjoint (reverse-mode) body of a kernel: a forward replay without side effects,
+// then a reverse sweep that propagates adjoints to the inputs. Dynamic loops are replayed
+// from per-thread checkpoints (see docs/AUTODIFF.md).
+#pragma once
+
+#include <string>
+
+#include "kjit/codegen/codegen.hpp"
+#include "prelude.hpp"
+#include "source_writer.hpp"
+
+namespace kjit::codegen {
+
+/// Why `fn` cannot be differentiated correctly, naming the user's file:line; empty when it
+/// can. (An array both read and written, a used atomic result, a While condition with
+/// effects.)
+std::string adjoint_obstacle(const ir::Function& fn);
+
+/// Writes the statements of `fn`'s adjoint body (between the braces of its body function).
+/// `used` records the prelude chunks the code needs. Loops are numbered from `first_loop`;
+/// returns the number of loops (each one's id + 1 is the status code it reports when it
+/// exceeds its checkpoint bound), with their locations appended to `loops`.
+int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
+                      const CodegenOptions& options, int first_loop,
+                      std::vector<ir::SourceLoc>& loops);
+
+}  // namespace kjit::codegen

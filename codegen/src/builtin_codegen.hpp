@@ -1,0 +1,31 @@
+// How each builtin is written in generated code, forward and adjoint, and which prelude
+// chunks it needs. One row per builtin of kjit/ir/builtins.def, checked at compile time.
+#pragma once
+
+#include "kjit/ir/builtins.hpp"
+
+namespace kjit::codegen {
+
+/// The generated-code form of one builtin.
+struct BuiltinCodegen {
+  ir::Builtin id;
+  /// C++ operator: binary infix for two operands, prefix for one, "?:" for where; null when
+  /// the builtin is a prelude function.
+  const char* op;
+  /// Prelude function, when `op` is null or does not apply (see op_integers_only).
+  const char* function;
+  /// Prelude chunk of the forward function; null when C++ operators suffice.
+  const char* chunk;
+  /// Prelude adjoint function: adj(args..., ret, adj_args of floating args..., adj_ret).
+  /// Null for builtins with no gradient.
+  const char* adjoint;
+  /// Prelude chunk of the adjoint.
+  const char* adjoint_chunk;
+  /// `op` applies to integer operands only (float % is kj::mod).
+  bool op_integers_only;
+};
+
+/// The row of `b`.
+const BuiltinCodegen& builtin_codegen(ir::Builtin b);
+
+}  // namespace kjit::codegen

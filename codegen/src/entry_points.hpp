@@ -1,0 +1,33 @@
+// The entry points of a kernel: the CUDA __global__ function with its grid-stride loop and
+// the host function over a [begin, end) range of flat indices, both calling one body
+// function with the kernel ABI's parameters (kjit/abi.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "expr_emitter.hpp"
+#include "kjit/codegen/codegen.hpp"
+#include "source_writer.hpp"
+
+namespace kjit::codegen {
+
+/// One parameter of an entry point, in ABI order.
+struct EntryParam {
+  std::string type;  ///< C++ type ("kj::array_t<float>", "float")
+  std::string name;  ///< identifier in the body ("p_x", "adj_p_x")
+};
+
+/// The parameters of `fn`'s entry point of `kind` after the launch bounds: the kernel's
+/// parameters, then (adjoint) one adjoint per parameter: an array_t of gradients for an
+/// array, a value of its type for a value.
+std::vector<EntryParam> entry_params(const ir::Function& fn, const Names& names, EntryKind kind);
+
+/// "static KJ_FUNC void <body>(const kj::launch_bounds_t& dim, kj_int64 kj_index, ...) {"
+void open_body_function(SourceWriter& w, const std::string& body, const std::vector<EntryParam>& params);
+
+/// Both entry points (CUDA and host, selected by the preprocessor) calling `body`.
+void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
+                       const std::vector<EntryParam>& params);
+
+}  // namespace kjit::codegen

@@ -1,0 +1,155 @@
+// Expressions of value-producing statements in generated code.
+#include "expr_emitter.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "builtin_codegen.hpp"
+#include "kjit/error.hpp"
+
+namespace kjit::codegen {
+
+Names::Names(const ir::Function& f) : fn(f), values(f.values.size()) {
+  for (size_t v = 0; v < values.size(); ++v) values[v] = "v" + std::to_string(v);
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::Param) values.at(s.result) = param(size_t(s.imm));
+  });
+}
+
+std::string Names::param(size_t index) const { return "p_" + fn.params.at(index).name; }
+
+std::string literal_text(const ir::Stmt& s) {
+  const ir::Type& t = s.type;
+  char buf[64];
+  switch (t.scalar) {
+    case ir::Scalar::Bool: return s.const_int() ? "true" : "false";
+    case ir::Scalar::F32:
+    case ir::Scalar::F16:
+    case ir::Scalar::BF16: {
+      float f = float(s.const_float());
+      if (std::isnan(f)) return "(0.0f / 0.0f)";
+      if (std::isinf(f)) return f > 0 ? "(1.0f / 0.0f)" : "(-1.0f / 0.0f)";
+      std::snprintf(buf, sizeof buf, "%.9g", double(f));
+      std::string text = buf;
+      if (std::strtof(buf, nullptr) != f) {  // not exact in decimal: use a hex float
+        std::snprintf(buf, sizeof buf, "%a", double(f));
+        text = buf;
+      }
+      if (text.find_first_of(".epx") == std::string::npos) text += ".0";
+      text += "f";
+      if (t.scalar == ir::Scalar::F32) return text;
+      return std::string(ir::scalar_cpp(t.scalar)) + "(" + text + ")";
+    }
+    case ir::Scalar::F64: {
+      double d = s.const_float();
+      if (std::isnan(d)) return "(0.0 / 0.0)";
+      if (std::isinf(d)) return d > 0 ? "(1.0 / 0.0)" : "(-1.0 / 0.0)";
+      std::snprintf(buf, sizeof buf, "%.17g", d);
+      std::string text = buf;
+      if (text.find_first_of(".e") == std::string::npos) text += ".0";
+      return text;
+    }
+    case ir::Scalar::I32: {
+      int64_t v = s.const_int();
+      // INT32_MIN has no literal form: write it as an expression.
+      if (v == INT32_MIN) return "(-2147483647 - 1)";
+      return std::to_string(v);
+    }
+    case ir::Scalar::U32: return std::to_string(uint32_t(s.const_int())) + "u";
+    case ir::Scalar::I64: {
+      int64_t v = s.const_int();
+      if (v == INT64_MIN) return "(kj_int64)(-9223372036854775807LL - 1)";
+      return "(kj_int64)" + std::to_string(v) + "LL";
+    }
+    case ir::Scalar::U64: return "(kj_uint64)" + std::to_string(uint64_t(s.const_int())) + "ULL";
+    default:
+      return "(" + std::string(ir::scalar_cpp(t.scalar)) + ")" + std::to_string(s.const_int());
+  }
+}
+
+bool ExprEmitter::is_expression(const ir::Stmt& s) {
+  switch (s.op) {
+    case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Call:
+    case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
+    case ir::Op::LoadVar: case ir::Op::ArrayLoad: case ir::Op::ArrayShape:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string ExprEmitter::element(const ir::Stmt& s, size_t count) const {
+  std::string out = "kj::elem(" + n_.value(s.args[0]);
+  for (size_t i = 1; i <= count; ++i) out += ", " + n_.value(s.args[i]);
+  return out + ")";
+}
+
+std::string ExprEmitter::atomic(const ir::Stmt& s) {
+  prelude_.need("array");
+  prelude_.need("atomic");
+  size_t operands = s.atomic_op() == ir::AtomicOp::Cas ? 2 : 1;
+  std::string out = std::string("kj::atomic_") + ir::atomic_op_name(s.atomic_op()) + "(&" +
+                    element(s, s.args.size() - 1 - operands);
+  for (size_t i = s.args.size() - operands; i < s.args.size(); ++i) out += ", " + n_.value(s.args[i]);
+  return out + ")";
+}
+
+std::string ExprEmitter::call(const ir::Stmt& s) {
+  const BuiltinCodegen& g = builtin_codegen(s.builtin());
+  const ir::Type& first = n_.fn.type_of(s.args.at(0));
+  bool use_op = g.op && !(g.op_integers_only && !first.is_integer());
+  if (use_op) {
+    const std::string op = g.op;
+    if (op == "?:")
+      return n_.value(s.args[0]) + " ? " + n_.value(s.args[1]) + " : " + n_.value(s.args[2]);
+    if (s.args.size() == 1) return op + n_.value(s.args[0]);
+    KJIT_CHECK(s.args.size() == 2, "operator builtin with " + std::to_string(s.args.size()) + " operands");
+    return n_.value(s.args[0]) + " " + op + " " + n_.value(s.args[1]);
+  }
+  KJIT_CHECK(g.function, std::string("builtin without a function: ") + ir::builtin_info(s.builtin()).name);
+  if (g.chunk) prelude_.need(g.chunk);
+  std::string out = std::string(g.function) + "(";
+  for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
+  return out + ")";
+}
+
+std::string ExprEmitter::expr(const ir::Stmt& s) {
+  switch (s.op) {
+    case ir::Op::Const: return literal_text(s);
+    case ir::Op::ThreadId:
+      return s.imm < 0 ? "(kj_int32)kj_index" : "kj::launch_coord(dim, kj_index, " + std::to_string(s.imm) + ")";
+    case ir::Op::LaunchDim: return "dim.shape[" + std::to_string(s.imm) + "]";
+    case ir::Op::Call: return call(s);
+    case ir::Op::Cast: return "kj::cast<" + s.type.cpp() + ">(" + n_.value(s.args[0]) + ")";
+    case ir::Op::Construct: {
+      if (s.args.empty()) return s.type.cpp() + "{}";
+      // Vectors and matrices hold an array member (double braces); quaternions,
+      // transforms and structs list their members (brace elision fills nested ones).
+      bool array_member = s.type.shape == ir::Shape::Vector || s.type.shape == ir::Shape::Matrix;
+      std::string out = s.type.cpp() + (array_member ? "{{" : "{");
+      for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
+      return out + (array_member ? "}}" : "}");
+    }
+    case ir::Op::Extract: {
+      std::string out = "kj::extract(" + n_.value(s.args[0]);
+      for (size_t i = 1; i < s.args.size(); ++i) out += ", " + n_.value(s.args[i]);
+      return out + ")";
+    }
+    case ir::Op::Insert: {
+      std::string out = "kj::insert(" + n_.value(s.args[0]);
+      for (size_t i = 2; i < s.args.size(); ++i) out += ", " + n_.value(s.args[i]);
+      return out + ", " + n_.value(s.args[1]) + ")";
+    }
+    case ir::Op::LoadVar: return n_.var(s.imm);
+    case ir::Op::ArrayLoad:
+      prelude_.need("array");
+      return element(s, s.args.size() - 1);
+    case ir::Op::ArrayShape: return n_.value(s.args[0]) + ".shape[" + std::to_string(s.imm) + "]";
+    default:
+      KJIT_CHECK(false, std::string("not an expression: ") + ir::op_name(s.op));
+  }
+  return "";
+}
+
+}  // namespace kjit::codegen

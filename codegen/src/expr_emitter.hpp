@@ -1,0 +1,54 @@
+// Names of values in generated code, and the C++ expression each value-producing statement
+// computes. Shared by the forward emitter and the adjoint's forward replay.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kjit/ir/ir.hpp"
+#include "prelude.hpp"
+
+namespace kjit::codegen {
+
+/// Identifier of kernel parameter `index` ("p_x"), of local variable `var` ("var2"), of
+/// value `v` ("v12"), and of the adjoint of each.
+struct Names {
+  explicit Names(const ir::Function& fn);
+  const std::string& value(ir::ValueId v) const { return values.at(v); }
+  std::string var(int64_t var) const { return "var" + std::to_string(var); }
+  std::string adj_value(ir::ValueId v) const { return "adj_v" + std::to_string(v); }
+  std::string adj_var(int64_t var) const { return "adj_var" + std::to_string(var); }
+  std::string param(size_t index) const;
+  std::string adj_param(size_t index) const { return "adj_" + param(index); }
+
+  const ir::Function& fn;
+  std::vector<std::string> values;
+};
+
+/// The C++ text of a literal of scalar type `t` (from a Const statement).
+std::string literal_text(const ir::Stmt& s);
+
+/// Writes expressions for value-producing statements and records the prelude chunks they
+/// need.
+class ExprEmitter {
+ public:
+  ExprEmitter(const Names& names, PreludeUse& prelude) : n_(names), prelude_(prelude) {}
+
+  /// Whether `s` produces its value with an expression (rather than being control flow,
+  /// a store, an atomic or a print).
+  static bool is_expression(const ir::Stmt& s);
+  /// The expression computing `s`'s value, e.g. "kj::sin(v3)" or "v4 * v5".
+  std::string expr(const ir::Stmt& s);
+  /// "kj::elem(p_x, v4)": the element an array access refers to (args[0] array, then
+  /// `count` indices).
+  std::string element(const ir::Stmt& s, size_t count) const;
+  /// The expression of an atomic statement (a call returning the previous value).
+  std::string atomic(const ir::Stmt& s);
+
+ private:
+  std::string call(const ir::Stmt& s);
+  const Names& n_;
+  PreludeUse& prelude_;
+};
+
+}  // namespace kjit::codegen

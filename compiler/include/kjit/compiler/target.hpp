@@ -1,0 +1,42 @@
+// kjit/compiler/target.hpp — what a module is compiled into: a GPU architecture or the host.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit::compiler {
+
+/// The kind of artifact a target produces.
+enum class TargetKind {
+  Cubin,  ///< "sm_XX": native code for one GPU architecture (NVRTC)
+  Ptx,    ///< "compute_XX": PTX that the driver JIT-compiles (NVRTC)
+  Host,   ///< "cpu": a shared object built by the host C++ compiler, opened with dlopen
+};
+
+/// A compilation target such as `sm_90`, `compute_90` or `cpu`.
+struct Target {
+  TargetKind kind = TargetKind::Host;
+  int arch = 0;  ///< compute capability times ten (90 for sm_90); 0 for the host
+
+  /// Parses "sm_90", "compute_90" or "cpu". Throws a User error naming the text and the
+  /// architectures the installed NVRTC supports when it is malformed or unsupported.
+  static Target parse(std::string_view text);
+  /// The `cpu` target.
+  static Target host() { return Target{}; }
+  /// Native code for compute capability `arch` (e.g. 90).
+  static Target cubin(int arch) { return Target{TargetKind::Cubin, arch}; }
+  /// PTX for compute capability `arch`.
+  static Target ptx(int arch) { return Target{TargetKind::Ptx, arch}; }
+
+  /// "sm_90", "compute_90" or "cpu".
+  std::string name() const;
+  bool is_gpu() const { return kind != TargetKind::Host; }
+  bool operator==(const Target& o) const { return kind == o.kind && arch == o.arch; }
+  bool operator!=(const Target& o) const { return !(*this == o); }
+};
+
+/// Architectures (compute capability × 10) the linked NVRTC can compile for, ascending.
+const std::vector<int>& nvrtc_supported_archs();
+
+}  // namespace kjit::compiler

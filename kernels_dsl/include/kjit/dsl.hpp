@@ -1,0 +1,13 @@
+// kjit/dsl.hpp — everything a kernel header needs: value handles, arrays, math, control flow,
+// launch indices and KJIT_KERNEL. Kernels use `using namespace kjit::dsl;`.
+#pragma once
+
+#include "kjit/dsl/array.hpp"
+#include "kjit/dsl/control_flow.hpp"
+#include "kjit/dsl/launch_index.hpp"
+#include "kjit/dsl/math.hpp"
+#include "kjit/dsl/operators.hpp"
+#include "kjit/dsl/value.hpp"
+#include "kjit/dsl/var.hpp"
+#include "kjit/kernel.hpp"
+#include "kjit/types.hpp"

@@ -1,0 +1,203 @@
+// kjit/dsl/array.hpp — Array<T, N> kernel parameters: element reads, stores, atomics, shapes.
+#pragma once
+
+#include <array>
+
+#include "kjit/dsl/value.hpp"
+
+namespace kjit::dsl {
+
+template <class T> class Element;
+template <class T, int N> class ArrayHandle;
+
+/// Array<Float>, Array<Vec3f, 2>: the element may be written as a DSL handle type or as the
+/// host element type (Array<float> is the same type as Array<Float>).
+template <class T, int N = 1>
+using Array = ArrayHandle<detail::element_of_t<T>, N>;
+
+namespace detail {
+/// Emits a load of element `idx` of array `array` with element type T.
+template <class T>
+Element<T> load_element(ir::ValueId array, std::initializer_list<Index> idx, Loc loc);
+}  // namespace detail
+
+/// A kernel parameter naming an N-dimensional array (1 <= N <= 4) of element type T.
+/// `a[i]` and `a(i, j, ...)` read an element (and can be assigned to store one);
+/// `a.shape(d)` is the extent of dimension d. Spelled Array<Float>, Array<Vec3f, 2>, ...
+template <class T, int N>
+class ArrayHandle {
+  static_assert(N >= 1 && N <= 4, "kjit: arrays have 1 to 4 dimensions");
+  static_assert(type_traits<T>::known, "kjit: Array<T> needs a kernel element type");
+
+ public:
+  using element_type = T;
+  static constexpr int ndim = N;
+  static ir::Type ir_type() { return ir::Type::array(ir_type_of<T>(), N); }
+
+  ArrayHandle() = default;
+  ArrayHandle(detail::BoundTag, ir::ValueId id) : id_(id) {}
+
+  /// Element i of a 1-D array.
+  Element<T> operator[](Index i) const {
+    static_assert(N == 1, "kjit: a[i] indexes a 1-D array; index an N-D array with a(i, j, ...)");
+    return detail::load_element<T>(id_, {i}, i.loc);
+  }
+  template <int M = N, std::enable_if_t<M == 1, int> = 0>
+  Element<T> operator()(Index i, Loc loc = Loc::here()) const {
+    return detail::load_element<T>(id_, {i}, loc);
+  }
+  template <int M = N, std::enable_if_t<M == 2, int> = 0>
+  Element<T> operator()(Index i, Index j, Loc loc = Loc::here()) const {
+    return detail::load_element<T>(id_, {i, j}, loc);
+  }
+  template <int M = N, std::enable_if_t<M == 3, int> = 0>
+  Element<T> operator()(Index i, Index j, Index k, Loc loc = Loc::here()) const {
+    return detail::load_element<T>(id_, {i, j, k}, loc);
+  }
+  template <int M = N, std::enable_if_t<M == 4, int> = 0>
+  Element<T> operator()(Index i, Index j, Index k, Index l, Loc loc = Loc::here()) const {
+    return detail::load_element<T>(id_, {i, j, k, l}, loc);
+  }
+  /// Wrong number of indices: a compile-time error that says so.
+  template <class... I, std::enable_if_t<sizeof...(I) != N && (sizeof...(I) < 5) &&
+                                             !(std::is_same_v<I, Loc> || ...),
+                                         int> = 0>
+  void operator()(const I&...) const {
+    static_assert(sizeof...(I) == N,
+                  "kjit: wrong number of indices: an N-D array takes exactly N indices");
+  }
+
+  /// Extent of dimension `dim` (0-based).
+  Int shape(int dim, Loc loc = Loc::here()) const {
+    auto& t = detail::Tracer::get(loc);
+    if (dim < 0 || dim >= N)
+      t.fail(loc, "shape(" + std::to_string(dim) + ") of a " + std::to_string(N) + "-D array");
+    return detail::wrap<int32_t>(
+        t.emit(ir::Op::ArrayShape, ir::Type::scalar_of(ir::Scalar::I32), {id_}, dim, loc));
+  }
+
+  /// The IR value naming this array.
+  ir::ValueId id() const { return id_; }
+
+ private:
+  ir::ValueId id_ = ir::kNoValue;
+};
+
+/// An array element that was read (its value) and can be stored to: `a[i] = v` stores,
+/// `a[i] += v` and `a[i] -= v` are atomic adds (as in Warp), `Float x = a[i]` reads.
+template <class T>
+class Element : public Value<T> {
+ public:
+  Element(detail::BoundTag tag, ir::ValueId loaded, ir::ValueId array,
+          std::initializer_list<Index> idx)
+      : Value<T>(tag, loaded), array_(array), n_(int(idx.size())) {
+    int k = 0;
+    for (const Index& i : idx) idx_[k++] = i.id;
+  }
+
+  /// Stores `v` into the element.
+  Element& operator=(const Value<T>& v) {
+    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    store(v.use(loc), loc);
+    return *this;
+  }
+  Element& operator=(const Element& v) { return *this = static_cast<const Value<T>&>(v); }
+  template <class P, std::enable_if_t<detail::is_literal_for_v<T, P>, int> = 0>
+  Element& operator=(P literal) {
+    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    store(detail::make_literal<T>(literal, loc), loc);
+    return *this;
+  }
+  template <class U, std::enable_if_t<!std::is_same_v<U, T>, int> = 0>
+  Element& operator=(const Value<U>&) {
+    static_assert(std::is_same_v<U, T>,
+                  "kjit: cannot store a value of another element type into this array; convert "
+                  "it first, e.g. Float(i) or Int(x)");
+    return *this;
+  }
+  /// Atomic add / subtract into the element.
+  void operator+=(Operand<T> v) { atomic(ir::AtomicOp::Add, v); }
+  void operator-=(Operand<T> v) { atomic(ir::AtomicOp::Sub, v); }
+
+  /// Emits an atomic `op` with operand `v` on this element; returns the previous value.
+  Value<T> atomic(ir::AtomicOp op, Operand<T> v) const {
+    auto& t = detail::Tracer::get(v.loc);
+    std::vector<ir::ValueId> args{array_};
+    args.insert(args.end(), idx_.begin(), idx_.begin() + n_);
+    args.push_back(v.id);
+    return detail::wrap<T>(
+        t.emit(ir::Op::ArrayAtomic, Value<T>::ir_type(), std::move(args), int64_t(op), v.loc));
+  }
+
+ private:
+  void store(ir::ValueId v, Loc loc) const {
+    auto& t = detail::Tracer::get(loc);
+    std::vector<ir::ValueId> args{array_};
+    args.insert(args.end(), idx_.begin(), idx_.begin() + n_);
+    args.push_back(v);
+    t.emit(ir::Op::ArrayStore, ir::Type::void_type(), std::move(args), 0, loc);
+  }
+
+  ir::ValueId array_;
+  std::array<ir::ValueId, 4> idx_{};
+  int n_;
+};
+
+namespace detail {
+template <class T>
+Element<T> load_element(ir::ValueId array, std::initializer_list<Index> idx, Loc loc) {
+  auto& t = Tracer::get(loc);
+  std::vector<ir::ValueId> args{array};
+  for (const Index& i : idx) args.push_back(i.id);
+  ir::ValueId v = t.emit(ir::Op::ArrayLoad, ir_type_of<T>(), std::move(args), 0, loc);
+  return Element<T>(BoundTag{}, v, array, idx);
+}
+
+/// An atomic op on element `idx` of `a`.
+template <class T, int N>
+Value<T> atomic_on(ir::AtomicOp op, const ArrayHandle<T, N>& a, std::initializer_list<Index> idx,
+                   Operand<T> v) {
+  if (int(idx.size()) != N)
+    Tracer::get(v.loc).fail(v.loc, "an atomic on a " + std::to_string(N) + "-D array takes " +
+                                       std::to_string(N) + " indices");
+  auto& t = Tracer::get(v.loc);
+  std::vector<ir::ValueId> args{a.id()};
+  for (const Index& i : idx) args.push_back(i.id);
+  args.push_back(v.id);
+  return wrap<T>(t.emit(ir::Op::ArrayAtomic, ir_type_of<T>(), std::move(args), int64_t(op), v.loc));
+}
+}  // namespace detail
+
+// Atomic read-modify-write on array elements; each returns the element's previous value.
+// The index count must equal the array's dimensionality.
+#define KJIT_DSL_ATOMIC(name, op)                                                            \
+  template <class T>                                                                         \
+  Value<T> name(const ArrayHandle<T, 1>& a, Index i, detail::same_t<Operand<T>> v) {               \
+    return detail::atomic_on(ir::AtomicOp::op, a, {i}, v);                                   \
+  }                                                                                          \
+  template <class T>                                                                         \
+  Value<T> name(const ArrayHandle<T, 2>& a, Index i, Index j, detail::same_t<Operand<T>> v) {      \
+    return detail::atomic_on(ir::AtomicOp::op, a, {i, j}, v);                                \
+  }                                                                                          \
+  template <class T>                                                                         \
+  Value<T> name(const ArrayHandle<T, 3>& a, Index i, Index j, Index k,                             \
+                detail::same_t<Operand<T>> v) {                                              \
+    return detail::atomic_on(ir::AtomicOp::op, a, {i, j, k}, v);                             \
+  }                                                                                          \
+  template <class T>                                                                         \
+  Value<T> name(const ArrayHandle<T, 4>& a, Index i, Index j, Index k, Index l,                    \
+                detail::same_t<Operand<T>> v) {                                              \
+    return detail::atomic_on(ir::AtomicOp::op, a, {i, j, k, l}, v);                          \
+  }
+
+/// atomic_add(a, i..., v): adds v to a(i...) atomically; returns the previous value.
+KJIT_DSL_ATOMIC(atomic_add, Add)
+/// atomic_sub(a, i..., v): subtracts v from a(i...) atomically.
+KJIT_DSL_ATOMIC(atomic_sub, Sub)
+/// atomic_min(a, i..., v): a(i...) = min(a(i...), v) atomically.
+KJIT_DSL_ATOMIC(atomic_min, Min)
+/// atomic_max(a, i..., v): a(i...) = max(a(i...), v) atomically.
+KJIT_DSL_ATOMIC(atomic_max, Max)
+#undef KJIT_DSL_ATOMIC
+
+}  // namespace kjit::dsl

@@ -1,0 +1,154 @@
+// kjit/dsl/operators.hpp — C++ operators on DSL values: arithmetic, broadcasting, comparisons,
+// logic, bit operations, and the compound assignments of Var<T>.
+#pragma once
+
+#include "kjit/dsl/var.hpp"
+
+namespace kjit::dsl {
+
+namespace detail {
+template <class T> constexpr bool is_nonscalar_numeric_v = is_numeric_v<T> && !is_scalar_v<T>;
+template <class T> constexpr bool is_numeric_scalar_v = is_scalar_v<T> && is_numeric_v<T>;
+template <class T> constexpr bool is_int_like_v = is_int_scalar_v<T>;
+}  // namespace detail
+
+// Same-type binary operators: `a OP b` and `literal OP b`. The right operand (or the left
+// literal) carries the expression's source location.
+#define KJIT_DSL_SAME_TYPE_OP(op, builtin, Result, condition)                                 \
+  template <class T, std::enable_if_t<condition, int> = 0>                                  \
+  Value<Result> operator op(const Value<T>& a, detail::same_t<Operand<T>> b) {              \
+    return detail::call<Result>(ir::Builtin::builtin, b.loc, a.use(b.loc), b.id);          \
+  }                                                                                         \
+  template <class T, std::enable_if_t<condition, int> = 0>                                  \
+  Value<Result> operator op(detail::same_t<Literal<T>> a, const Value<T>& b) {              \
+    return detail::call<Result>(ir::Builtin::builtin, a.loc, a.id, b.use(a.loc));          \
+  }
+
+KJIT_DSL_SAME_TYPE_OP(+, Add, T, is_numeric_v<T>)
+KJIT_DSL_SAME_TYPE_OP(-, Sub, T, is_numeric_v<T>)
+KJIT_DSL_SAME_TYPE_OP(*, Mul, T, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_SAME_TYPE_OP(/, Div, T, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_SAME_TYPE_OP(%, Mod, T, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_SAME_TYPE_OP(&, BitAnd, T, detail::is_int_like_v<T>)
+KJIT_DSL_SAME_TYPE_OP(|, BitOr, T, detail::is_int_like_v<T>)
+KJIT_DSL_SAME_TYPE_OP(^, BitXor, T, detail::is_int_like_v<T>)
+KJIT_DSL_SAME_TYPE_OP(<<, LShift, T, detail::is_int_like_v<T>)
+KJIT_DSL_SAME_TYPE_OP(>>, RShift, T, detail::is_int_like_v<T>)
+KJIT_DSL_SAME_TYPE_OP(<, Lt, bool, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_SAME_TYPE_OP(<=, Le, bool, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_SAME_TYPE_OP(>, Gt, bool, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_SAME_TYPE_OP(>=, Ge, bool, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_SAME_TYPE_OP(==, Eq, bool, type_traits<T>::known)
+KJIT_DSL_SAME_TYPE_OP(!=, Ne, bool, type_traits<T>::known)
+KJIT_DSL_SAME_TYPE_OP(&&, LogicalAnd, bool, (std::is_same_v<T, bool>))
+KJIT_DSL_SAME_TYPE_OP(||, LogicalOr, bool, (std::is_same_v<T, bool>))
+#undef KJIT_DSL_SAME_TYPE_OP
+
+// Broadcasting: vector/matrix/quaternion times or divided by a scalar, scalar times one.
+template <class X, std::enable_if_t<detail::is_nonscalar_numeric_v<X>, int> = 0>
+Value<X> operator*(const Value<X>& a, detail::same_t<Operand<scalar_of_t<X>>> s) {
+  return detail::call<X>(ir::Builtin::Mul, s.loc, a.use(s.loc), s.id);
+}
+template <class X, std::enable_if_t<detail::is_nonscalar_numeric_v<X>, int> = 0>
+Value<X> operator*(detail::same_t<Operand<scalar_of_t<X>>> s, const Value<X>& a) {
+  return detail::call<X>(ir::Builtin::Mul, s.loc, s.id, a.use(s.loc));
+}
+template <class X, std::enable_if_t<detail::is_nonscalar_numeric_v<X>, int> = 0>
+Value<X> operator/(const Value<X>& a, detail::same_t<Operand<scalar_of_t<X>>> s) {
+  return detail::call<X>(ir::Builtin::Div, s.loc, a.use(s.loc), s.id);
+}
+
+// Linear algebra products: matrix x vector, vector x matrix, matrix x matrix.
+template <int R, int C, class S>
+Value<vec<R, S>> operator*(const Value<mat<R, C, S>>& m, detail::same_t<Operand<vec<C, S>>> v) {
+  return detail::call<vec<R, S>>(ir::Builtin::Mul, v.loc, m.use(v.loc), v.id);
+}
+template <int R, int C, class S>
+Value<vec<C, S>> operator*(const Value<vec<R, S>>& v, detail::same_t<Operand<mat<R, C, S>>> m) {
+  return detail::call<vec<C, S>>(ir::Builtin::Mul, m.loc, v.use(m.loc), m.id);
+}
+template <int R, int C, int K, class S>
+Value<mat<R, K, S>> operator*(const Value<mat<R, C, S>>& a, const Value<mat<C, K, S>>& b) {
+  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  return detail::call<mat<R, K, S>>(ir::Builtin::Mul, loc, a.use(loc), b.use(loc));
+}
+
+// Unary operators.
+template <class T, std::enable_if_t<is_numeric_v<T>, int> = 0>
+Value<T> operator-(const Value<T>& a) {
+  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  return detail::call<T>(ir::Builtin::Neg, loc, a.use(loc));
+}
+template <class T, std::enable_if_t<is_numeric_v<T>, int> = 0>
+Value<T> operator+(const Value<T>& a) {
+  return a;
+}
+inline Bool operator!(const Bool& a) {
+  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  return detail::call<bool>(ir::Builtin::Unot, loc, a.use(loc));
+}
+template <class T, std::enable_if_t<is_int_scalar_v<T>, int> = 0>
+Value<T> operator~(const Value<T>& a) {
+  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  return detail::call<T>(ir::Builtin::Invert, loc, a.use(loc));
+}
+
+// Mixed element types are a compile-time error with a message, not a silent conversion.
+template <class A, class B,
+          std::enable_if_t<!std::is_same_v<A, B> && is_scalar_v<A> && is_scalar_v<B>, int> = 0>
+void operator+(const Value<A>&, const Value<B>&) {
+  static_assert(std::is_same_v<A, B>,
+                "kjit: operands of + have different element types; convert one explicitly, "
+                "e.g. Float(i) + x");
+}
+template <class A, class B,
+          std::enable_if_t<!std::is_same_v<A, B> && is_scalar_v<A> && is_scalar_v<B>, int> = 0>
+void operator-(const Value<A>&, const Value<B>&) {
+  static_assert(std::is_same_v<A, B>,
+                "kjit: operands of - have different element types; convert one explicitly");
+}
+template <class A, class B,
+          std::enable_if_t<!std::is_same_v<A, B> && is_scalar_v<A> && is_scalar_v<B>, int> = 0>
+void operator*(const Value<A>&, const Value<B>&) {
+  static_assert(std::is_same_v<A, B>,
+                "kjit: operands of * have different element types; convert one explicitly");
+}
+template <class A, class B,
+          std::enable_if_t<!std::is_same_v<A, B> && is_scalar_v<A> && is_scalar_v<B>, int> = 0>
+void operator/(const Value<A>&, const Value<B>&) {
+  static_assert(std::is_same_v<A, B>,
+                "kjit: operands of / have different element types; convert one explicitly");
+}
+template <class V, class S,
+          std::enable_if_t<!is_scalar_v<V> && is_scalar_v<S> &&
+                               !std::is_same_v<scalar_of_t<V>, S>, int> = 0>
+void operator+(const Value<V>&, const Value<S>&) {
+  static_assert(is_scalar_v<V>,
+                "kjit: cannot add a scalar to a vector or matrix; build a vector, e.g. "
+                "v + Vec3f(s)");
+}
+template <class V, class S,
+          std::enable_if_t<!is_scalar_v<V> && is_scalar_v<S>, int> = 0>
+void operator+(const Value<S>&, const Value<V>&) {
+  static_assert(is_scalar_v<V>,
+                "kjit: cannot add a vector or matrix to a scalar; build a vector, e.g. "
+                "Vec3f(s) + v");
+}
+
+// Compound assignment on Var<T>: `w += x` stores `w + x`.
+#define KJIT_DSL_COMPOUND(op, builtin, Rhs, condition)                                     \
+  template <class T, std::enable_if_t<condition, int> = 0>                                \
+  VarHandle<T>& operator op(VarHandle<T>& w, detail::same_t<Operand<Rhs>> b) {                        \
+    w = detail::call<T>(ir::Builtin::builtin, b.loc, w.use(b.loc), b.id);                 \
+    return w;                                                                             \
+  }
+KJIT_DSL_COMPOUND(+=, Add, T, is_numeric_v<T>)
+KJIT_DSL_COMPOUND(-=, Sub, T, is_numeric_v<T>)
+KJIT_DSL_COMPOUND(*=, Mul, T, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_COMPOUND(/=, Div, T, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_COMPOUND(%=, Mod, T, detail::is_numeric_scalar_v<T>)
+KJIT_DSL_COMPOUND(*=, Mul, scalar_of_t<T>, detail::is_nonscalar_numeric_v<T>)
+KJIT_DSL_COMPOUND(/=, Div, scalar_of_t<T>, detail::is_nonscalar_numeric_v<T>)
+#undef KJIT_DSL_COMPOUND
+
+}  // namespace kjit::dsl

@@ -1,0 +1,53 @@
+// kjit/ir/builtins.hpp — builtin functions: ids, names, categories and type rules.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kjit/ir/type.hpp"
+
+namespace kjit::ir {
+
+/// Every builtin function (see builtins.def).
+enum class Builtin : uint16_t {
+#define KJIT_BUILTIN(E, name, category, rule, diff) E,
+#include "kjit/ir/builtins.def"
+#undef KJIT_BUILTIN
+};
+
+/// Number of builtins.
+constexpr int kBuiltinCount = 0
+#define KJIT_BUILTIN(E, name, category, rule, diff) +1
+#include "kjit/ir/builtins.def"
+#undef KJIT_BUILTIN
+    ;
+
+/// The groups of Warp's builtin reference.
+enum class BuiltinCategory {
+  Operators, ScalarMath, VectorMath, MatrixMath, Quaternion, Spatial, Random, Noise, Utility,
+};
+
+/// What the IR knows about a builtin.
+struct BuiltinInfo {
+  const char* name;           ///< Warp's name ("add", "sin", "dot", ...)
+  BuiltinCategory category;
+  bool differentiable;        ///< has an adjoint through its floating arguments
+};
+
+/// Static facts of `b`.
+const BuiltinInfo& builtin_info(Builtin b);
+/// The builtin named `name` (Warp's name), if any.
+std::optional<Builtin> find_builtin(std::string_view name);
+
+/// The result type of `b` applied to `args`, or nullopt with a message in `*error` saying
+/// what was expected ("dot expects two vectors of the same length, got vec3f and vec4f").
+std::optional<Type> infer_builtin_type(Builtin b, const Type* args, int count,
+                                       std::string* error);
+
+/// The atomic read-modify-write operations on array elements.
+enum class AtomicOp : uint8_t { Add, Sub, Min, Max, And, Or, Xor, Exch, Cas };
+/// "add", "sub", ...
+const char* atomic_op_name(AtomicOp op);
+
+}  // namespace kjit::ir

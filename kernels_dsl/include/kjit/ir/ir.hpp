@@ -1,0 +1,115 @@
+// kjit/ir/ir.hpp — the typed IR: values, statements in structured regions, functions, modules.
+//
+// A function body is a tree of blocks. Every statement lives in one block; control flow
+// statements (If, For, While) own their regions. A value is defined by exactly one statement
+// (or is a block argument, such as a loop's induction value) and may be used only inside the
+// block that defines it and the regions nested in it. Mutable state lives in local
+// variables (DeclVar / LoadVar / StoreVar), never in values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kjit/ir/builtins.hpp"
+#include "kjit/ir/type.hpp"
+
+namespace kjit::ir {
+
+/// Statement kinds (see ops.def).
+enum class Op : uint8_t {
+#define KJIT_IR_OP(E, name) E,
+#include "kjit/ir/ops.def"
+#undef KJIT_IR_OP
+};
+
+/// Printed name of an op ("const", "call", ...).
+const char* op_name(Op op);
+
+/// Index of a value in Function::values.
+using ValueId = uint32_t;
+/// "No value": statements that produce none, blocks that yield none.
+constexpr ValueId kNoValue = ~0u;
+
+/// Where in the user's source a statement was traced.
+struct SourceLoc {
+  const char* file = nullptr;  ///< a string with static storage (from __builtin_FILE)
+  int line = 0;
+  bool known() const { return file != nullptr && line > 0; }
+  /// "springs.hpp:23" (just the file's base name) or "<unknown>".
+  std::string short_str() const;
+  /// "path/to/springs.hpp:23" or "<unknown>".
+  std::string str() const;
+};
+
+struct Block;
+
+/// One statement. Which fields mean what depends on `op` (see ops.def).
+struct Stmt {
+  Op op = Op::Const;
+  Type type;                  ///< result type (void when the statement yields no value)
+  ValueId result = kNoValue;  ///< defined value, if any
+  std::vector<ValueId> args;  ///< operands
+  int64_t imm = 0;            ///< small op-specific operand (builtin, param, var, dim, ...)
+  uint64_t bits = 0;          ///< Const: the literal (double bits for floats, int64 otherwise)
+  std::vector<Block> regions; ///< nested blocks of control flow
+  SourceLoc loc;
+
+  Builtin builtin() const { return Builtin(imm); }
+  AtomicOp atomic_op() const { return AtomicOp(imm); }
+  /// Const of a floating type: the literal as a double.
+  double const_float() const;
+  /// Const of an integer or bool type: the literal as int64.
+  int64_t const_int() const;
+};
+
+/// A sequence of statements. Loop bodies have block arguments (the induction value); a
+/// While condition block yields its bool.
+struct Block {
+  std::vector<Stmt> stmts;
+  std::vector<ValueId> args;
+  ValueId yield = kNoValue;
+};
+
+/// A kernel parameter: a value (scalar, vector, struct, ...) or an array (type.ndim > 0).
+struct Param {
+  std::string name;
+  Type type;
+};
+
+/// A mutable local variable.
+struct LocalVar {
+  Type type;
+  SourceLoc loc;
+};
+
+/// A traced kernel.
+struct Function {
+  std::string name;              ///< qualified C++ name, e.g. "demo::springs"
+  std::vector<Param> params;
+  std::vector<LocalVar> vars;
+  std::vector<Type> values;      ///< type of each value, by ValueId
+  std::vector<std::string> strings;  ///< Print formats
+  Block body;
+  int launch_ndim = 0;           ///< 0: any launch (flat indices only); 1..4: fixed by tid
+  SourceLoc loc;                 ///< where the kernel is defined
+
+  /// Type of value `v`.
+  const Type& type_of(ValueId v) const { return values.at(v); }
+  /// Allocates a new value of type `t`.
+  ValueId new_value(Type t) {
+    values.push_back(t);
+    return ValueId(values.size() - 1);
+  }
+};
+
+/// Calls `fn(stmt)` for every statement of `block` and its nested regions, in program order.
+template <class Fn>
+void for_each_stmt(const Block& block, Fn&& fn) {
+  for (const Stmt& s : block.stmts) {
+    fn(s);
+    for (const Block& r : s.regions) for_each_stmt(r, fn);
+  }
+}
+
+}  // namespace kjit::ir

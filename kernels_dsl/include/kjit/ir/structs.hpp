@@ -1,0 +1,34 @@
+// kjit/ir/structs.hpp — the registry of user struct types that kernels can hold.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kjit/ir/type.hpp"
+
+namespace kjit::ir {
+
+/// One field of a struct, at a byte offset.
+struct StructField {
+  std::string name;
+  Type type;
+  int offset = 0;
+};
+
+/// A struct type as kernels lay it out (C layout rules, as the host compiler does).
+struct StructInfo {
+  std::string name;      ///< qualified C++ name, e.g. "demo::Particle"
+  std::string cpp_name;  ///< identifier used in generated code
+  std::vector<StructField> fields;
+  int size = 0;
+  int align = 1;
+};
+
+/// The struct with id `id`; throws an Internal error for unknown ids.
+const StructInfo& struct_info(uint16_t id);
+/// Registers a struct (or returns the id of an identical one already registered). Ids start
+/// at 1. Two different layouts under one name are a User error.
+uint16_t register_struct(StructInfo info);
+
+}  // namespace kjit::ir

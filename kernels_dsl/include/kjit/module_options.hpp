@@ -1,0 +1,25 @@
+// kjit/module_options.hpp — options a module is built with (code generation and compiler).
+#pragma once
+
+#include <string>
+
+namespace kjit {
+
+/// How a module is generated and compiled. Every field that changes the artifact is part of
+/// the module key.
+struct ModuleOptions {
+  bool enable_adjoint = true;  ///< generate adjoint entry points (off: forward only, faster)
+  bool fast_math = false;      ///< NVRTC --use_fast_math / host -ffast-math
+  bool line_info = false;      ///< line tables for profilers (NVRTC -lineinfo, host -g)
+  bool debug = false;          ///< device debug (-G) / host -O0 -g
+  int max_registers = 0;       ///< NVRTC --maxrregcount (0 = compiler's choice)
+  int opt_level = 3;           ///< 0..3
+  bool fast_compile = false;   ///< NVRTC fast-compile mode where available
+  int block_dim = 256;         ///< default CUDA block size of the module's launches
+  int loop_checkpoints = 64;   ///< adjoint: checkpoints per dynamic loop (see AUTODIFF.md)
+
+  bool operator==(const ModuleOptions& o) const;
+  bool operator!=(const ModuleOptions& o) const { return !(*this == o); }
+};
+
+}  // namespace kjit

@@ -1,0 +1,227 @@
+// Kernel definitions, the module registry, and the parsing of names out of KJIT_KERNEL.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "kjit/ir/dead_code.hpp"
+#include "kjit/ir/verifier.hpp"
+#include "kjit/kernel.hpp"
+
+namespace kjit {
+
+bool ModuleOptions::operator==(const ModuleOptions& o) const {
+  return enable_adjoint == o.enable_adjoint && fast_math == o.fast_math &&
+         line_info == o.line_info && debug == o.debug && max_registers == o.max_registers &&
+         opt_level == o.opt_level && fast_compile == o.fast_compile &&
+         block_dim == o.block_dim && loop_checkpoints == o.loop_checkpoints;
+}
+
+// ---------------------------------------------------------------------------------------------
+KernelDef::KernelDef(std::string name, std::string module, std::vector<KernelParam> params,
+                     ir::SourceLoc loc, TraceFn trace)
+    : name_(std::move(name)), module_(std::move(module)), params_(std::move(params)), loc_(loc),
+      trace_(std::move(trace)) {
+  Registry::get().add(this);
+}
+
+KernelDef::~KernelDef() { Registry::get().remove(this); }
+
+const ir::Function& KernelDef::ir() const {
+  std::call_once(traced_, [this] {
+    auto fn = std::make_unique<ir::Function>();
+    fn->name = name_;
+    fn->loc = loc_;
+    for (const KernelParam& p : params_) fn->params.push_back(ir::Param{p.name, p.type});
+    {
+      dsl::detail::Tracer tracer(*fn, name_);
+      trace_(*fn);
+    }
+    ir::eliminate_dead_code(*fn);
+    ir::verify(*fn);
+    fn_ = std::move(fn);
+  });
+  return *fn_;
+}
+
+// ---------------------------------------------------------------------------------------------
+std::vector<const KernelDef*> ModuleDef::kernels() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kernels_;
+}
+
+ModuleOptions ModuleDef::options() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return options_;
+}
+
+void ModuleDef::set_options(const ModuleOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (options == options_) return;
+  options_ = options;
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+struct Registry::State {
+  mutable std::mutex mutex;
+  std::map<std::string, std::unique_ptr<ModuleDef>, std::less<>> modules;
+  // Several definitions of one name arise when one header is compiled into two binaries of
+  // the process; the first one registered serves, the others wait in line.
+  std::unordered_map<std::string, std::vector<const KernelDef*>> kernels;
+};
+
+Registry& Registry::get() {
+  static Registry* r = new Registry;  // never destroyed: libraries unregister at exit
+  return *r;
+}
+
+Registry::State& Registry::state() const {
+  static State* s = new State;
+  return *s;
+}
+
+ModuleDef& Registry::module(const std::string& name) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto& slot = s.modules[name];
+  if (!slot) slot = std::make_unique<ModuleDef>(name);
+  return *slot;
+}
+
+const ModuleDef* Registry::find_module(std::string_view name) const {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = s.modules.find(name);
+  return it == s.modules.end() ? nullptr : it->second.get();
+}
+
+const KernelDef* Registry::find_kernel(std::string_view name) const {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = s.kernels.find(std::string(name));
+  return it == s.kernels.end() || it->second.empty() ? nullptr : it->second.front();
+}
+
+std::vector<const ModuleDef*> Registry::modules() const {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::vector<const ModuleDef*> out;
+  for (auto& [name, m] : s.modules)
+    if (!m->kernels().empty()) out.push_back(m.get());
+  return out;
+}
+
+std::vector<const KernelDef*> Registry::kernels() const {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::vector<const KernelDef*> out;
+  for (auto& [name, defs] : s.kernels)
+    if (!defs.empty()) out.push_back(defs.front());
+  std::sort(out.begin(), out.end(),
+            [](const KernelDef* a, const KernelDef* b) { return a->name() < b->name(); });
+  return out;
+}
+
+void Registry::add(const KernelDef* k) {
+  ModuleDef& m = module(k->module());
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto& defs = s.kernels[k->name()];
+  defs.push_back(k);
+  if (defs.size() > 1) return;  // an alias of a kernel already in its module
+  std::lock_guard<std::mutex> mlock(m.mutex_);
+  auto pos = std::lower_bound(
+      m.kernels_.begin(), m.kernels_.end(), k,
+      [](const KernelDef* a, const KernelDef* b) { return a->name() < b->name(); });
+  m.kernels_.insert(pos, k);
+  m.generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Registry::remove(const KernelDef* k) {
+  State& s = state();
+  ModuleDef* m = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto mit = s.modules.find(k->module());
+    if (mit != s.modules.end()) m = mit->second.get();
+    auto it = s.kernels.find(k->name());
+    if (it == s.kernels.end()) return;
+    auto& defs = it->second;
+    bool was_first = !defs.empty() && defs.front() == k;
+    defs.erase(std::remove(defs.begin(), defs.end(), k), defs.end());
+    if (!m) return;
+    std::lock_guard<std::mutex> mlock(m->mutex_);
+    auto& ks = m->kernels_;
+    if (was_first) {
+      std::replace(ks.begin(), ks.end(), k, defs.empty() ? nullptr : defs.front());
+      ks.erase(std::remove(ks.begin(), ks.end(), nullptr), ks.end());
+      m->generation_.fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+namespace detail {
+
+std::string kernel_name_from_signature(const char* pretty) {
+  std::string s(pretty);
+  const std::string tag = "_kjit_tag::where";
+  size_t end = s.find(tag);
+  KJIT_CHECK(end != std::string::npos, "unexpected kernel tag signature: " + s);
+  // The qualified name ends at the tag and starts after the return type, "const char* ".
+  size_t start = s.rfind("char* ", end);
+  start = start == std::string::npos ? 0 : start + 6;
+  std::string name = s.substr(start, end - start);
+  for (const char* anon : {"(anonymous namespace)", "{anonymous}"}) {
+    size_t p;
+    while ((p = name.find(anon)) != std::string::npos)
+      name.replace(p, std::strlen(anon), "(anonymous)");
+  }
+  return name;
+}
+
+std::vector<std::string> parameter_names(const char* text, size_t expected) {
+  std::string s(text);
+  // Strip the outer parentheses of "(Array<Float> x, Float a)".
+  size_t open = s.find('('), close = s.rfind(')');
+  if (open != std::string::npos && close != std::string::npos && close > open)
+    s = s.substr(open + 1, close - open - 1);
+  std::vector<std::string> parts;
+  int depth = 0;
+  std::string cur;
+  for (char c : s) {
+    if (c == '<' || c == '(' || c == '[' || c == '{') ++depth;
+    if (c == '>' || c == ')' || c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (cur.find_first_not_of(" \t\n") != std::string::npos) parts.push_back(cur);
+  std::vector<std::string> names;
+  for (const std::string& p : parts) {
+    size_t e = p.find_last_not_of(" \t\n");
+    size_t b = e;
+    while (b != std::string::npos && b > 0 && (std::isalnum((unsigned char)p[b - 1]) || p[b - 1] == '_'))
+      --b;
+    names.push_back(e == std::string::npos ? std::string() : p.substr(b, e - b + 1));
+  }
+  KJIT_CHECK(names.size() == expected,
+             "could not read " + std::to_string(expected) + " parameter names from " + text);
+  return names;
+}
+
+std::string default_module_name(const char* file) {
+  std::string f(file ? file : "kernels");
+  size_t slash = f.find_last_of("/\\");
+  if (slash != std::string::npos) f = f.substr(slash + 1);
+  size_t dot = f.find('.');
+  if (dot != std::string::npos) f = f.substr(0, dot);
+  return f.empty() ? "kernels" : f;
+}
+
+}  // namespace detail
+}  // namespace kjit

@@ -1,0 +1,167 @@
+// The IR printer.
+#include "kjit/ir/printer.hpp"
+
+#include <cstdio>
+
+#include "kjit/ir/visitor.hpp"
+
+namespace kjit::ir {
+
+namespace {
+
+std::string v(ValueId id) { return "%" + std::to_string(id); }
+
+std::string literal(const Stmt& s) {
+  if (s.type.is_float()) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", s.const_float());
+    return buf;
+  }
+  if (s.type.is_bool()) return s.const_int() ? "true" : "false";
+  return std::to_string(s.const_int());
+}
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '"' || c == '\\') out += std::string("\\") + c;
+    else out += c;
+  }
+  return out;
+}
+
+class Printer : public StmtVisitor<Printer, std::string> {
+ public:
+  Printer(const Function& fn, const PrintOptions& o) : fn_(fn), o_(o) {}
+
+  std::string function() {
+    out_ = "kernel " + fn_.name + "(";
+    for (size_t i = 0; i < fn_.params.size(); ++i)
+      out_ += (i ? ", " : "") + fn_.params[i].name + ": " + fn_.params[i].type.str();
+    out_ += ")";
+    if (fn_.launch_ndim) out_ += " launch " + std::to_string(fn_.launch_ndim) + "d";
+    out_ += " {\n";
+    block(fn_.body, 1);
+    out_ += "}\n";
+    return out_;
+  }
+
+  std::string visit_Const(const Stmt& s) { return "const " + literal(s); }
+  std::string visit_Param(const Stmt& s) { return "param " + fn_.params.at(size_t(s.imm)).name; }
+  std::string visit_ThreadId(const Stmt& s) {
+    return s.imm < 0 ? "tid" : "tid." + std::to_string(s.imm);
+  }
+  std::string visit_LaunchDim(const Stmt& s) { return "launch_dim." + std::to_string(s.imm); }
+  std::string visit_Call(const Stmt& s) { return std::string(builtin_info(s.builtin()).name) + " " + args(s, 0); }
+  std::string visit_Cast(const Stmt& s) { return "cast " + args(s, 0); }
+  std::string visit_Construct(const Stmt& s) {
+    return s.args.empty() ? "zero" : "construct " + args(s, 0);
+  }
+  std::string visit_Extract(const Stmt& s) {
+    return "extract " + v(s.args[0]) + index(s, 1, s.args.size());
+  }
+  std::string visit_Insert(const Stmt& s) {
+    return "insert " + v(s.args[0]) + index(s, 2, s.args.size()) + " = " + v(s.args[1]);
+  }
+  std::string visit_DeclVar(const Stmt& s) {
+    return "var $" + std::to_string(s.imm) + " : " + fn_.vars.at(size_t(s.imm)).type.str();
+  }
+  std::string visit_LoadVar(const Stmt& s) { return "load $" + std::to_string(s.imm); }
+  std::string visit_StoreVar(const Stmt& s) {
+    return "store $" + std::to_string(s.imm) + " = " + v(s.args[0]);
+  }
+  std::string visit_ArrayLoad(const Stmt& s) {
+    return "array_load " + v(s.args[0]) + index(s, 1, s.args.size());
+  }
+  std::string visit_ArrayStore(const Stmt& s) {
+    return "array_store " + v(s.args[0]) + index(s, 1, s.args.size() - 1) + " = " + v(s.args.back());
+  }
+  std::string visit_ArrayAtomic(const Stmt& s) {
+    size_t operands = s.atomic_op() == AtomicOp::Cas ? 2 : 1;
+    std::string text = std::string("atomic_") + atomic_op_name(s.atomic_op()) + " " +
+                       v(s.args[0]) + index(s, 1, s.args.size() - operands);
+    for (size_t i = s.args.size() - operands; i < s.args.size(); ++i) text += " " + v(s.args[i]);
+    return text;
+  }
+  std::string visit_ArrayShape(const Stmt& s) {
+    return "array_shape " + v(s.args[0]) + "." + std::to_string(s.imm);
+  }
+  std::string visit_If(const Stmt&) { return ""; }
+  std::string visit_For(const Stmt&) { return ""; }
+  std::string visit_While(const Stmt&) { return ""; }
+  std::string visit_Break(const Stmt&) { return "break"; }
+  std::string visit_Continue(const Stmt&) { return "continue"; }
+  std::string visit_Return(const Stmt&) { return "return"; }
+  std::string visit_Print(const Stmt& s) {
+    return "print \"" + escape(fn_.strings.at(size_t(s.imm))) + "\"" + (s.args.empty() ? "" : " ") + args(s, 0);
+  }
+
+ private:
+  std::string args(const Stmt& s, size_t from) const {
+    std::string out;
+    for (size_t i = from; i < s.args.size(); ++i) out += (i > from ? ", " : "") + v(s.args[i]);
+    return out;
+  }
+  std::string index(const Stmt& s, size_t from, size_t to) const {
+    std::string out = "[";
+    for (size_t i = from; i < to; ++i) out += (i > from ? ", " : "") + v(s.args[i]);
+    return out + "]";
+  }
+  void line(int depth, const std::string& text, const Stmt* s) {
+    std::string l(size_t(depth) * 2, ' ');
+    l += text;
+    if (o_.locations && s && s->loc.known()) {
+      if (l.size() < 48) l.resize(48, ' ');
+      l += "  # " + s->loc.short_str();
+    }
+    out_ += l + "\n";
+  }
+  void block(const Block& b, int depth) {
+    for (const Stmt& s : b.stmts) stmt(s, depth);
+    if (b.yield != kNoValue) line(depth, "yield " + v(b.yield), nullptr);
+  }
+  void stmt(const Stmt& s, int depth) {
+    switch (s.op) {
+      case Op::If:
+        line(depth, "if " + v(s.args[0]) + " {", &s);
+        block(s.regions[0], depth + 1);
+        if (!s.regions[1].stmts.empty()) {
+          line(depth, "} else {", nullptr);
+          block(s.regions[1], depth + 1);
+        }
+        line(depth, "}", nullptr);
+        return;
+      case Op::For:
+        line(depth, "for " + v(s.regions[0].args.at(0)) + " = " + v(s.args[0]) + " to " +
+                        v(s.args[1]) + " step " + v(s.args[2]) + " {", &s);
+        block(s.regions[0], depth + 1);
+        line(depth, "}", nullptr);
+        return;
+      case Op::While:
+        line(depth, "while {", &s);
+        block(s.regions[0], depth + 1);
+        line(depth, "} do {", nullptr);
+        block(s.regions[1], depth + 1);
+        line(depth, "}", nullptr);
+        return;
+      default:
+        break;
+    }
+    std::string text = visit(s);
+    if (s.result != kNoValue) text = v(s.result) + " = " + text + " : " + s.type.str();
+    line(depth, text, &s);
+  }
+
+  const Function& fn_;
+  const PrintOptions& o_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string print(const Function& fn, const PrintOptions& options) {
+  return Printer(fn, options).function();
+}
+
+}  // namespace kjit::ir

@@ -1,0 +1,52 @@
+// The process-wide registry of user struct types.
+#include "kjit/ir/structs.hpp"
+
+#include <deque>
+#include <mutex>
+
+#include "kjit/error.hpp"
+
+namespace kjit::ir {
+
+namespace {
+struct StructTable {
+  std::mutex mutex;
+  std::deque<StructInfo> infos;  // deque: references stay valid as it grows
+};
+StructTable& table() {
+  static StructTable* t = new StructTable;  // never destroyed: kernels may outlive statics
+  return *t;
+}
+bool same_layout(const StructInfo& a, const StructInfo& b) {
+  if (a.fields.size() != b.fields.size() || a.size != b.size) return false;
+  for (size_t i = 0; i < a.fields.size(); ++i)
+    if (a.fields[i].name != b.fields[i].name || a.fields[i].type != b.fields[i].type ||
+        a.fields[i].offset != b.fields[i].offset)
+      return false;
+  return true;
+}
+}  // namespace
+
+const StructInfo& struct_info(uint16_t id) {
+  StructTable& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  KJIT_CHECK(id >= 1 && id <= t.infos.size(), "unknown struct id " + std::to_string(id));
+  return t.infos[id - 1];
+}
+
+uint16_t register_struct(StructInfo info) {
+  StructTable& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  for (size_t i = 0; i < t.infos.size(); ++i) {
+    if (t.infos[i].name != info.name) continue;
+    if (!same_layout(t.infos[i], info))
+      throw Error(ErrorKind::User, "struct '" + info.name +
+                                       "' is registered twice with different layouts");
+    return uint16_t(i + 1);
+  }
+  KJIT_CHECK(t.infos.size() < 65535, "too many struct types");
+  t.infos.push_back(std::move(info));
+  return uint16_t(t.infos.size());
+}
+
+}  // namespace kjit::ir

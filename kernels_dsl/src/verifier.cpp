@@ -1,0 +1,245 @@
+// The IR verifier: scoping, operand types and region structure of every statement.
+#include "kjit/ir/verifier.hpp"
+
+#include "kjit/error.hpp"
+#include "kjit/ir/printer.hpp"
+
+namespace kjit::ir {
+
+namespace {
+
+const Type kInt32 = Type::scalar_of(Scalar::I32);
+const Type kBool = Type::scalar_of(Scalar::Bool);
+
+class Verifier {
+ public:
+  explicit Verifier(const Function& fn)
+      : fn_(fn), defined_(fn.values.size(), false), var_live_(fn.vars.size(), false) {}
+
+  std::vector<std::string> run() {
+    block(fn_.body, 0);
+    return std::move(problems_);
+  }
+
+ private:
+  void problem(const Stmt& s, const std::string& what) {
+    problems_.push_back(std::string(op_name(s.op)) + " at " + s.loc.short_str() + ": " + what);
+  }
+
+  bool value_ok(const Stmt& s, ValueId v) {
+    if (v == kNoValue || v >= fn_.values.size()) {
+      problem(s, "operand %" + std::to_string(v) + " does not exist");
+      return false;
+    }
+    if (!defined_[v]) {
+      problem(s, "operand %" + std::to_string(v) + " is used outside the region that defines it "
+                 "or before its definition");
+      return false;
+    }
+    return true;
+  }
+
+  const Type& type(ValueId v) const { return fn_.values[v]; }
+
+  void block(const Block& b, int loop_depth) {
+    std::vector<ValueId> defined_here(b.args.begin(), b.args.end());
+    std::vector<uint32_t> vars_here;
+    for (ValueId a : b.args) defined_[a] = true;
+    for (const Stmt& s : b.stmts) {
+      stmt(s, loop_depth);
+      if (s.result != kNoValue) {
+        if (s.result >= fn_.values.size()) {
+          problem(s, "result id out of range");
+        } else {
+          if (defined_[s.result]) problem(s, "value %" + std::to_string(s.result) + " defined twice");
+          if (fn_.values[s.result] != s.type) problem(s, "result type differs from the value table");
+          defined_[s.result] = true;
+          defined_here.push_back(s.result);
+        }
+      }
+      if (s.op == Op::DeclVar && s.imm >= 0 && size_t(s.imm) < var_live_.size()) {
+        var_live_[size_t(s.imm)] = true;
+        vars_here.push_back(uint32_t(s.imm));
+      }
+    }
+    if (b.yield != kNoValue && (b.yield >= defined_.size() || !defined_[b.yield]))
+      problems_.push_back("block yields a value that is not in scope");
+    for (ValueId v : defined_here) defined_[v] = false;
+    for (uint32_t v : vars_here) var_live_[v] = false;
+  }
+
+  void expect_args(const Stmt& s, size_t n) {
+    if (s.args.size() != n)
+      problem(s, "expects " + std::to_string(n) + " operands, has " + std::to_string(s.args.size()));
+  }
+
+  bool var_ok(const Stmt& s) {
+    if (s.imm < 0 || size_t(s.imm) >= fn_.vars.size()) {
+      problem(s, "variable " + std::to_string(s.imm) + " does not exist");
+      return false;
+    }
+    if (s.op != Op::DeclVar && !var_live_[size_t(s.imm)]) {
+      problem(s, "variable " + std::to_string(s.imm) + " is used outside the block declaring it");
+      return false;
+    }
+    return true;
+  }
+
+  void array_access(const Stmt& s, size_t extra) {
+    if (s.args.empty() || !type(s.args[0]).is_array()) {
+      problem(s, "first operand is not an array");
+      return;
+    }
+    const Type& a = type(s.args[0]);
+    size_t nidx = s.args.size() - 1 - extra;
+    if (nidx != a.ndim)
+      problem(s, "a " + std::to_string(a.ndim) + "-D array indexed with " + std::to_string(nidx) +
+                     " indices");
+    for (size_t i = 1; i <= nidx && i < s.args.size(); ++i)
+      if (!type(s.args[i]).is_integer() || !type(s.args[i]).is_scalar())
+        problem(s, "index " + std::to_string(i - 1) + " is not an integer");
+    for (size_t i = 1 + nidx; i < s.args.size(); ++i)
+      if (type(s.args[i]) != a.element())
+        problem(s, "value of type " + type(s.args[i]).str() + " for an array of " + a.element().str());
+  }
+
+  void stmt(const Stmt& s, int loop_depth) {
+    for (ValueId a : s.args)
+      if (!value_ok(s, a)) return;
+    switch (s.op) {
+      case Op::Const:
+        expect_args(s, 0);
+        if (!s.type.is_scalar()) problem(s, "constants are scalars");
+        break;
+      case Op::Param:
+        if (s.imm < 0 || size_t(s.imm) >= fn_.params.size()) problem(s, "no such parameter");
+        else if (fn_.params[size_t(s.imm)].type != s.type) problem(s, "parameter type differs");
+        break;
+      case Op::ThreadId:
+        if (s.type != kInt32 || s.imm < -1 || s.imm > 3) problem(s, "malformed thread index");
+        if (s.imm >= 0 && s.imm >= fn_.launch_ndim) problem(s, "component beyond the launch dimensionality");
+        break;
+      case Op::LaunchDim:
+        if (s.type != kInt32 || s.imm < 0 || s.imm > 3) problem(s, "malformed launch dimension");
+        break;
+      case Op::Call: {
+        if (s.imm < 0 || s.imm >= kBuiltinCount) { problem(s, "no such builtin"); break; }
+        std::vector<Type> ts;
+        for (ValueId a : s.args) ts.push_back(type(a));
+        std::string err;
+        auto r = infer_builtin_type(s.builtin(), ts.data(), int(ts.size()), &err);
+        if (!r) problem(s, err);
+        else if (*r != s.type) problem(s, "result typed " + s.type.str() + ", the rule gives " + r->str());
+        break;
+      }
+      case Op::Cast:
+        expect_args(s, 1);
+        if (!s.type.is_scalar() || (s.args.size() == 1 && !type(s.args[0]).is_scalar()))
+          problem(s, "casts convert scalars");
+        break;
+      case Op::Construct: {
+        if (s.args.empty()) break;  // zero value
+        int lanes = s.type.lanes();
+        if (int(s.args.size()) != lanes) problem(s, "wrong number of components");
+        for (ValueId a : s.args)
+          if (!type(a).is_scalar() || type(a).scalar != s.type.scalar) problem(s, "component type differs");
+        break;
+      }
+      case Op::Extract:
+      case Op::Insert: {
+        size_t first_index = s.op == Op::Extract ? 1 : 2;
+        if (s.args.size() < first_index) { problem(s, "missing operands"); break; }
+        for (size_t i = first_index; i < s.args.size(); ++i)
+          if (!type(s.args[i]).is_integer()) problem(s, "component index is not an integer");
+        break;
+      }
+      case Op::DeclVar:
+        var_ok(s);
+        break;
+      case Op::LoadVar:
+        if (var_ok(s) && fn_.vars[size_t(s.imm)].type != s.type) problem(s, "load type differs from the variable");
+        break;
+      case Op::StoreVar:
+        expect_args(s, 1);
+        if (var_ok(s) && !s.args.empty() && fn_.vars[size_t(s.imm)].type != type(s.args[0]))
+          problem(s, "stored value's type differs from the variable");
+        break;
+      case Op::ArrayLoad:
+        array_access(s, 0);
+        if (!s.args.empty() && type(s.args[0]).is_array() && s.type != type(s.args[0]).element())
+          problem(s, "load type differs from the element type");
+        break;
+      case Op::ArrayStore:
+        array_access(s, 1);
+        break;
+      case Op::ArrayAtomic:
+        array_access(s, s.atomic_op() == AtomicOp::Cas ? 2 : 1);
+        break;
+      case Op::ArrayShape:
+        expect_args(s, 1);
+        if (!s.args.empty() && (!type(s.args[0]).is_array() || s.imm < 0 || s.imm >= type(s.args[0]).ndim))
+          problem(s, "shape of a dimension the array does not have");
+        break;
+      case Op::If:
+        expect_args(s, 1);
+        if (!s.args.empty() && type(s.args[0]) != kBool) problem(s, "condition is not a bool");
+        if (s.regions.size() != 2) { problem(s, "needs then and else regions"); break; }
+        block(s.regions[0], loop_depth);
+        block(s.regions[1], loop_depth);
+        break;
+      case Op::For:
+        expect_args(s, 3);
+        for (ValueId a : s.args)
+          if (type(a) != kInt32) problem(s, "bounds and step must be int32");
+        if (s.regions.size() != 1 || s.regions[0].args.size() != 1) {
+          problem(s, "needs one body region with the induction value");
+          break;
+        }
+        block(s.regions[0], loop_depth + 1);
+        break;
+      case Op::While:
+        if (s.regions.size() != 2) { problem(s, "needs condition and body regions"); break; }
+        block(s.regions[0], loop_depth);
+        if (s.regions[0].yield == kNoValue || type(s.regions[0].yield) != kBool)
+          problem(s, "condition region must yield a bool");
+        block(s.regions[1], loop_depth + 1);
+        break;
+      case Op::Break:
+      case Op::Continue:
+        if (loop_depth == 0) problem(s, "outside a loop");
+        break;
+      case Op::Return:
+        break;
+      case Op::Print:
+        if (s.imm < 0 || size_t(s.imm) >= fn_.strings.size()) problem(s, "no such format string");
+        break;
+    }
+  }
+
+  const Function& fn_;
+  std::vector<bool> defined_;
+  std::vector<bool> var_live_;
+  std::vector<std::string> problems_;
+};
+
+}  // namespace
+
+std::vector<std::string> check(const Function& fn) {
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < fn.params.size(); ++i)
+    if (fn.params[i].type.is_void()) problems.push_back("parameter " + fn.params[i].name + " is void");
+  auto more = Verifier(fn).run();
+  problems.insert(problems.end(), more.begin(), more.end());
+  return problems;
+}
+
+void verify(const Function& fn) {
+  auto problems = check(fn);
+  if (problems.empty()) return;
+  std::string msg = "internal error: malformed IR for kernel '" + fn.name + "':";
+  for (const std::string& p : problems) msg += "\n  " + p;
+  msg += "\n" + print(fn);
+  throw Error(ErrorKind::Internal, msg);
+}
+
+}  // namespace kjit::ir

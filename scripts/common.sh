@@ -1,0 +1,40 @@
+# scripts/common.sh — set-up shared by the README's commands: packages, configure, build.
+# Sourced, not run. Every step is idempotent and quick when already done.
+
+KJIT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+KJIT_BUILD_DIR="${KJIT_BUILD_DIR:-$KJIT_ROOT/build}"
+KJIT_APT_PACKAGES=(cmake ninja-build g++ llvm-14-dev nlohmann-json3-dev doctest-dev libbenchmark-dev
+                   python3-venv)
+
+kjit_log() { printf '\033[1m[kjit]\033[0m %s\n' "$*" >&2; }
+
+# Installs the Debian packages that are missing (apt-get update only when something is).
+kjit_install_packages() {
+  local missing=()
+  for p in "${KJIT_APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    kjit_log "installing ${missing[*]}"
+    local sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+    kjit_log "the CUDA toolkit (NVRTC) is required: install it so that /usr/local/cuda exists"
+    return 1
+  fi
+}
+
+# Configures (once) and builds the tree in $KJIT_BUILD_DIR.
+kjit_build() {
+  local gen=()
+  command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+  if [ ! -f "$KJIT_BUILD_DIR/CMakeCache.txt" ]; then
+    kjit_log "configuring $KJIT_BUILD_DIR"
+    cmake -S "$KJIT_ROOT" -B "$KJIT_BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
+  fi
+  kjit_log "building"
+  cmake --build "$KJIT_BUILD_DIR" --parallel "$(nproc)"
+}
