@@ -520,6 +520,16 @@ class AdjointEmitter {
 
 }  // namespace
 
+std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {
+  // The same traversal as AdjointEmitter::analyze: program order, outer loops first.
+  ir::Function lowered = lower_jumps(fn);
+  std::vector<ir::SourceLoc> locs;
+  ir::for_each_stmt(lowered.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::For || s.op == ir::Op::While) locs.push_back(s.loc);
+  });
+  return locs;
+}
+
 int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
                       const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops) {
   ir::Function lowered = lower_jumps(fn);

@@ -16,6 +16,9 @@ namespace kjit::codegen {
 /// effects.)
 std::string adjoint_obstacle(const ir::Function& fn);
 
+/// Locations of the dynamic loops of `fn`'s adjoint, in the order the adjoint numbers them.
+std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn);
+
 /// Writes the statements of `fn`'s adjoint body (between the braces of its body function).
 /// `used` records the prelude chunks the code needs. Loops are numbered from `first_loop`;
 /// returns the number of loops (each one's id + 1 is the status code it reports when it

@@ -38,6 +38,25 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   return k;
 }
 
+nlohmann::json describe_module(const std::vector<const ir::Function*>& kernels,
+                               const CodegenOptions& options) {
+  nlohmann::json out = nlohmann::json::array();
+  int loop_count = 0;
+  for (const ir::Function* fn : kernels) {
+    std::string obstacle = options.enable_adjoint ? adjoint_obstacle(*fn) : "";
+    bool with_adjoint = options.enable_adjoint && obstacle.empty();
+    nlohmann::json loops = nlohmann::json::array();
+    if (with_adjoint)
+      for (const ir::SourceLoc& loc : adjoint_loops(*fn))
+        loops.push_back({{"status", ++loop_count}, {"loc", loc.str()}});
+    nlohmann::json k = describe_kernel(*fn, with_adjoint);
+    if (!obstacle.empty()) k["adjoint_error"] = obstacle;
+    k["loops"] = loops;
+    out.push_back(k);
+  }
+  return out;
+}
+
 GeneratedModule generate_module(const std::string& module_name,
                                 const std::vector<const ir::Function*>& kernels,
                                 const CodegenOptions& options) {
@@ -93,6 +112,8 @@ GeneratedModule generate_module(const std::string& module_name,
   std::set<std::string> available = prelude_closure(planned);
   for (const std::string& c : used.chunks())
     KJIT_CHECK(available.count(c), "codegen used prelude chunk '" + c + "' that was not planned");
+  KJIT_CHECK(out.kernels == describe_module(kernels, options),
+             "describe_module disagrees with the generated module");
   out.text = w.text();
   out.source_map = std::move(w.source_map());
   return out;

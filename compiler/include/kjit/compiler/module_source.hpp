@@ -24,7 +24,8 @@ struct ModuleSource {
   std::function<std::string()> generate;
   /// `extern "C"` names the artifact must define; checked after compiling.
   std::vector<std::string> entry_points;
-  /// Kernel descriptions stored in meta.json unchanged.
+  /// Kernel descriptions stored in meta.json unchanged (codegen's describe_module: known
+  /// before the text is generated).
   nlohmann::json kernels = nlohmann::json::array();
 
   /// The text, generating it if needed.

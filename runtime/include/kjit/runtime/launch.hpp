@@ -1,0 +1,113 @@
+// kjit/runtime/launch.hpp — launching kernels forward and backward on a device.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "kjit/kernel.hpp"
+#include "kjit/runtime/ndarray.hpp"
+
+namespace kjit {
+
+/// The extent of a launch: `n`, or `{rows, cols}`, up to four dimensions.
+class Dims {
+ public:
+  Dims(int64_t n) : shape_{n} {}
+  Dims(int n) : shape_{int64_t(n)} {}
+  Dims(size_t n) : shape_{int64_t(n)} {}
+  Dims(std::initializer_list<int64_t> shape) : shape_(shape) {}
+  explicit Dims(Shape shape) : shape_(std::move(shape)) {}
+  const Shape& shape() const { return shape_; }
+  int ndim() const { return int(shape_.size()); }
+  int64_t size() const;
+
+ private:
+  Shape shape_;
+};
+
+/// One argument of a launch: an array, a value of an element type (float, int32_t,
+/// kjit::vec3f, ...), or absent (`{}`: no gradient array, a zero scalar adjoint).
+class LaunchArg {
+ public:
+  /// Absent.
+  LaunchArg() = default;
+  LaunchArg(const NdArray& array);
+  /// A value; arithmetic values convert to the parameter's scalar type when that loses
+  /// nothing (an integer into a float parameter, a double into a float one).
+  template <class T, std::enable_if_t<type_traits<T>::known, int> = 0>
+  LaunchArg(const T& value) : kind_(Kind::Value), type_(ir_type_of<T>()) {
+    static_assert(sizeof(T) <= sizeof(bytes_), "kjit: launch value too large");
+    std::memcpy(bytes_, &value, sizeof(T));
+  }
+
+  bool absent() const { return kind_ == Kind::Absent; }
+  bool is_array() const { return kind_ == Kind::Array; }
+  const NdArray& array() const { return array_; }
+  /// The value's type (for arrays: the array type).
+  const ir::Type& type() const { return type_; }
+  const void* bytes() const { return bytes_; }
+
+ private:
+  enum class Kind : uint8_t { Absent, Array, Value };
+  Kind kind_ = Kind::Absent;
+  NdArray array_;
+  ir::Type type_;
+  alignas(16) unsigned char bytes_[160] = {};
+};
+
+/// Where and how a launch runs.
+struct LaunchOptions {
+  /// The device; by default the device of the array arguments (cpu if there are none).
+  std::optional<Device> device;
+  /// The stream (CUDA); the device's default stream when unset.
+  Stream stream;
+  /// Threads per CUDA block; 0 = the module's block_dim.
+  int block_dim = 0;
+};
+
+/// Runs `kernel` forward over `dims`, checking the arguments against its parameters (count,
+/// array element types and dimensionality, value types, devices); a mismatch is a User error
+/// naming the kernel and the parameter.
+void launch(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
+            const LaunchOptions& options = {});
+
+/// Runs `kernel`'s adjoint: `args` as in the forward launch, `adj_args` one per parameter
+/// (a gradient array for an array, `{}` for none or for a value). Gradients are added to the
+/// adjoint arrays (zero them first for a fresh gradient). Throws a User error when the kernel
+/// has no adjoint (saying why) or a loop exceeded its checkpoint bound.
+void launch_adjoint(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
+                    const std::vector<LaunchArg>& adj_args, const LaunchOptions& options = {});
+
+/// `kjit::launch(demo::saxpy, n, x, y, 2.0f, out)`
+template <class... P, class... A>
+void launch(const Kernel<P...>& kernel, const Dims& dims, const A&... args) {
+  launch(kernel.def(), dims, std::vector<LaunchArg>{LaunchArg(args)...});
+}
+
+/// `kjit::launch_adjoint(demo::saxpy, n, {x, y, 2.0f, out}, {adj_x, adj_y, {}, adj_out})`
+template <class... P>
+void launch_adjoint(const Kernel<P...>& kernel, const Dims& dims, std::vector<LaunchArg> args,
+                    std::vector<LaunchArg> adj_args, const LaunchOptions& options = {}) {
+  launch_adjoint(kernel.def(), dims, args, adj_args, options);
+}
+
+/// The adjoint launch with each array's own gradient buffer as its adjoint (arrays without
+/// one get none): `kjit::launch_adjoint_grads(demo::saxpy, n, x, y, 2.0f, out)`.
+void launch_adjoint_grads(const KernelDef& kernel, const Dims& dims,
+                          const std::vector<LaunchArg>& args, const LaunchOptions& options = {});
+template <class... P, class... A>
+void launch_adjoint_grads(const Kernel<P...>& kernel, const Dims& dims, const A&... args) {
+  launch_adjoint_grads(kernel.def(), dims, std::vector<LaunchArg>{LaunchArg(args)...});
+}
+
+/// Which devices to load a module on ahead of its first launch.
+enum class PreloadMode { None, CurrentDevice, AllDevices };
+
+/// Builds (or finds in the cache) and loads the module of `module_name` on `device`, so
+/// that the first launch does no compiling or loading.
+void load_module(const std::string& module_name, const Device& device);
+/// Loads the module on the devices `mode` names (CurrentDevice: default_device()).
+void preload_module(const std::string& module_name, PreloadMode mode);
+
+}  // namespace kjit

@@ -1,0 +1,128 @@
+// kjit/runtime/ndarray.hpp — n-dimensional arrays on a device, with an optional gradient
+// buffer: the runtime's values for Array<T, N> kernel parameters.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kjit/abi.h"
+#include "kjit/error.hpp"
+#include "kjit/runtime/device.hpp"
+#include "kjit/runtime/stream.hpp"
+#include "kjit/types.hpp"
+
+namespace kjit {
+
+/// Extents of an array or a launch, outermost first.
+using Shape = std::vector<int64_t>;
+
+/// An array of up to four dimensions of one element type (float32, vec3f, ...), living on
+/// one device. Copies share the memory (like a shared pointer); `copy()` duplicates it.
+/// Strides are in bytes. An array may carry a gradient buffer of the same layout, which
+/// adjoint launches accumulate into.
+class NdArray {
+ public:
+  /// An empty handle (no memory); as a launch argument it means "absent".
+  NdArray() = default;
+
+  /// Uninitialised memory for `shape` elements of `element` on `device`.
+  static NdArray empty(ir::Type element, const Shape& shape, const Device& device = Device::cpu());
+  /// Zero-filled memory.
+  static NdArray zeros(ir::Type element, const Shape& shape, const Device& device = Device::cpu());
+  /// A view of memory owned elsewhere (an XLA buffer, a user allocation). `strides` in bytes;
+  /// empty means contiguous row-major. The memory must outlive every use of the view.
+  static NdArray view(void* data, ir::Type element, const Shape& shape, const Device& device,
+                      std::vector<int64_t> strides = {}, void* grad = nullptr);
+  /// Copies `values` into a new array of `shape` (default: one dimension of values.size()).
+  template <class T>
+  static NdArray from_vector(const std::vector<T>& values, Shape shape = {},
+                             const Device& device = Device::cpu()) {
+    if (shape.empty()) shape = {int64_t(values.size())};
+    NdArray a = empty(ir_type_of<T>(), shape, device);
+    if (int64_t(values.size()) != a.size())
+      throw Error(ErrorKind::User, "from_vector: " + std::to_string(values.size()) +
+                                       " values for an array of " + std::to_string(a.size()) +
+                                       " elements");
+    a.copy_from_host(values.data(), values.size() * sizeof(T));
+    return a;
+  }
+  /// The elements, copied to the host in row-major order. T must be the element type.
+  template <class T>
+  std::vector<T> to_vector() const {
+    check_element(ir_type_of<T>(), "to_vector");
+    std::vector<T> out(size_t(size()));
+    copy_to_host(out.data(), out.size() * sizeof(T));
+    return out;
+  }
+
+  /// Whether this handle names an array (false for a default-constructed one).
+  bool defined() const { return element_.shape != ir::Shape::Void; }
+  const ir::Type& element() const { return element_; }
+  int ndim() const { return int(shape_.size()); }
+  const Shape& shape() const { return shape_; }
+  int64_t shape(int dim) const { return shape_.at(size_t(dim)); }
+  const std::vector<int64_t>& strides() const { return strides_; }
+  /// Number of elements.
+  int64_t size() const;
+  /// Bytes of one element.
+  size_t element_bytes() const { return size_t(element_.element_bytes()); }
+  const Device& device() const { return device_; }
+  void* data() const { return data_; }
+  /// Whether elements are laid out densely in row-major order.
+  bool is_contiguous() const;
+
+  /// The gradient buffer as an array of the same shape (an empty handle when there is none).
+  NdArray grad() const;
+  /// Gives the array a zeroed gradient buffer if it has none; returns *this.
+  NdArray& requires_grad();
+  bool has_grad() const { return grad_ != nullptr; }
+  /// Sets the gradient buffer to zero (gradients accumulate across adjoint launches).
+  void zero_grad(const Stream& stream = Stream());
+  /// Sets every element to zero.
+  void zero(const Stream& stream = Stream());
+  /// A new array with the same contents on `device`.
+  NdArray to(const Device& device, const Stream& stream = Stream()) const;
+  /// A new array with the same contents on the same device.
+  NdArray copy(const Stream& stream = Stream()) const { return to(device_, stream); }
+  /// Copies `src` (same element type and shape, any device) into this array.
+  void copy_from(const NdArray& src, const Stream& stream = Stream());
+
+  /// The descriptor a kernel receives (kjit/abi.h).
+  kj::array_t<void> descriptor() const;
+
+ private:
+  void copy_from_host(const void* src, size_t bytes);
+  void copy_to_host(void* dst, size_t bytes) const;
+  void check_element(const ir::Type& t, const char* what) const;
+
+  std::shared_ptr<void> memory_;       ///< owns data_ (null for views)
+  std::shared_ptr<void> grad_memory_;  ///< owns grad_ (null for views)
+  void* data_ = nullptr;
+  void* grad_ = nullptr;
+  ir::Type element_;
+  Shape shape_;
+  std::vector<int64_t> strides_;
+  Device device_;
+};
+
+/// A zero-filled array of element type T: `kjit::zeros<kjit::vec3f>({n})`.
+template <class T>
+NdArray zeros(const Shape& shape, const Device& device = Device::cpu()) {
+  return NdArray::zeros(ir_type_of<T>(), shape, device);
+}
+/// An uninitialised array of element type T.
+template <class T>
+NdArray empty(const Shape& shape, const Device& device = Device::cpu()) {
+  return NdArray::empty(ir_type_of<T>(), shape, device);
+}
+/// An array holding `values` (1-D unless `shape` says otherwise).
+template <class T>
+NdArray from_vector(const std::vector<T>& values, const Shape& shape = {},
+                    const Device& device = Device::cpu()) {
+  return NdArray::from_vector(values, shape, device);
+}
+
+}  // namespace kjit

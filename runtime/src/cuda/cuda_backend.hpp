@@ -1,0 +1,66 @@
+// The CUDA backend as the rest of the runtime sees it: devices, memory, streams, modules and
+// launches over the CUDA driver API, which is opened at run time (never linked).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kjit/compiler/target.hpp"
+
+namespace kjit::cuda {
+
+/// "" when a CUDA driver and at least one device are usable; otherwise why not, in words
+/// ("no CUDA driver found (libcuda.so.1: ...)", "the CUDA driver reports no device").
+const std::string& unavailable_reason();
+/// Number of usable devices (0 when unavailable).
+int device_count();
+
+/// Facts about one device.
+struct DeviceProperties {
+  std::string name;
+  int major = 0, minor = 0;   ///< compute capability
+  int sm_count = 0;
+  size_t total_memory = 0;
+  int max_threads_per_block = 0;
+  int max_blocks_per_sm = 0;  ///< resident blocks per multiprocessor
+};
+/// Properties of device `ordinal`; a Driver error for ordinals out of range.
+const DeviceProperties& properties(int ordinal);
+/// What to compile for device `ordinal`: CUBIN for its exact architecture when NVRTC
+/// supports it, else PTX for the highest architecture NVRTC supports.
+compiler::Target target_for(int ordinal);
+
+/// Direction of a copy.
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+
+/// Device memory of `bytes` on device `ordinal`.
+void* alloc(int ordinal, size_t bytes);
+void free(int ordinal, void* ptr) noexcept;
+/// Copies `bytes`; asynchronous on `stream` when it is not null (host memory should then be
+/// pinned for real overlap), else synchronous.
+void copy(int ordinal, void* dst, const void* src, size_t bytes, CopyKind kind, void* stream);
+/// Sets `bytes` to zero, on `stream` when not null.
+void zero(int ordinal, void* ptr, size_t bytes, void* stream);
+
+void* stream_create(int ordinal);
+void stream_destroy(int ordinal, void* stream) noexcept;
+void stream_synchronize(int ordinal, void* stream);
+
+/// Loads a cubin or NUL-terminated PTX image on device `ordinal` (a CUmodule).
+void* module_load(int ordinal, const std::vector<char>& image);
+/// The CUfunction `name` of a loaded module; a Driver error when missing.
+void* module_function(int ordinal, void* module, const std::string& name);
+/// The device address of global `name` (nullptr when the module has none).
+void* module_global(int ordinal, void* module, const std::string& name, size_t* bytes);
+/// Largest block size the function can be launched with.
+int function_max_threads(int ordinal, void* function);
+
+/// Launches `function` over `size` flat indices with `block_dim` threads per block and a
+/// grid capped at what the device keeps resident (the kernels loop over the rest), with
+/// kernel parameters `params` (cuLaunchKernel's array of pointers) on `stream`.
+void launch(int ordinal, void* function, int64_t size, int block_dim, unsigned shared_bytes,
+            void* stream, void** params);
+
+}  // namespace kjit::cuda
