@@ -53,7 +53,7 @@ class LaunchArg {
   Kind kind_ = Kind::Absent;
   NdArray array_;
   ir::Type type_;
-  alignas(16) unsigned char bytes_[160] = {};
+  alignas(16) unsigned char bytes_[320] = {};  // the largest element type: a 6x6 float64 matrix
 };
 
 /// Where and how a launch runs.
