@@ -172,7 +172,7 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
   uint64_t want = (*art)["size"].get<uint64_t>();
   if (c.artifact.size() != want) {
     c.problem = c.artifact_path + " has " + std::to_string(c.artifact.size()) + " bytes where " +
-                kMetaFile + " records " + std::to_string(want) + " (truncated or replaced)";
+                kMetaFile + " records " + std::to_string(want) + " (truncated, or another module's artifact)";
     c.artifact.clear();
     return c;
   }

@@ -40,16 +40,26 @@ std::vector<std::string> folder_names(const std::string& dir) {
   return names;
 }
 
-/// Reads what list() reports about one entry folder.
-CacheEntryInfo describe(const std::string& root, const std::string& name, const std::string& key) {
+/// An entry as scanned: what list() reports, and its last use in nanoseconds (for ordering:
+/// list() reports whole seconds).
+struct Scanned {
   CacheEntryInfo info;
+  int64_t used_ns = 0;
+};
+
+/// Reads what list() reports about one entry folder.
+Scanned describe(const std::string& root, const std::string& name, const std::string& key) {
+  Scanned out;
+  CacheEntryInfo& info = out.info;
   info.path = root + "/" + name;
   info.key = key;
   info.bytes = folder_bytes(info.path);
   struct stat st;
   const std::string meta_path = info.path + "/" + kMetaFile;
-  if (::lstat(meta_path.c_str(), &st) == 0) info.last_used = int64_t(st.st_mtime);
-  else if (::lstat(info.path.c_str(), &st) == 0) info.last_used = int64_t(st.st_mtime);
+  if (::lstat(meta_path.c_str(), &st) == 0 || ::lstat(info.path.c_str(), &st) == 0) {
+    info.last_used = int64_t(st.st_mtim.tv_sec);
+    out.used_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
   int fd = open_nofollow(meta_path);
   std::string text;
   if (fd >= 0) {
@@ -63,7 +73,17 @@ CacheEntryInfo describe(const std::string& root, const std::string& name, const 
     if (m.contains("compile_ms") && m["compile_ms"].is_number()) info.compile_ms = m["compile_ms"];
     if (m.contains("created_unix") && m["created_unix"].is_number()) info.created = m["created_unix"];
   }
-  return info;
+  return out;
+}
+
+/// Every entry folder under `root`, least recently used first (ties by name).
+std::vector<Scanned> scan(const std::string& root) {
+  std::vector<Scanned> out;
+  for (const std::string& name : folder_names(root))
+    if (std::string key = key_of(name); !key.empty()) out.push_back(describe(root, name, key));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Scanned& a, const Scanned& b) { return a.used_ns < b.used_ns; });
+  return out;
 }
 
 /// Whether a leftover (staging or trash folder) is old enough to be abandoned.
@@ -77,11 +97,7 @@ bool older_than(const std::string& path, int64_t seconds) {
 std::vector<CacheEntryInfo> Cache::list() const {
   std::vector<CacheEntryInfo> out;
   if (impl_->root.empty()) return out;
-  for (const std::string& name : folder_names(impl_->root))
-    if (std::string key = key_of(name); !key.empty()) out.push_back(describe(impl_->root, name, key));
-  std::stable_sort(out.begin(), out.end(), [](const CacheEntryInfo& a, const CacheEntryInfo& b) {
-    return a.last_used < b.last_used;
-  });
+  for (Scanned& s : scan(impl_->root)) out.push_back(std::move(s.info));
   return out;
 }
 
@@ -137,15 +153,11 @@ CachePruneReport Cache::Impl::prune_except(uint64_t max_bytes, const std::string
     if ((name.rfind(".tmp-", 0) == 0 && older_than(root + "/" + name, 3600)) ||
         (name.rfind(".trash-", 0) == 0 && older_than(root + "/" + name, 60)))
       remove_tree(root + "/" + name);
-  std::vector<CacheEntryInfo> entries;
-  for (const std::string& name : folder_names(root))
-    if (std::string key = key_of(name); !key.empty()) entries.push_back(describe(root, name, key));
-  std::stable_sort(entries.begin(), entries.end(), [](const CacheEntryInfo& a, const CacheEntryInfo& b) {
-    return a.last_used < b.last_used;
-  });
+  std::vector<Scanned> entries = scan(root);
   uint64_t total = 0;
-  for (const CacheEntryInfo& e : entries) total += e.bytes;
-  for (const CacheEntryInfo& e : entries) {
+  for (const Scanned& s : entries) total += s.info.bytes;
+  for (const Scanned& s : entries) {
+    const CacheEntryInfo& e = s.info;
     if (total <= max_bytes) break;
     if (e.path == keep) continue;
     if (remove_entry(e.path)) {

@@ -287,7 +287,9 @@ Artifact Cache::Impl::compile_and_store(const ModuleSource& source, const Target
         after_publish(bytes, final_path);
         return a;
       }
-      if (errno != EEXIST && errno != ENOTEMPTY) {
+      // The final name is taken: by a folder (EEXIST, ENOTEMPTY) or by something else that
+      // is not an entry (ENOTDIR: a file or a symlink planted there).
+      if (errno != EEXIST && errno != ENOTEMPTY && errno != ENOTDIR) {
         werr = "cannot publish " + final_path + ": " + errno_text(errno);
         break;
       }
