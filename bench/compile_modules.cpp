@@ -48,34 +48,59 @@ void BM_Compile(benchmark::State& st, const char* kernel, const char* target, bo
   report(st, m.text, bytes);
 }
 
-/// The saxpy module through NVRTC with exactly `options`, with the text optionally split into
-/// a prelude header (for -pch) or given `#pragma unroll 1` on the grid-stride loops.
-void BM_Raw(benchmark::State& st, std::vector<std::string> options, bool split_prelude, bool unroll1) {
-  ModuleSource m = kjit_bench::bench_module("saxpy");
-  std::string text = m.text;
-  if (unroll1) {
-    const std::string loop = "  for (kj_int64 kj_index = (kj_int64)blockIdx.x";
-    for (size_t at = text.find(loop); at != std::string::npos; at = text.find(loop, at + 20))
-      text.insert(at, "  #pragma unroll 1\n");
-  }
+/// One way of compiling a module through NVRTC: exactly `options`, with the text optionally
+/// split into a prelude header (for -pch) or given `#pragma unroll 1` on its loops (what
+/// codegen would emit).
+struct RawConfig {
+  const char* name;
+  std::vector<std::string> options;
+  bool split_prelude = false;
+  int unroll1 = 0;  ///< 1: on the grid-stride loops; 2: on every loop of the kernels
+};
+
+struct RawInput {
+  std::string text;
   std::vector<NvrtcHeader> headers;
-  if (split_prelude) {  // the prelude becomes a header, the part NVRTC can precompile
-    size_t cut = text.find("\n// kernel ");
-    headers.push_back({"kjit_prelude.h", text.substr(0, cut + 1)});
-    text = "#include \"kjit_prelude.h\"\n" + text.substr(cut + 1);
+  TargetKind kind;
+};
+
+RawInput raw_input(const ModuleSource& m, const RawConfig& c) {
+  RawInput in{m.text, {}, TargetKind::Cubin};
+  const std::string loop = c.unroll1 == 1 ? "for (kj_int64 kj_index = (kj_int64)blockIdx.x" : "for (";
+  for (size_t at = c.unroll1 ? in.text.find(loop, in.text.find("\n// kernel ")) : std::string::npos;
+       at != std::string::npos; at = in.text.find(loop, at + 20))
+    in.text.insert(at, "\n#pragma unroll 1\n");
+  if (c.split_prelude) {  // the prelude becomes a header, the part NVRTC can precompile
+    size_t cut = in.text.find("\n// kernel ");
+    in.headers.push_back({"kjit_prelude.h", in.text.substr(0, cut + 1)});
+    in.text = "#include \"kjit_prelude.h\"\n" + in.text.substr(cut + 1);
   }
-  TargetKind kind = std::find(options.begin(), options.end(), "--gpu-architecture=compute_90") != options.end()
-                        ? TargetKind::Ptx
-                        : TargetKind::Cubin;
+  for (const std::string& o : c.options)
+    if (o.find("compute_") != std::string::npos) in.kind = TargetKind::Ptx;
+  return in;
+}
+
+/// Compiles a module every way in `configs`, round-robin (so that the load of a
+/// shared machine drifts over all of them alike), and reports each way's median in ms.
+void BM_Interleaved(benchmark::State& st, const char* kernel, std::vector<RawConfig> configs) {
+  ModuleSource m = kjit_bench::bench_module(kernel);
+  std::vector<RawInput> inputs;
+  for (const RawConfig& c : configs) inputs.push_back(raw_input(m, c));
   warm_up();
-  nvrtc_run(text, "kjit_module_saxpy.cu", kind, options, headers);  // creates the PCH, if any
-  size_t bytes = 0;
-  for (auto _ : st) {
-    CompileOutput out = nvrtc_run(text, "kjit_module_saxpy.cu", kind, options, headers);
-    if (!out.ok) st.SkipWithError(out.log.c_str());
-    bytes = out.bytes.size();
+  for (const RawInput& in : inputs)  // creates the precompiled header, if any
+    nvrtc_run(in.text, "kjit_module.cu", in.kind, configs[size_t(&in - inputs.data())].options, in.headers);
+  std::vector<std::vector<double>> ms(configs.size());
+  for (auto _ : st)
+    for (size_t i = 0; i < configs.size(); ++i) {
+      CompileOutput out = nvrtc_run(inputs[i].text, "kjit_module.cu", inputs[i].kind, configs[i].options,
+                                    inputs[i].headers);
+      if (!out.ok) st.SkipWithError(out.log.c_str());
+      ms[i].push_back(out.ms);
+    }
+  for (size_t i = 0; i < configs.size(); ++i) {
+    std::sort(ms[i].begin(), ms[i].end());
+    st.counters[configs[i].name] = ms[i][ms[i].size() / 2];
   }
-  report(st, text, bytes);
 }
 
 CompileOptions with(bool CompileOptions::*flag) {
@@ -117,13 +142,32 @@ KJIT_COLD(BENCHMARK_CAPTURE(BM_Compile, saxpy/sm_90/fast_math, "saxpy", "sm_90",
 KJIT_COLD(BENCHMARK_CAPTURE(BM_Compile, saxpy/sm_90/line_info, "saxpy", "sm_90", true, with(&CompileOptions::line_info)));
 KJIT_COLD(BENCHMARK_CAPTURE(BM_Compile, saxpy/sm_90/opt_level_1, "saxpy", "sm_90", true, level(1)));
 
-// Flags the driver does or does not use, measured on the raw NVRTC call.
-KJIT_COLD(BENCHMARK_CAPTURE(BM_Raw, saxpy/sm_90/driver_flags, kSm90, false, false));
-KJIT_COLD(BENCHMARK_CAPTURE(BM_Raw, saxpy/sm_90/without_minimal, kSm90Full, false, false));
-KJIT_COLD(BENCHMARK_CAPTURE(BM_Raw, saxpy/sm_90/pch, plus(kSm90, {"-pch"}), true, false));
-KJIT_COLD(BENCHMARK_CAPTURE(BM_Raw, saxpy/sm_90/Ofc_mid, plus(kSm90, {"-Ofc=mid"}), false, false));
-KJIT_COLD(BENCHMARK_CAPTURE(BM_Raw, saxpy/sm_90/Ofc_max, plus(kSm90, {"-Ofc=max"}), false, false));
-KJIT_COLD(BENCHMARK_CAPTURE(BM_Raw, saxpy/sm_90/syntax_only, plus(kSm90, {"-fdevice-syntax-only"}), false, false));
-KJIT_COLD(BENCHMARK_CAPTURE(BM_Raw, saxpy/sm_90/unroll1, kSm90, false, true));
-KJIT_COLD(BENCHMARK_CAPTURE(BM_Raw, saxpy/sm_90/unroll1_pch, plus(kSm90, {"-pch"}), true, true));
-KJIT_COLD(BENCHMARK_CAPTURE(BM_Raw, saxpy/sm_90/unroll1_Ofc_min, plus(kSm90, {"-Ofc=min"}), false, true));
+// Flags the driver does or does not use, on the raw NVRTC call, interleaved: each counter is
+// the median ms of one way of compiling saxpy (forward + adjoint) for sm_90.
+BENCHMARK_CAPTURE(BM_Interleaved, saxpy/sm_90/flags, "saxpy",
+                  std::vector<RawConfig>{{"driver", kSm90},
+                                         {"no_minimal", kSm90Full},
+                                         {"pch", plus(kSm90, {"-pch"}), true},
+                                         {"Ofc_min", plus(kSm90, {"-Ofc=min"})},
+                                         {"Ofc_mid", plus(kSm90, {"-Ofc=mid"})},
+                                         {"Ofc_max", plus(kSm90, {"-Ofc=max"})},
+                                         {"ptxas_O1", plus(kSm90, {"--ptxas-options=-O1"})},
+                                         {"syntax_only", plus(kSm90, {"-fdevice-syntax-only"})},
+                                         {"compute_90", {"--gpu-architecture=compute_90", "-std=c++17", "-w", "--minimal"}}})
+    ->Iterations(15)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The same with `#pragma unroll 1` on the grid-stride loops (a codegen change).
+BENCHMARK_CAPTURE(BM_Interleaved, saxpy/sm_90/unroll1, "saxpy",
+                  std::vector<RawConfig>{{"driver", kSm90},
+                                         {"unroll1", kSm90, false, 1},
+                                         {"unroll1_no_minimal", kSm90Full, false, 1},
+                                         {"unroll1_pch", plus(kSm90, {"-pch"}), true, 1},
+                                         {"unroll1_Ofc_min", plus(kSm90, {"-Ofc=min"}), false, 1}})
+    ->Iterations(15)->Unit(benchmark::kMillisecond)->UseRealTime();
+// damp (a dynamic loop with checkpointed adjoint): unrolling every loop of the kernels is
+// what makes it slow.
+BENCHMARK_CAPTURE(BM_Interleaved, damp/sm_90/unroll1, "damp",
+                  std::vector<RawConfig>{{"driver", kSm90},
+                                         {"unroll1_grid_loops", kSm90, false, 1},
+                                         {"unroll1_all_loops", kSm90, false, 2},
+                                         {"Ofc_min", plus(kSm90, {"-Ofc=min"})}})
+    ->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
