@@ -38,6 +38,17 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   return k;
 }
 
+std::vector<std::string> entry_points(const std::vector<const ir::Function*>& kernels,
+                                      const CodegenOptions& options) {
+  std::vector<std::string> out;
+  for (const ir::Function* fn : kernels) {
+    out.push_back(entry_name(fn->name, EntryKind::Forward));
+    if (options.enable_adjoint && adjoint_obstacle(*fn).empty())
+      out.push_back(entry_name(fn->name, EntryKind::Adjoint));
+  }
+  return out;
+}
+
 nlohmann::json describe_module(const std::vector<const ir::Function*>& kernels,
                                const CodegenOptions& options) {
   nlohmann::json out = nlohmann::json::array();
@@ -112,8 +123,9 @@ GeneratedModule generate_module(const std::string& module_name,
   std::set<std::string> available = prelude_closure(planned);
   for (const std::string& c : used.chunks())
     KJIT_CHECK(available.count(c), "codegen used prelude chunk '" + c + "' that was not planned");
-  KJIT_CHECK(out.kernels == describe_module(kernels, options),
-             "describe_module disagrees with the generated module");
+  KJIT_CHECK(out.kernels == describe_module(kernels, options) &&
+                 out.entry_points == entry_points(kernels, options),
+             "describe_module or entry_points disagree with the generated module");
   out.text = w.text();
   out.source_map = std::move(w.source_map());
   return out;

@@ -109,7 +109,7 @@ nlohmann::json make_meta(const ModuleSource& source, const Target& target,
                   {"cxx_standard", options.cxx_standard}, {"extra", options.extra},
                   {"fingerprint", options.fingerprint()}};
   m["entry_points"] = source.entry_points;
-  m["kernels"] = source.kernels;
+  m["kernels"] = source.kernel_descriptions();
   m["resources"] = out.resources;
   m["compile_ms"] = out.ms;
   m["created"] = utc_now();

@@ -17,11 +17,9 @@ ModuleInput module_input(const ModuleDef& def, const ModuleOptions& o) {
   s.name = def.name();
   s.identity = codegen::module_identity(def.name(), fns, cg);
   s.generate = [name = def.name(), fns, cg] { return codegen::generate_module(name, fns, cg).text; };
-  s.kernels = codegen::describe_module(fns, cg);
-  for (const auto& k : s.kernels) {
-    s.entry_points.push_back(k["forward"].get<std::string>());
-    if (!k["adjoint"].is_null()) s.entry_points.push_back(k["adjoint"].get<std::string>());
-  }
+  // Descriptions are built only when an entry is written; a cache hit reads them back.
+  s.describe = [fns, cg] { return codegen::describe_module(fns, cg); };
+  s.entry_points = codegen::entry_points(fns, cg);
   compiler::CompileOptions& c = in.compile;
   c.fast_math = o.fast_math;
   c.line_info = o.line_info;

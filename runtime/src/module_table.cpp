@@ -78,7 +78,7 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
   ModuleInput input = module_input(def, m.options);
   compiler::Target target = device.is_cpu() ? compiler::Target::host() : cuda::target_for(device.ordinal());
   m.artifact = compiler::build_module(input.source, target, input.compile);
-  const compiler::ModuleSource& source = input.source;
+  const nlohmann::json& kernels = m.artifact.meta.at("kernels");
 
   bool has_loops = false;
   if (device.is_cpu()) {
@@ -89,7 +89,7 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
   } else {
     m.cuda_module = cuda::module_load(device.ordinal(), m.artifact.image);
   }
-  for (const auto& k : source.kernels) {
+  for (const auto& k : kernels) {
     KernelEntry e;
     e.module = &m;
     e.generation = m.generation;
