@@ -53,7 +53,7 @@ class LaunchArg {
   Kind kind_ = Kind::Absent;
   NdArray array_;
   ir::Type type_;
-  alignas(16) unsigned char bytes_[160] = {};
+  alignas(16) unsigned char bytes_[320] = {};  // the largest element type: a 6x6 float64 matrix
 };
 
 /// Where and how a launch runs.
@@ -100,14 +100,5 @@ template <class... P, class... A>
 void launch_adjoint_grads(const Kernel<P...>& kernel, const Dims& dims, const A&... args) {
   launch_adjoint_grads(kernel.def(), dims, std::vector<LaunchArg>{LaunchArg(args)...});
 }
-
-/// Which devices to load a module on ahead of its first launch.
-enum class PreloadMode { None, CurrentDevice, AllDevices };
-
-/// Builds (or finds in the cache) and loads the module of `module_name` on `device`, so
-/// that the first launch does no compiling or loading.
-void load_module(const std::string& module_name, const Device& device);
-/// Loads the module on the devices `mode` names (CurrentDevice: default_device()).
-void preload_module(const std::string& module_name, PreloadMode mode);
 
 }  // namespace kjit

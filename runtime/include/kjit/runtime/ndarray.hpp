@@ -53,7 +53,7 @@ class NdArray {
   template <class T>
   std::vector<T> to_vector() const {
     check_element(ir_type_of<T>(), "to_vector");
-    std::vector<T> out(size_t(size()));
+    std::vector<T> out(static_cast<size_t>(size()));
     copy_to_host(out.data(), out.size() * sizeof(T));
     return out;
   }

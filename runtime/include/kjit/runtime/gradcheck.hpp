@@ -1,0 +1,71 @@
+// kjit/runtime/gradcheck.hpp — checks a kernel's adjoint against central finite differences.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kjit/runtime/launch.hpp"
+
+namespace kjit {
+
+/// How check_gradients perturbs and what it accepts.
+struct GradCheckOptions {
+  /// Finite-difference step relative to max(1, |x|); 0 picks cbrt(machine epsilon) of the
+  /// element type (about 6e-6 for float64, 5e-3 for float32).
+  double step = 0;
+  /// A component passes when |adjoint - numeric| <= atol + rtol * max(|adjoint|, |numeric|);
+  /// negative values pick defaults by precision (float64: rtol 1e-6, atol 1e-9; float32:
+  /// rtol 2e-2, atol 1e-3).
+  double rtol = -1;
+  double atol = -1;
+  /// Richardson extrapolation of the central difference (steps h and h/2): error O(h^4)
+  /// instead of O(h^2), for two more forward launches per component.
+  bool richardson = true;
+  /// Elements checked per input array (chosen at random when the array is larger).
+  int max_elements = 64;
+  /// Seed of the random output weights and of the element sample.
+  uint64_t seed = 1;
+  /// Parameters to check by name; empty means every floating array the kernel reads.
+  std::vector<std::string> inputs;
+  /// Where to run; the launch arguments are copied there (the caller's arrays are not
+  /// modified).
+  Device device = Device::cpu();
+};
+
+/// The outcome for one input array.
+struct GradCheckParam {
+  std::string name;
+  int64_t checked = 0;           ///< scalar components compared
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  int64_t worst_index = -1;      ///< flat element index of the worst component
+  int worst_component = 0;       ///< its component within the element (vec3: 0..2)
+  double worst_adjoint = 0;      ///< the adjoint's value there
+  double worst_numeric = 0;      ///< the finite difference there
+  bool passed = true;
+};
+
+/// The outcome of check_gradients.
+struct GradCheckReport {
+  std::vector<GradCheckParam> params;
+  bool passed() const;
+  /// A table: parameter, components checked, max abs/rel error, worst index, verdict.
+  std::string str() const;
+};
+
+/// Compares the adjoint of `kernel` with central finite differences of the scalar function
+/// L = sum over every output element of w * output, with fixed random weights w (outputs
+/// are the arrays the kernel writes). For each checked element x_j of each input array:
+/// numeric = (L(x_j + h) - L(x_j - h)) / 2h, evaluated by forward launches on copies of the
+/// arguments; adjoint = the gradient one adjoint launch seeded with w produces.
+GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
+                                const std::vector<LaunchArg>& args,
+                                const GradCheckOptions& options = {});
+template <class... P>
+GradCheckReport check_gradients(const Kernel<P...>& kernel, const Dims& dims,
+                                std::vector<LaunchArg> args, const GradCheckOptions& options = {}) {
+  return check_gradients(kernel.def(), dims, args, options);
+}
+
+}  // namespace kjit

@@ -1,0 +1,78 @@
+// Forward and adjoint launches on the cpu (the thread pool) and on CUDA devices.
+#include "kjit/runtime/launch.hpp"
+
+#include "cuda/cuda_backend.hpp"
+#include "module_table.hpp"
+#include "param_packer.hpp"
+#include "thread_pool.hpp"
+
+namespace kjit {
+
+int64_t Dims::size() const {
+  int64_t n = 1;
+  for (int64_t e : shape_) n *= e;
+  return n;
+}
+
+LaunchArg::LaunchArg(const NdArray& array)
+    : kind_(array.defined() ? Kind::Array : Kind::Absent), array_(array),
+      type_(array.defined() ? ir::Type::array(array.element(), array.ndim()) : ir::Type()) {}
+
+namespace {
+
+/// Indices per chunk on the cpu: launches this small run on the calling thread.
+constexpr int64_t kCpuGrain = 512;
+
+using CpuEntry = void (*)(void**, int64_t, int64_t);
+
+struct CpuCall {
+  CpuEntry entry;
+  void** params;
+};
+
+void run_chunk(void* context, int64_t begin, int64_t end) {
+  auto* call = static_cast<CpuCall*>(context);
+  call->entry(call->params, begin, end);
+}
+
+void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
+         const std::vector<LaunchArg>* adj_args, const LaunchOptions& options) {
+  kj::launch_bounds_t bounds = detail::make_bounds(kernel, dims);
+  Device device = detail::launch_device(kernel, args, adj_args, options);
+  const detail::KernelEntry& entry = detail::kernel_entry(kernel, device);
+  void* fn = adj_args ? entry.adjoint : entry.forward;
+  if (!fn) throw Error(ErrorKind::User, entry.adjoint_error);
+  detail::PackedParams params;
+  detail::pack_launch(params, kernel, bounds, args, adj_args, device);
+  if (bounds.size == 0) return;
+  if (device.is_cpu()) {
+    CpuCall call{reinterpret_cast<CpuEntry>(fn), params.pointers()};
+    detail::ThreadPool::global().parallel_for(bounds.size, kCpuGrain, &run_chunk, &call);
+  } else {
+    int block = options.block_dim > 0 ? options.block_dim : entry.module->options.block_dim;
+    void* stream = options.stream.device() == device ? options.stream.handle() : nullptr;
+    cuda::launch(device.ordinal(), fn, bounds.size, block, 0, stream, params.pointers());
+  }
+  if (adj_args) detail::check_status(*entry.module, kernel);
+}
+
+}  // namespace
+
+void launch(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
+            const LaunchOptions& options) {
+  run(kernel, dims, args, nullptr, options);
+}
+
+void launch_adjoint(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
+                    const std::vector<LaunchArg>& adj_args, const LaunchOptions& options) {
+  run(kernel, dims, args, &adj_args, options);
+}
+
+void launch_adjoint_grads(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
+                          const LaunchOptions& options) {
+  std::vector<LaunchArg> adj;
+  for (const LaunchArg& a : args) adj.push_back(a.is_array() && a.array().has_grad() ? LaunchArg(a.array().grad()) : LaunchArg());
+  run(kernel, dims, args, &adj, options);
+}
+
+}  // namespace kjit

@@ -1,0 +1,53 @@
+// Raw memory of the cpu and of CUDA devices.
+#include "memory.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda/cuda_backend.hpp"
+#include "kjit/error.hpp"
+
+namespace kjit::detail {
+
+void* allocate(const Device& device, size_t bytes) {
+  if (device.is_cuda()) return bytes ? cuda::alloc(device.ordinal(), bytes) : nullptr;
+  if (bytes == 0) return nullptr;
+  size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  void* p = std::aligned_alloc(kHostAlignment, rounded);
+  if (!p) throw Error(ErrorKind::User, "out of host memory allocating " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void deallocate(const Device& device, void* ptr) noexcept {
+  if (!ptr) return;
+  if (device.is_cuda()) cuda::free(device.ordinal(), ptr);
+  else std::free(ptr);
+}
+
+void copy_bytes(const Device& dst_device, void* dst, const Device& src_device, const void* src,
+                size_t bytes, const Stream& stream) {
+  if (bytes == 0) return;
+  if (dst_device.is_cpu() && src_device.is_cpu()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  void* s = stream.device().is_cuda() ? stream.handle() : nullptr;
+  if (dst_device.is_cuda() && src_device.is_cuda()) {
+    cuda::copy(dst_device.ordinal(), dst, src, bytes, cuda::CopyKind::DeviceToDevice, s);
+  } else if (dst_device.is_cuda()) {
+    cuda::copy(dst_device.ordinal(), dst, src, bytes, cuda::CopyKind::HostToDevice, s);
+  } else {
+    cuda::copy(src_device.ordinal(), dst, src, bytes, cuda::CopyKind::DeviceToHost, s);
+  }
+}
+
+void zero_bytes(const Device& device, void* ptr, size_t bytes, const Stream& stream) {
+  if (bytes == 0) return;
+  if (device.is_cpu()) {
+    std::memset(ptr, 0, bytes);
+    return;
+  }
+  cuda::zero(device.ordinal(), ptr, bytes, stream.device().is_cuda() ? stream.handle() : nullptr);
+}
+
+}  // namespace kjit::detail

@@ -1,0 +1,24 @@
+// Raw memory of a device: allocation, copies between devices, zeroing (internal).
+#pragma once
+
+#include <cstddef>
+
+#include "kjit/runtime/device.hpp"
+#include "kjit/runtime/stream.hpp"
+
+namespace kjit::detail {
+
+/// Alignment of every cpu allocation (cache line; room for any vector unit).
+constexpr size_t kHostAlignment = 64;
+
+/// `bytes` of memory on `device` (cpu: 64-byte aligned). Throws on failure.
+void* allocate(const Device& device, size_t bytes);
+/// Frees memory from allocate().
+void deallocate(const Device& device, void* ptr) noexcept;
+/// Copies `bytes` between any two devices (on `stream` when it is a CUDA stream).
+void copy_bytes(const Device& dst_device, void* dst, const Device& src_device, const void* src,
+                size_t bytes, const Stream& stream);
+/// Sets `bytes` at `ptr` to zero.
+void zero_bytes(const Device& device, void* ptr, size_t bytes, const Stream& stream);
+
+}  // namespace kjit::detail

@@ -1,0 +1,179 @@
+// Building, loading and finding modules per device.
+#include "module_table.hpp"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+
+#include "cuda/cuda_backend.hpp"
+#include "kjit/compiler/build.hpp"
+#include "module_input.hpp"
+
+namespace kjit::detail {
+
+namespace {
+
+constexpr int kMaxCudaDevices = 64;
+constexpr int kSlots = 1 + kMaxCudaDevices;
+
+/// Per-kernel state behind KernelDef::runtime_state: the module and one entry per device.
+struct KernelRuntime {
+  const ModuleDef* module = nullptr;
+  std::atomic<const KernelEntry*> slots[kSlots] = {};
+};
+
+int slot_of(const Device& d) {
+  if (d.is_cpu()) return 0;
+  if (d.ordinal() < 0 || d.ordinal() >= kMaxCudaDevices)
+    throw Error(ErrorKind::User, "device " + d.name() + " is beyond the " + std::to_string(kMaxCudaDevices) +
+                                     " CUDA devices kjit supports");
+  return 1 + d.ordinal();
+}
+
+KernelRuntime& runtime_of(const KernelDef& k) {
+  void* p = k.runtime_state.load(std::memory_order_acquire);
+  if (p) return *static_cast<KernelRuntime*>(p);
+  auto* fresh = new KernelRuntime;
+  fresh->module = &Registry::get().module(k.module());
+  void* expected = nullptr;
+  if (!k.runtime_state.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
+    delete fresh;
+    return *static_cast<KernelRuntime*>(expected);
+  }
+  return *fresh;
+}
+
+/// All loaded modules: one slot per (module, device), each building at most once at a time.
+struct Table {
+  struct Slot {
+    std::mutex mutex;  // serialises builds of this module on this device
+    std::deque<LoadedModule> versions;  // every generation loaded; the last is current
+  };
+  std::mutex mutex;
+  std::map<std::pair<std::string, int>, std::unique_ptr<Slot>> slots;
+};
+
+Table& table() {
+  static Table* t = new Table;  // never destroyed: modules stay loaded
+  return *t;
+}
+
+void* symbol(void* library, const std::string& name, const std::string& module) {
+  void* p = ::dlsym(library, name.c_str());
+  if (!p)
+    throw Error(ErrorKind::Cache, "module '" + module + "': entry point " + name +
+                                      " is missing from its artifact; clear the cache entry");
+  return p;
+}
+
+void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device) {
+  m.name = def.name();
+  m.device = device;
+  m.generation = def.generation();
+  m.options = def.options();
+  auto started = std::chrono::steady_clock::now();
+  ModuleInput input = module_input(def, m.options);
+  compiler::Target target = device.is_cpu() ? compiler::Target::host() : cuda::target_for(device.ordinal());
+  m.artifact = compiler::build_module(input.source, target, input.compile);
+  const compiler::ModuleSource& source = input.source;
+
+  bool has_loops = false;
+  if (device.is_cpu()) {
+    m.library = ::dlopen(m.artifact.library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!m.library)
+      throw Error(ErrorKind::Cache, "module '" + m.name + "': cannot load " + m.artifact.library_path + ": " +
+                                        ::dlerror());
+  } else {
+    m.cuda_module = cuda::module_load(device.ordinal(), m.artifact.image);
+  }
+  for (const auto& k : source.kernels) {
+    KernelEntry e;
+    e.module = &m;
+    e.generation = m.generation;
+    auto resolve = [&](const std::string& entry) {
+      return device.is_cpu() ? symbol(m.library, entry, m.name)
+                             : cuda::module_function(device.ordinal(), m.cuda_module, entry);
+    };
+    e.forward = resolve(k["forward"].get<std::string>());
+    if (!k["adjoint"].is_null()) e.adjoint = resolve(k["adjoint"].get<std::string>());
+    if (k.contains("adjoint_error")) e.adjoint_error = k["adjoint_error"].get<std::string>();
+    if (!m.options.enable_adjoint)
+      e.adjoint_error = "kernel '" + k["name"].get<std::string>() + "' has no adjoint: module '" + m.name +
+                        "' is built with enable_adjoint = false";
+    for (const auto& loop : k["loops"]) {
+      m.loop_locations[loop["status"].get<int>()] = loop["loc"].get<std::string>();
+      has_loops = true;
+    }
+    m.kernels[k["name"].get<std::string>()] = e;
+  }
+  if (has_loops) {
+    if (device.is_cpu()) {
+      m.status = symbol(m.library, "kjit_status", m.name);
+    } else {
+      size_t bytes = 0;
+      m.status = cuda::module_global(device.ordinal(), m.cuda_module, "kjit_status", &bytes);
+    }
+  }
+  m.load_milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+}
+
+}  // namespace
+
+const LoadedModule& module_on(const ModuleDef& def, const Device& device) {
+  int slot = slot_of(device);
+  Table& t = table();
+  Table::Slot* s;
+  {
+    std::lock_guard<std::mutex> lock(t.mutex);
+    auto& p = t.slots[{def.name(), slot}];
+    if (!p) p = std::make_unique<Table::Slot>();
+    s = p.get();
+  }
+  std::lock_guard<std::mutex> lock(s->mutex);
+  if (!s->versions.empty() && s->versions.back().generation == def.generation()) return s->versions.back();
+  s->versions.emplace_back();
+  try {
+    build_and_load(s->versions.back(), def, device);
+  } catch (...) {
+    s->versions.pop_back();
+    throw;
+  }
+  return s->versions.back();
+}
+
+const KernelEntry& kernel_entry(const KernelDef& kernel, const Device& device) {
+  KernelRuntime& rt = runtime_of(kernel);
+  int slot = slot_of(device);
+  const KernelEntry* e = rt.slots[slot].load(std::memory_order_acquire);
+  if (e && e->generation == rt.module->generation()) return *e;
+  const LoadedModule& m = module_on(*rt.module, device);
+  auto it = m.kernels.find(kernel.name());
+  KJIT_CHECK(it != m.kernels.end(), "kernel " + kernel.name() + " missing from its module " + m.name);
+  rt.slots[slot].store(&it->second, std::memory_order_release);
+  return it->second;
+}
+
+void check_status(const LoadedModule& m, const KernelDef& kernel) {
+  if (!m.status) return;
+  int32_t code = 0;
+  if (m.device.is_cpu()) {
+    code = __atomic_exchange_n(static_cast<int32_t*>(m.status), 0, __ATOMIC_ACQ_REL);
+  } else {
+    cuda::copy(m.device.ordinal(), &code, m.status, sizeof code, cuda::CopyKind::DeviceToHost, nullptr);
+    if (code) cuda::zero(m.device.ordinal(), m.status, sizeof code, nullptr);
+  }
+  if (!code) return;
+  auto it = m.loop_locations.find(code);
+  const std::string where = it == m.loop_locations.end() ? "a dynamic loop" : "the dynamic loop at " + it->second;
+  const int c = m.options.loop_checkpoints;
+  throw Error(ErrorKind::User,
+              "adjoint of kernel '" + kernel.name() + "': " + where + " ran more than " + std::to_string(c * c) +
+                  " iterations, the bound of its checkpoints (ModuleOptions::loop_checkpoints = " +
+                  std::to_string(c) + ", bound = checkpoints squared). The gradients of this launch are "
+                  "incomplete and must not be used; raise loop_checkpoints for module '" + m.name + "'");
+}
+
+}  // namespace kjit::detail

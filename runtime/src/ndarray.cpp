@@ -1,0 +1,159 @@
+// NdArray: allocation, views, gradient buffers, copies between devices.
+#include "kjit/runtime/ndarray.hpp"
+
+#include "memory.hpp"
+
+namespace kjit {
+
+namespace {
+
+void check_shape(const Shape& shape) {
+  if (shape.empty() || shape.size() > size_t(kj::kMaxDims))
+    throw Error(ErrorKind::User, "arrays have 1 to 4 dimensions, not " + std::to_string(shape.size()));
+  for (int64_t e : shape) {
+    if (e < 0) throw Error(ErrorKind::User, "array extents must not be negative");
+    if (e > INT32_MAX)
+      throw Error(ErrorKind::User, "array extent " + std::to_string(e) + " exceeds the 2^31-1 per dimension");
+  }
+}
+
+int64_t count(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return n;
+}
+
+std::vector<int64_t> row_major(const Shape& shape, int64_t element_bytes) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = element_bytes;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  return strides;
+}
+
+std::shared_ptr<void> own(const Device& device, void* p) {
+  return std::shared_ptr<void>(p, [device](void* q) { detail::deallocate(device, q); });
+}
+
+}  // namespace
+
+int64_t NdArray::size() const { return shape_.empty() ? 0 : count(shape_); }
+
+bool NdArray::is_contiguous() const {
+  return strides_ == row_major(shape_, int64_t(element_bytes()));
+}
+
+NdArray NdArray::empty(ir::Type element, const Shape& shape, const Device& device) {
+  check_shape(shape);
+  if (element.is_void() || element.is_array())
+    throw Error(ErrorKind::User, "array elements are values, not " + element.str());
+  NdArray a;
+  a.element_ = element;
+  a.shape_ = shape;
+  a.strides_ = row_major(shape, element.element_bytes());
+  a.device_ = device;
+  size_t bytes = size_t(count(shape)) * size_t(element.element_bytes());
+  a.data_ = detail::allocate(device, bytes);
+  a.memory_ = own(device, a.data_);
+  return a;
+}
+
+NdArray NdArray::zeros(ir::Type element, const Shape& shape, const Device& device) {
+  NdArray a = empty(element, shape, device);
+  a.zero();
+  return a;
+}
+
+NdArray NdArray::view(void* data, ir::Type element, const Shape& shape, const Device& device,
+                      std::vector<int64_t> strides, void* grad) {
+  check_shape(shape);
+  NdArray a;
+  a.element_ = element;
+  a.shape_ = shape;
+  a.strides_ = strides.empty() ? row_major(shape, element.element_bytes()) : std::move(strides);
+  if (a.strides_.size() != shape.size())
+    throw Error(ErrorKind::User, "view: " + std::to_string(a.strides_.size()) + " strides for " +
+                                     std::to_string(shape.size()) + " dimensions");
+  a.device_ = device;
+  a.data_ = data;
+  a.grad_ = grad;
+  return a;
+}
+
+NdArray NdArray::grad() const {
+  if (!grad_) return NdArray();
+  NdArray g = *this;
+  g.data_ = grad_;
+  g.memory_ = grad_memory_ ? grad_memory_ : memory_;
+  g.grad_ = nullptr;
+  g.grad_memory_.reset();
+  return g;
+}
+
+NdArray& NdArray::requires_grad() {
+  if (grad_) return *this;
+  if (!is_contiguous())
+    throw Error(ErrorKind::User, "requires_grad: gradient buffers are allocated for contiguous arrays only");
+  size_t bytes = size_t(size()) * element_bytes();
+  grad_ = detail::allocate(device_, bytes);
+  grad_memory_ = own(device_, grad_);
+  detail::zero_bytes(device_, grad_, bytes, Stream::default_for(device_));
+  return *this;
+}
+
+void NdArray::zero_grad(const Stream& stream) {
+  if (!grad_) return;
+  detail::zero_bytes(device_, grad_, size_t(size()) * element_bytes(), stream);
+}
+
+void NdArray::zero(const Stream& stream) {
+  if (!is_contiguous()) throw Error(ErrorKind::User, "zero: the array is not contiguous");
+  detail::zero_bytes(device_, data_, size_t(size()) * element_bytes(), stream);
+}
+
+NdArray NdArray::to(const Device& device, const Stream& stream) const {
+  NdArray out = empty(element_, shape_, device);
+  out.copy_from(*this, stream);
+  return out;
+}
+
+void NdArray::copy_from(const NdArray& src, const Stream& stream) {
+  if (src.element_ != element_ || src.shape_ != shape_)
+    throw Error(ErrorKind::User, "copy_from: " + src.element_.str() + " array of another shape or type "
+                                     "than this " + element_.str() + " array");
+  if (!is_contiguous() || !src.is_contiguous())
+    throw Error(ErrorKind::User, "copy_from: both arrays must be contiguous");
+  detail::copy_bytes(device_, data_, src.device_, src.data_, size_t(size()) * element_bytes(), stream);
+}
+
+void NdArray::copy_from_host(const void* src, size_t bytes) {
+  detail::copy_bytes(device_, data_, Device::cpu(), src, bytes, Stream::default_for(device_));
+}
+
+void NdArray::copy_to_host(void* dst, size_t bytes) const {
+  if (!is_contiguous()) throw Error(ErrorKind::User, "to_vector: the array is not contiguous");
+  detail::copy_bytes(Device::cpu(), dst, device_, data_, bytes, Stream::default_for(device_));
+}
+
+void NdArray::check_element(const ir::Type& t, const char* what) const {
+  if (t != element_)
+    throw Error(ErrorKind::User, std::string(what) + ": the array holds " + element_.str() +
+                                     ", not " + t.str());
+}
+
+kj::array_t<void> NdArray::descriptor() const {
+  kj::array_t<void> d{};
+  if (!defined()) return d;
+  d.data = data_;
+  d.grad = grad_;
+  d.ndim = kj_int32(shape_.size());
+  for (size_t i = 0; i < shape_.size(); ++i) {
+    d.shape[i] = kj_int32(shape_[i]);
+    d.strides[i] = strides_[i];
+  }
+  return d;
+}
+
+}  // namespace kjit

@@ -1,0 +1,203 @@
+// Launch argument checking and parameter packing.
+#include "param_packer.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace kjit::detail {
+
+namespace {
+
+std::string where(const KernelDef& k, size_t i, bool adjoint) {
+  return "launch of kernel '" + k.name() + "': " + (adjoint ? "adjoint of argument " : "argument ") +
+         std::to_string(i + 1) + " ('" + k.params()[i].name + "')";
+}
+
+std::string describe(const LaunchArg& a) {
+  if (a.absent()) return "nothing";
+  if (a.is_array()) {
+    const NdArray& x = a.array();
+    return "a " + std::to_string(x.ndim()) + "-D array of " + x.element().str();
+  }
+  return "a " + a.type().str() + " value";
+}
+
+std::string expected(const ir::Type& t) {
+  if (t.is_array()) return "a " + std::to_string(t.ndim) + "-D array of " + t.element().str();
+  return "a " + t.str() + " value";
+}
+
+/// Reads a scalar of kind `s` from `p` as long double (exact for every type kjit has).
+long double read_scalar(ir::Scalar s, const void* p) {
+  switch (s) {
+#define KJIT_READ(E, T) case ir::Scalar::E: { T v; std::memcpy(&v, p, sizeof v); return (long double)v; }
+    KJIT_READ(Bool, bool) KJIT_READ(I8, int8_t) KJIT_READ(U8, uint8_t) KJIT_READ(I16, int16_t)
+    KJIT_READ(U16, uint16_t) KJIT_READ(I32, int32_t) KJIT_READ(U32, uint32_t) KJIT_READ(I64, int64_t)
+    KJIT_READ(U64, uint64_t) KJIT_READ(F32, float) KJIT_READ(F64, double)
+#undef KJIT_READ
+    case ir::Scalar::F16: { half h; std::memcpy(&h, p, sizeof h); return (long double)float(h); }
+    case ir::Scalar::BF16: { bfloat16 h; std::memcpy(&h, p, sizeof h); return (long double)float(h); }
+  }
+  return 0;
+}
+
+/// Converts a scalar argument to the parameter's scalar kind into `out`; false when the
+/// conversion would change the value (or crosses bool and numbers).
+bool convert_scalar(ir::Scalar to, ir::Scalar from, const void* in, unsigned char* out) {
+  if (to == from) {
+    std::memcpy(out, in, size_t(ir::scalar_bytes(to)));
+    return true;
+  }
+  if ((to == ir::Scalar::Bool) != (from == ir::Scalar::Bool)) return false;
+  long double v = read_scalar(from, in);
+  bool to_float = ir::scalar_is_float(to), from_float = ir::scalar_is_float(from);
+  if (!to_float && from_float) return false;  // never truncate a float into an integer
+  switch (to) {
+#define KJIT_WRITE(E, T)                                                                  \
+  case ir::Scalar::E: {                                                                   \
+    if (!to_float && (v < (long double)std::numeric_limits<T>::lowest() ||                 \
+                      v > (long double)std::numeric_limits<T>::max()))                     \
+      return false;                                                                       \
+    T t = T(v);                                                                           \
+    if (to_float && !from_float && (long double)t != v) return false; /* inexact int */   \
+    std::memcpy(out, &t, sizeof t);                                                       \
+    return true;                                                                          \
+  }
+    KJIT_WRITE(I8, int8_t) KJIT_WRITE(U8, uint8_t) KJIT_WRITE(I16, int16_t) KJIT_WRITE(U16, uint16_t)
+    KJIT_WRITE(I32, int32_t) KJIT_WRITE(U32, uint32_t) KJIT_WRITE(I64, int64_t)
+    KJIT_WRITE(U64, uint64_t) KJIT_WRITE(F32, float) KJIT_WRITE(F64, double)
+#undef KJIT_WRITE
+    case ir::Scalar::F16: { half h{static_cast<float>(v)}; std::memcpy(out, &h, sizeof h); return true; }
+    case ir::Scalar::BF16: { bfloat16 h{static_cast<float>(v)}; std::memcpy(out, &h, sizeof h); return true; }
+    default: return false;
+  }
+}
+
+void check_array(const KernelDef& k, size_t i, bool adjoint, const LaunchArg& a, const Device& device) {
+  const ir::Type& want = k.params()[i].type;
+  const NdArray& x = a.array();
+  if (x.element() != want.element() || x.ndim() != want.ndim)
+    throw Error(ErrorKind::User, where(k, i, adjoint) + " expects " + expected(want) + ", got " + describe(a));
+  if (x.device() != device)
+    throw Error(ErrorKind::User, where(k, i, adjoint) + " is on " + x.device().name() +
+                                     " but the launch runs on " + device.name());
+}
+
+}  // namespace
+
+void PackedParams::push(const void* bytes, size_t size, size_t align) {
+  size_t offset = (used_ + align - 1) / align * align;
+  if (offset + size > sizeof(storage_) || count_ == kMaxParams)
+    throw Error(ErrorKind::User, "kernel parameters exceed " + std::to_string(sizeof(storage_)) +
+                                     " bytes or " + std::to_string(kMaxParams) + " parameters");
+  std::memcpy(storage_ + offset, bytes, size);
+  pointers_[count_++] = storage_ + offset;
+  used_ = offset + size;
+}
+
+kj::launch_bounds_t make_bounds(const KernelDef& kernel, const Dims& dims) {
+  const ir::Function& fn = kernel.ir();
+  if (dims.ndim() < 1 || dims.ndim() > kj::kMaxDims)
+    throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "': launches have 1 to 4 dimensions, not " +
+                                     std::to_string(dims.ndim()));
+  if (fn.launch_ndim != 0 && fn.launch_ndim != dims.ndim())
+    throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "': the kernel uses tid<" +
+                                     std::to_string(fn.launch_ndim) + ">() and needs a " +
+                                     std::to_string(fn.launch_ndim) + "-D launch, got " +
+                                     std::to_string(dims.ndim()) + "-D");
+  kj::launch_bounds_t b{};
+  b.ndim = dims.ndim();
+  b.size = 1;
+  for (int d = 0; d < kj::kMaxDims; ++d) b.shape[d] = 1;
+  for (int d = 0; d < dims.ndim(); ++d) {
+    int64_t e = dims.shape()[size_t(d)];
+    if (e < 0 || e > INT32_MAX)
+      throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "': extent " + std::to_string(e) +
+                                       " of dimension " + std::to_string(d) + " is out of range");
+    b.shape[d] = kj_int32(e);
+    b.size *= e;
+  }
+  // Thread indices are int32 in kernels (tid()), as in Warp.
+  if (b.size > INT32_MAX)
+    throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "': " + std::to_string(b.size) +
+                                     " threads exceed the 2^31-1 that int32 thread indices address");
+  return b;
+}
+
+Device launch_device(const KernelDef& kernel, const std::vector<LaunchArg>& args,
+                     const std::vector<LaunchArg>* adj_args, const LaunchOptions& options) {
+  if (options.device) return *options.device;
+  for (const auto* list : {&args, adj_args}) {
+    if (!list) continue;
+    for (const LaunchArg& a : *list)
+      if (a.is_array()) return a.array().device();
+  }
+  return Device::cpu();
+}
+
+void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bounds_t& bounds,
+                 const std::vector<LaunchArg>& args, const std::vector<LaunchArg>* adj_args,
+                 const Device& device) {
+  const auto& params = kernel.params();
+  auto names = [&] {
+    std::string s;
+    for (size_t i = 0; i < params.size(); ++i) s += (i ? ", " : "") + params[i].name;
+    return s;
+  };
+  if (args.size() != params.size())
+    throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "': expected " +
+                                     std::to_string(params.size()) + " arguments (" + names() + "), got " +
+                                     std::to_string(args.size()));
+  if (adj_args && adj_args->size() != params.size())
+    throw Error(ErrorKind::User, "adjoint launch of kernel '" + kernel.name() + "': expected " +
+                                     std::to_string(params.size()) + " adjoint arguments (" + names() +
+                                     "; {} for none), got " + std::to_string(adj_args->size()));
+  out.push(bounds);
+  auto pack_one = [&](size_t i, const LaunchArg& a, bool adjoint) {
+    const ir::Type& want = params[i].type;
+    if (want.is_array()) {
+      if (a.absent()) {
+        if (!adjoint) throw Error(ErrorKind::User, where(kernel, i, false) + " is missing: expected " + expected(want));
+        out.push(kj::array_t<void>{});
+        return;
+      }
+      if (!a.is_array())
+        throw Error(ErrorKind::User, where(kernel, i, adjoint) + " expects " + expected(want) + ", got " + describe(a));
+      check_array(kernel, i, adjoint, a, device);
+      if (adjoint) {
+        const NdArray& primal = args[i].array();
+        if (a.array().shape() != primal.shape())
+          throw Error(ErrorKind::User, where(kernel, i, true) + " must have the shape of the array it is "
+                                                               "the gradient of");
+      }
+      out.push(a.array().descriptor());
+      return;
+    }
+    alignas(16) unsigned char bytes[320] = {};
+    size_t size = size_t(want.element_bytes());
+    size_t align = size_t(ir::scalar_bytes(want.scalar));
+    auto mismatch = [&](const std::string& extra) {
+      return Error(ErrorKind::User, where(kernel, i, adjoint) + " expects " + expected(want) + ", got " +
+                                        describe(a) + extra);
+    };
+    if (a.absent()) {
+      if (!adjoint) throw Error(ErrorKind::User, where(kernel, i, false) + " is missing: expected " + expected(want));
+    } else if (a.is_array()) {
+      throw mismatch("");
+    } else if (want.is_scalar() && a.type().is_scalar()) {
+      if (!convert_scalar(want.scalar, a.type().scalar, a.bytes(), bytes))
+        throw mismatch(" that does not convert exactly; pass a " + want.str());
+    } else if (a.type() == want) {
+      std::memcpy(bytes, a.bytes(), size);
+    } else {
+      throw mismatch("");
+    }
+    out.push(bytes, size, align);
+  };
+  for (size_t i = 0; i < params.size(); ++i) pack_one(i, args[i], false);
+  if (adj_args)
+    for (size_t i = 0; i < params.size(); ++i) pack_one(i, (*adj_args)[i], true);
+}
+
+}  // namespace kjit::detail

@@ -1,0 +1,36 @@
+// Streams: the cpu's implicit one, and CUDA streams created or wrapped.
+#include "kjit/runtime/stream.hpp"
+
+#include "cuda/cuda_backend.hpp"
+
+namespace kjit {
+
+Stream Stream::default_for(const Device& device) {
+  Stream s;
+  s.device_ = device;
+  return s;
+}
+
+Stream Stream::create(const Device& device) {
+  Stream s;
+  s.device_ = device;
+  if (device.is_cuda()) {
+    int ordinal = device.ordinal();
+    s.handle_ = cuda::stream_create(ordinal);
+    s.owner_ = std::shared_ptr<void>(s.handle_, [ordinal](void* h) { cuda::stream_destroy(ordinal, h); });
+  }
+  return s;
+}
+
+Stream Stream::wrap(const Device& device, void* handle) {
+  Stream s;
+  s.device_ = device;
+  s.handle_ = handle;
+  return s;
+}
+
+void Stream::synchronize() const {
+  if (device_.is_cuda()) cuda::stream_synchronize(device_.ordinal(), handle_);
+}
+
+}  // namespace kjit

@@ -1,0 +1,111 @@
+// The persistent cpu thread pool.
+#include "thread_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+namespace kjit::detail {
+
+struct ThreadPool::Job {
+  void (*body)(void*, int64_t, int64_t);
+  void* context;
+  int64_t n;
+  int64_t chunk;
+  int64_t chunks;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  int users = 0;                     ///< workers inside run_chunks (guarded by the pool mutex)
+  std::condition_variable finished;  ///< waits with the pool mutex
+};
+
+ThreadPool& ThreadPool::global() {
+  static ThreadPool* pool = [] {
+    unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    if (const char* env = std::getenv("KJIT_NUM_THREADS")) {
+      long v = std::strtol(env, nullptr, 10);
+      if (v >= 1 && v <= 4096) n = unsigned(v);
+    }
+    return new ThreadPool(n);  // never destroyed: launches may run during static teardown
+  }();
+  return *pool;
+}
+
+ThreadPool::ThreadPool(unsigned threads) {
+  for (unsigned i = 1; i < std::max(1u, threads); ++i) workers_.emplace_back([this] { work(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::run_chunks(Job& job) {
+  int64_t c;
+  while ((c = job.next.fetch_add(1, std::memory_order_relaxed)) < job.chunks) {
+    int64_t begin = c * job.chunk;
+    int64_t end = std::min(job.n, begin + job.chunk);
+    job.body(job.context, begin, end);
+    job.done.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
+void ThreadPool::work() {
+  for (;;) {
+    Job* job = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (stop_ && queue_.empty()) return;
+      job = queue_.front();
+      // A job leaves the queue once all its chunks are claimed; until then every worker
+      // that wakes helps with it.
+      if (job->next.load(std::memory_order_relaxed) >= job->chunks) {
+        queue_.pop_front();
+        continue;
+      }
+      ++job->users;  // the submitter waits for users to leave before the job dies
+    }
+    run_chunks(*job);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!queue_.empty() && queue_.front() == job) queue_.pop_front();
+    if (--job->users == 0) job->finished.notify_all();
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int64_t, int64_t),
+                              void* context) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(1, grain);
+  if (workers_.empty() || n <= grain) {
+    body(context, 0, n);
+    return;
+  }
+  Job job;
+  job.body = body;
+  job.context = context;
+  job.n = n;
+  // Several chunks per thread balance uneven work; the grain keeps them large enough.
+  job.chunk = std::max(grain, (n + int64_t(size()) * 4 - 1) / (int64_t(size()) * 4));
+  job.chunks = (n + job.chunk - 1) / job.chunk;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(&job);
+  }
+  wake_.notify_all();
+  run_chunks(job);
+  std::unique_lock<std::mutex> lock(mutex_);
+  // Every chunk was claimed (run_chunks returned); wait for the workers still running one.
+  auto it = std::find(queue_.begin(), queue_.end(), &job);
+  if (it != queue_.end()) queue_.erase(it);
+  job.finished.wait(lock, [&] {
+    return job.users == 0 && job.done.load(std::memory_order_acquire) == job.chunks;
+  });
+}
+
+}  // namespace kjit::detail

@@ -1,0 +1,48 @@
+// The cpu device's persistent thread pool: splits a launch's index range across all
+// hardware threads, the launching thread included (internal).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kjit::detail {
+
+/// A fixed set of worker threads that run chunks of index ranges. Any number of threads may
+/// submit at once (XLA runs handlers concurrently); each submitter works on its own range
+/// too and returns when the range is done.
+class ThreadPool {
+ public:
+  /// The process-wide pool: `KJIT_NUM_THREADS`, else the hardware concurrency.
+  static ThreadPool& global();
+
+  /// A pool with `threads` threads in all (threads - 1 workers plus the submitter).
+  explicit ThreadPool(unsigned threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  /// Threads that share a range, the submitter included.
+  unsigned size() const { return unsigned(workers_.size()) + 1; }
+
+  /// Calls `body(context, begin, end)` over [0, n) in chunks of about `grain` indices, on
+  /// the workers and the calling thread. Returns when every chunk has run.
+  void parallel_for(int64_t n, int64_t grain, void (*body)(void* context, int64_t, int64_t),
+                    void* context);
+
+ private:
+  struct Job;
+  void work();
+  static void run_chunks(Job& job);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Job*> queue_;
+  bool stop_ = false;
+};
+
+}  // namespace kjit::detail
