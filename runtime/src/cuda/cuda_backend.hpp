@@ -83,5 +83,8 @@ void graph_destroy(int ordinal, void* graph_exec) noexcept;
 /// Streams being captured right now, process-wide. Modules must not be unloaded while it is
 /// above zero (kjit's module tables never unload; anything that does must check this).
 int capturing_count();
+/// Whether the calling thread is capturing a stream right now: synchronous device work (a
+/// blocking copy, a module load) would break the capture, so callers skip or refuse it.
+bool this_thread_capturing();
 
 }  // namespace kjit::cuda

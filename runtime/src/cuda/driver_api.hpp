@@ -105,8 +105,8 @@ inline CUstream to_cu_stream(void* stream) {
   return stream ? static_cast<CUstream>(stream) : CU_STREAM_PER_THREAD;
 }
 
-/// Whether the calling thread is capturing a stream into a graph right now.
-bool this_thread_capturing();
+/// The stream the calling thread is capturing (nullptr when none).
+void* this_thread_capture_stream();
 
 namespace detail {
 /// Forgets the opened driver and its devices (releasing primary contexts) so that the next

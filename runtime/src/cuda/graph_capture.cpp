@@ -8,21 +8,25 @@ namespace kjit::cuda {
 
 namespace {
 std::atomic<int> g_capturing{0};
-thread_local int t_capturing = 0;
+thread_local void* t_capture_stream = nullptr;  // the stream this thread captures, if any
 
 void capture_finished() {
   g_capturing.fetch_sub(1, std::memory_order_acq_rel);
-  --t_capturing;
+  t_capture_stream = nullptr;
 }
 }  // namespace
 
-bool this_thread_capturing() { return t_capturing > 0; }
+bool this_thread_capturing() { return t_capture_stream != nullptr; }
+void* this_thread_capture_stream() { return t_capture_stream; }
 int capturing_count() { return g_capturing.load(std::memory_order_acquire); }
 
 void capture_begin(int ordinal, void* stream) {
   if (!stream)
     throw Error(ErrorKind::User, "a CUDA graph cannot capture a default stream: capture a "
                                  "stream made by kjit::Stream::create (or wrap the caller's)");
+  if (t_capture_stream)
+    throw Error(ErrorKind::User, "this thread is already capturing a CUDA graph; captures do "
+                                 "not nest: finish the first one before starting another");
   DeviceState& dev = device(ordinal);
   ContextScope scope(dev);
   // Thread-local mode: other threads (XLA runs one per device) may keep making calls that
@@ -30,7 +34,7 @@ void capture_begin(int ordinal, void* stream) {
   KJIT_CU(driver().api.cuStreamBeginCapture(static_cast<CUstream>(stream),
                                             CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
   g_capturing.fetch_add(1, std::memory_order_acq_rel);
-  ++t_capturing;
+  t_capture_stream = stream;
 }
 
 void* capture_end(int ordinal, void* stream) {

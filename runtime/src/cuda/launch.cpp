@@ -71,6 +71,11 @@ void launch(int ordinal, void* function, int64_t size, int block_dim, unsigned s
                                      ": use 1 to " +
                                      std::to_string(dev.props.max_threads_per_block) +
                                      " threads (a multiple of 32 runs best)");
+  if (void* captured = this_thread_capture_stream(); captured && captured != stream)
+    throw Error(ErrorKind::User,
+                "a kernel was launched on another stream while this thread captures a CUDA "
+                "graph, so the graph would miss it: launch on the stream the captured work is "
+                "given (LaunchOptions::stream)");
   if (size <= 0) return;  // no index to run: the kernel would do nothing
   unsigned grid = grid_size(dev.props, size, block_dim);
   ContextScope scope(dev);
