@@ -20,6 +20,11 @@ namespace kjit::compiler {
 
 namespace {
 
+// Bounds on what a hit reads: meta.json holds kernel descriptions (kilobytes); artifacts
+// and sources stay under the 512 MiB SHA-256 limit.
+constexpr uint64_t kMaxMetaBytes = uint64_t(64) << 20;
+constexpr uint64_t kMaxArtifactBytes = (uint64_t(1) << 29) - 1;
+
 /// Closes a descriptor on scope exit.
 struct Fd {
   int fd = -1;
@@ -38,9 +43,10 @@ std::string utc_now() {
   return buf;
 }
 
-/// Reads a file of an entry through one descriptor: safe (owner, mode), regular, complete.
-/// Returns "" and fills *bytes, or the problem.
-std::string read_entry_file(const std::string& path, std::string* bytes, int* keep_fd = nullptr) {
+/// Reads a file of an entry through one descriptor: safe (owner, mode), regular, at most
+/// `max_bytes`, complete. Returns "" and fills *bytes, or the problem.
+std::string read_entry_file(const std::string& path, std::string* bytes, uint64_t max_bytes,
+                            int* keep_fd = nullptr) {
   int raw = open_nofollow(path);
   if (raw < 0) {
     int err = errno;
@@ -53,6 +59,8 @@ std::string read_entry_file(const std::string& path, std::string* bytes, int* ke
   if (::fstat(fd.fd, &st) != 0) return "cannot inspect " + path + ": " + errno_text(errno);
   if (!S_ISREG(st.st_mode)) return path + " is not a regular file";
   if (std::string u = unsafe_reason(st, path); !u.empty()) return u;
+  if (uint64_t(st.st_size) > max_bytes)
+    return path + " is implausibly large (" + std::to_string(st.st_size) + " bytes)";
   if (!read_fd(fd.fd, bytes)) return "cannot read " + path + ": " + errno_text(errno);
   if (keep_fd) {
     *keep_fd = fd.fd;
@@ -128,7 +136,7 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
 
   std::string text;
   int meta_fd = -1;
-  if (std::string p = read_entry_file(folder + "/" + kMetaFile, &text, touch ? &meta_fd : nullptr);
+  if (std::string p = read_entry_file(folder + "/" + kMetaFile, &text, kMaxMetaBytes, touch ? &meta_fd : nullptr);
       !p.empty()) {
     c.problem = p;
     return c;
@@ -164,7 +172,7 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
   // The artifact: one descriptor is checked, measured, read and hashed, so what is verified
   // is what is returned.
   c.artifact_path = folder + "/" + artifact_file_name(t);
-  if (std::string p = read_entry_file(c.artifact_path, &c.artifact); !p.empty()) {
+  if (std::string p = read_entry_file(c.artifact_path, &c.artifact, kMaxArtifactBytes); !p.empty()) {
     c.problem = p;
     c.artifact.clear();
     return c;
@@ -187,7 +195,7 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
   uint64_t want_src = (*src)["size"].get<uint64_t>();
   if (full) {
     std::string s;
-    if (std::string p = read_entry_file(source_path, &s); !p.empty()) c.problem = p;
+    if (std::string p = read_entry_file(source_path, &s, kMaxArtifactBytes); !p.empty()) c.problem = p;
     else if (s.size() != want_src || sha256_hex(s) != (*src)["sha256"].get<std::string>())
       c.problem = source_path + " does not match " + kMetaFile;
   } else {

@@ -159,8 +159,12 @@ Artifact Cache::Impl::build(const ModuleSource& source, const Target& target,
     if (auto a = load(source, target, key, &problem)) return *a;
   }
   if (!problem.empty()) {
-    warn("cache entry " + entry_path(source.name, key) + " is unusable (" + problem +
-         "); compiling the module again");
+    const std::string path = entry_path(source.name, key);
+    const std::string message = "cache entry " + path + " is unusable (" + problem + "); compiling the module again";
+    // A writable cache replaces the entry, so a later problem is a new one; a read-only
+    // cache keeps it, and says so once.
+    if (mode == CacheMode::ReadWrite) warn(message);
+    else warn_once("bad:" + path, message + " (in memory: the cache is read-only)");
     std::lock_guard<std::mutex> l(mu);
     ++stats.bad_entries;
   }

@@ -87,19 +87,30 @@ std::vector<std::string> nvrtc_options(const Target& target, const CompileOption
 
 CompileOutput nvrtc_compile(const std::string& text, const std::string& generated_file,
                             const Target& target, const CompileOptions& options) {
+  return nvrtc_run(text, generated_file, target.kind, nvrtc_options(target, options));
+}
+
+CompileOutput nvrtc_run(const std::string& text, const std::string& generated_file, TargetKind kind,
+                        const std::vector<std::string>& options, const std::vector<NvrtcHeader>& headers) {
+  KJIT_CHECK(kind != TargetKind::Host, "NVRTC asked to build a host module");
   CompileOutput out;
   out.compiler = nvrtc_version_string();
   out.generated_file = generated_file;
-  std::vector<std::string> opts = nvrtc_options(target, options);
   std::vector<const char*> argv;
-  for (const std::string& s : opts) {
+  for (const std::string& s : options) {
     argv.push_back(s.c_str());
     out.options += (out.options.empty() ? "" : " ") + s;
+  }
+  std::vector<const char*> header_texts, header_names;
+  for (const NvrtcHeader& h : headers) {
+    header_texts.push_back(h.text.c_str());
+    header_names.push_back(h.name.c_str());
   }
 
   auto t0 = std::chrono::steady_clock::now();
   nvrtcProgram raw = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(&raw, text.c_str(), generated_file.c_str(), 0, nullptr, nullptr);
+  nvrtcResult rc = nvrtcCreateProgram(&raw, text.c_str(), generated_file.c_str(), int(headers.size()),
+                                      header_texts.data(), header_names.data());
   if (rc != NVRTC_SUCCESS)
     throw Error(ErrorKind::Internal, std::string("nvrtcCreateProgram failed: ") + nvrtcGetErrorString(rc));
   Program prog(raw);
@@ -113,15 +124,15 @@ CompileOutput nvrtc_compile(const std::string& text, const std::string& generate
   }
 
   size_t size = 0;
-  if (target.kind == TargetKind::Cubin) {
+  if (kind == TargetKind::Cubin) {
     if (nvrtcGetCUBINSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0)
-      throw Error(ErrorKind::Internal, "NVRTC produced no cubin for " + target.name());
+      throw Error(ErrorKind::Internal, "NVRTC produced no cubin");
     out.bytes.resize(size);
     if (nvrtcGetCUBIN(prog.get(), out.bytes.data()) != NVRTC_SUCCESS)
       throw Error(ErrorKind::Internal, "nvrtcGetCUBIN failed");
   } else {
     if (nvrtcGetPTXSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0)
-      throw Error(ErrorKind::Internal, "NVRTC produced no PTX for " + target.name());
+      throw Error(ErrorKind::Internal, "NVRTC produced no PTX");
     out.bytes.resize(size);
     if (nvrtcGetPTX(prog.get(), out.bytes.data()) != NVRTC_SUCCESS)
       throw Error(ErrorKind::Internal, "nvrtcGetPTX failed");
@@ -130,7 +141,7 @@ CompileOutput nvrtc_compile(const std::string& text, const std::string& generate
   out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   out.ok = true;
 
-  if (target.kind == TargetKind::Cubin) {
+  if (kind == TargetKind::Cubin) {
     out.resources = nlohmann::json::object();
     for (const auto& [name, r] : cubin_resources(std::string_view(out.bytes.data(), out.bytes.size()))) {
       nlohmann::json j;

@@ -21,8 +21,20 @@ std::string nvrtc_version_string();
 
 /// Compiles `text` (named `generated_file` in diagnostics) for a GPU `target`. Never throws
 /// for a compile error: the log is in the result. Throws an Internal error when NVRTC itself
-/// fails (out of memory, bad option list).
+/// fails (out of memory).
 CompileOutput nvrtc_compile(const std::string& text, const std::string& generated_file,
                             const Target& target, const CompileOptions& options);
+
+/// A header handed to NVRTC in memory (found by `#include "name"`).
+struct NvrtcHeader {
+  std::string name;
+  std::string text;
+};
+
+/// Runs NVRTC with exactly `options` (no fixed flags added) and in-memory `headers`, and
+/// collects a cubin (`kind` Cubin) or PTX. nvrtc_compile() is this with nvrtc_options();
+/// benchmarks use it to measure flags and precompiled headers the driver does not use.
+CompileOutput nvrtc_run(const std::string& text, const std::string& generated_file, TargetKind kind,
+                        const std::vector<std::string>& options, const std::vector<NvrtcHeader>& headers = {});
 
 }  // namespace kjit::compiler

@@ -29,6 +29,20 @@ TEST_CASE("SHA-256 matches the standard test vectors") {
         "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
 }
 
+TEST_CASE("the fast SHA-256 agrees with LLVM's on every length around the block boundaries") {
+  std::string data;
+  uint32_t x = 12345;
+  for (size_t n = 0; n < 600; ++n) {
+    CAPTURE(n);
+    CHECK(sha256_hex(data) == sha256_hex_llvm(data));
+    x = x * 1103515245u + 12345u;
+    data += char(x >> 16);
+  }
+  std::string big(1 << 20, 'q');
+  CHECK(sha256_hex(big) == sha256_hex_llvm(big));
+  MESSAGE("SHA extensions in use: " << sha256_accelerated());
+}
+
 TEST_CASE("a key is the SHA-256 of its material, which names every ingredient") {
   ModuleSource m = kjit::test::saxpy_module();
   for (Target t : {Target::cubin(90), Target::ptx(90), Target::host()}) {
