@@ -181,3 +181,14 @@ TEST_CASE("ordinals out of range are errors that name the devices there are") {
   CHECK(driver_error([] { cuda::properties(1); }) ==
         "cuda:1 is out of range: the CUDA driver reports 1 device (cuda:0)");
 }
+
+TEST_CASE("libkjit.so does not link the CUDA driver") {
+  std::string lib = std::string(KJIT_BINARY_DIR) + "/lib/libkjit.so";
+  std::string out;
+  REQUIRE(kjit::test::run_command("ldd " + lib, &out) == 0);
+  CHECK(out.find("libkjit") == std::string::npos);  // ldd lists dependencies, not the library
+  CHECK(out.find("libcuda") == std::string::npos);
+  REQUIRE(kjit::test::run_command("nm -D --undefined-only " + lib, &out) == 0);
+  CHECK(out.find(" cuInit") == std::string::npos);
+  CHECK(out.find(" cuLaunchKernel") == std::string::npos);
+}
