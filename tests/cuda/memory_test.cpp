@@ -38,10 +38,24 @@ TEST_CASE("copies in every direction, synchronous and on a stream, and zeroing")
   }
   CHECK(fake_cuda::allocated_bytes(1) == 0);
   auto names = kjit::test::call_names();
-  for (const char* call : {"cuMemcpyHtoD_v2", "cuMemcpyDtoD_v2", "cuMemcpyDtoH_v2", "cuMemsetD8_v2",
-                           "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+  for (const char* call : {"cuMemcpyHtoD_v2", "cuMemcpy", "cuMemcpyDtoH_v2", "cuMemsetD8_v2",
+                           "cuMemcpyHtoDAsync_v2", "cuMemcpyAsync", "cuMemcpyDtoHAsync_v2",
                            "cuMemsetD8Async", "cuStreamCreate", "cuStreamDestroy_v2"})
     CHECK_MESSAGE(std::find(names.begin(), names.end(), call) != names.end(), call);
+}
+
+TEST_CASE("device-to-device copies also copy between two devices") {
+  FakeDriver fake;
+  std::vector<double> host{1.5, -2.5, 3.25};
+  void* on0 = cuda::alloc(0, sizeof(double) * 3);
+  void* on1 = cuda::alloc(1, sizeof(double) * 3);
+  cuda::copy(0, on0, host.data(), sizeof(double) * 3, cuda::CopyKind::HostToDevice, nullptr);
+  cuda::copy(1, on1, on0, sizeof(double) * 3, cuda::CopyKind::DeviceToDevice, nullptr);
+  std::vector<double> back(3);
+  cuda::copy(1, back.data(), on1, sizeof(double) * 3, cuda::CopyKind::DeviceToHost, nullptr);
+  CHECK(back == host);
+  cuda::free(0, on0);
+  cuda::free(1, on1);
 }
 
 TEST_CASE("empty allocations and copies do not reach the driver") {

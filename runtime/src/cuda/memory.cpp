@@ -34,6 +34,8 @@ void free(int ordinal, void* ptr) noexcept {
 
 void copy(int ordinal, void* dst, const void* src, size_t bytes, CopyKind kind, void* stream) {
   if (bytes == 0) return;
+  // Device-to-device copies use the unified-addressing cuMemcpy, which also copies between two
+  // devices (the driver finds each pointer's device); `ordinal` only picks the context.
   DeviceState& dev = device(ordinal);
   ContextScope scope(dev);
   const DriverApi& a = driver().api;
@@ -42,9 +44,7 @@ void copy(int ordinal, void* dst, const void* src, size_t bytes, CopyKind kind, 
     switch (kind) {
       case CopyKind::HostToDevice: KJIT_CU(a.cuMemcpyHtoDAsync(dptr(dst), src, bytes, s)); break;
       case CopyKind::DeviceToHost: KJIT_CU(a.cuMemcpyDtoHAsync(dst, dptr(src), bytes, s)); break;
-      case CopyKind::DeviceToDevice:
-        KJIT_CU(a.cuMemcpyDtoDAsync(dptr(dst), dptr(src), bytes, s));
-        break;
+      case CopyKind::DeviceToDevice: KJIT_CU(a.cuMemcpyAsync(dptr(dst), dptr(src), bytes, s)); break;
     }
     return;
   }
@@ -53,7 +53,7 @@ void copy(int ordinal, void* dst, const void* src, size_t bytes, CopyKind kind, 
   switch (kind) {
     case CopyKind::HostToDevice: KJIT_CU(a.cuMemcpyHtoD(dptr(dst), src, bytes)); break;
     case CopyKind::DeviceToHost: KJIT_CU(a.cuMemcpyDtoH(dst, dptr(src), bytes)); break;
-    case CopyKind::DeviceToDevice: KJIT_CU(a.cuMemcpyDtoD(dptr(dst), dptr(src), bytes)); break;
+    case CopyKind::DeviceToDevice: KJIT_CU(a.cuMemcpy(dptr(dst), dptr(src), bytes)); break;
   }
 }
 

@@ -104,7 +104,7 @@ CUresult CUDAAPI cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t bytes) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
   FAKE_ENTER();
   FAKE_REQUIRE_CONTEXT();
   FAKE_FORBID_DURING_CAPTURE();
@@ -128,7 +128,7 @@ CUresult CUDAAPI cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes, CUs
   return enqueue(s, st, copy_node(reinterpret_cast<uintptr_t>(dst), src, bytes), ctx->device);
 }
 
-CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream st) {
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream st) {
   FAKE_ENTER();
   FAKE_REQUIRE_CONTEXT();
   if (!is_device_range(s, dst, bytes) || !is_device_range(s, src, bytes))
