@@ -45,15 +45,16 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   detail::PackedParams params;
   detail::pack_launch(params, kernel, bounds, args, adj_args, device);
   if (bounds.size == 0) return;
+  void* stream = nullptr;
   if (device.is_cpu()) {
     CpuCall call{reinterpret_cast<CpuEntry>(fn), params.pointers()};
     detail::ThreadPool::global().parallel_for(bounds.size, kCpuGrain, &run_chunk, &call);
   } else {
     int block = options.block_dim > 0 ? options.block_dim : entry.module->options.block_dim;
-    void* stream = options.stream.device() == device ? options.stream.handle() : nullptr;
+    stream = options.stream.device() == device ? options.stream.handle() : nullptr;
     cuda::launch(device.ordinal(), fn, bounds.size, block, 0, stream, params.pointers());
   }
-  if (adj_args) detail::check_status(*entry.module, kernel);
+  if (adj_args) detail::check_status(*entry.module, kernel, stream);
 }
 
 }  // namespace

@@ -156,14 +156,19 @@ const KernelEntry& kernel_entry(const KernelDef& kernel, const Device& device) {
   return it->second;
 }
 
-void check_status(const LoadedModule& m, const KernelDef& kernel) {
+void check_status(const LoadedModule& m, const KernelDef& kernel, void* stream) {
   if (!m.status) return;
   int32_t code = 0;
   if (m.device.is_cpu()) {
     code = __atomic_exchange_n(static_cast<int32_t*>(m.status), 0, __ATOMIC_ACQ_REL);
   } else {
-    cuda::copy(m.device.ordinal(), &code, m.status, sizeof code, cuda::CopyKind::DeviceToHost, nullptr);
-    if (code) cuda::zero(m.device.ordinal(), m.status, sizeof code, nullptr);
+    if (cuda::this_thread_capturing()) return;
+    // On the launch's stream: a stream that does not synchronise with the legacy default
+    // stream (XLA's are non-blocking) would otherwise be read before the kernel ran.
+    int ordinal = m.device.ordinal();
+    cuda::copy(ordinal, &code, m.status, sizeof code, cuda::CopyKind::DeviceToHost, stream);
+    if (stream) cuda::stream_synchronize(ordinal, stream);
+    if (code) cuda::zero(ordinal, m.status, sizeof code, stream);
   }
   if (!code) return;
   auto it = m.loop_locations.find(code);

@@ -47,8 +47,9 @@ const KernelEntry& kernel_entry(const KernelDef& kernel, const Device& device);
 /// The module `module` loaded on `device` (built or loaded on first use).
 const LoadedModule& module_on(const ModuleDef& module, const Device& device);
 
-/// Reads and clears the module's status word after an adjoint launch of `kernel`; throws a
-/// User error naming the loop when one exceeded its checkpoint bound.
-void check_status(const LoadedModule& module, const KernelDef& kernel);
+/// Reads and clears the module's status word after an adjoint launch of `kernel` (on CUDA, in
+/// order on the launch's `stream`); throws a User error naming the loop when one exceeded its
+/// checkpoint bound. Skipped while the thread captures a CUDA graph (a read would break it).
+void check_status(const LoadedModule& module, const KernelDef& kernel, void* stream = nullptr);
 
 }  // namespace kjit::detail

@@ -4,8 +4,10 @@
 
 #include "kjit/dsl.hpp"
 #include "kjit/runtime/device.hpp"
+#include "kjit/runtime/devices.hpp"
 #include "kjit/runtime/launch.hpp"
 #include "kjit/runtime/modules.hpp"
 #include "kjit/runtime/ndarray.hpp"
 #include "kjit/runtime/stream.hpp"
 #include "kjit/runtime/gradcheck.hpp"
+#include "kjit/runtime/graph.hpp"
