@@ -4,6 +4,8 @@
 
 # Pinned versions: the JAX tests run against exactly these (CPU jaxlib; CI has no GPU).
 KJIT_PY_PINS=(jax==0.7.2 jaxlib==0.7.2 numpy==2.3.5)
+# On a GPU machine, KJIT_JAX_CUDA=1 adds JAX's CUDA plugin (for the `gpu` JAX tests).
+[ "${KJIT_JAX_CUDA:-0}" = 1 ] && KJIT_PY_PINS+=("jax[cuda12]==0.7.2")
 
 # Creates or refreshes $KJIT_ROOT/.venv (KJIT_VENV overrides the folder). A failure is
 # reported but returns 0 (test.sh runs under set -e): the JAX tests then skip, printing why.

@@ -14,4 +14,4 @@ if ! "$venv/bin/python" -c "import jax" 2>/dev/null; then
   echo "SKIP: jax is not installed in $venv (scripts/test.sh installs it)"
   exit 77
 fi
-cd "$here" && exec "$venv/bin/python" -m unittest -v "$module"
+cd "$here" && exec "$venv/bin/python" "$module.py"
