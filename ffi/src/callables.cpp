@@ -114,7 +114,7 @@ LaunchArg scalar_arg(const ParamInfo& p, const unsigned char* b) {
 
 /// Decodes a callable's frame into `ctx`; returns the graph key (addresses, static bytes).
 GraphKey decode(const xla::CallFrame* f, const CallableDef& def, Platform platform, CallContext& ctx) {
-  const std::string pre = "kjit callable '" + def.name + "': ";
+  const Where pre{"kjit callable '", &def.name};
   int64_t io[kMaxParams];
   int n_io = 0;
   bool is_io[kMaxParams] = {};

@@ -28,7 +28,7 @@ int64_t elements(const xla::Buffer& b) {
 /// Checks one buffer against parameter `p` (dtype, rank, inner dims); returns its batch rank.
 }  // namespace
 
-int check_array(const std::string& pre, const ParamInfo& p, const xla::Buffer& b, const char* role) {
+int check_array(const Where& pre, const ParamInfo& p, const xla::Buffer& b, const char* role) {
   if (b.dtype != p.dtype)
     invalid(pre + "Invalid data type for " + role + " '" + p.name + "', expected " + dtype_name(p.dtype) +
             ", got " + dtype_name(b.dtype));
@@ -71,7 +71,7 @@ void write_array(kj::array_t<void>* slot, const ParamInfo& p, const xla::Buffer&
 /// Packs the static parameter `p` from its typed attribute into `out`.
 }  // namespace
 
-void read_static(const std::string& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out) {
+void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out) {
   AttrRef a = find_attr(attrs, p.name);
   if (!a)
     invalid(pre + "Missing static argument '" + p.name + "' (" + p.type.str() + "): static arguments travel as "
@@ -218,7 +218,7 @@ void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const 
                 int first_br) {
   int64_t dims[kj::kMaxDims];
   int n = 0;
-  const std::string pre = prefix(k, plan.adjoint);
+  const Where pre{plan.adjoint ? "kjit adjoint of kernel '" : "kjit kernel '", &k.name};
   if (AttrRef a = find_attr(f->attrs, kAttrLaunchDims)) {
     n = attr_int_array(a, kAttrLaunchDims, dims, kj::kMaxDims);
   } else if (first_in) {
@@ -285,7 +285,7 @@ void Plan::select_batch(int64_t b) {
 void plan_forward(const xla::CallFrame* f, Plan& plan) {
   const KernelInfo& k = kernel_of(f);
   reset(plan, k, false);
-  const std::string pre = prefix(k, false);
+  const Where pre{"kjit kernel '", &k.name};
   Layout L;
   L.n_io = read_in_out(k, false, f->attrs, L.io);
   for (int i = 0; i < L.n_io; ++i) L.is_in_out[L.io[i]] = true;
@@ -381,7 +381,7 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
 void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   const KernelInfo& k = kernel_of(f);
   reset(plan, k, true);
-  const std::string pre = prefix(k, true);
+  const Where pre{"kjit adjoint of kernel '", &k.name};
   if (!k.has_adjoint) invalid(pre + k.adjoint_error);
   Layout L;
   L.n_io = read_in_out(k, true, f->attrs, L.io);

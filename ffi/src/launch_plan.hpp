@@ -60,11 +60,21 @@ struct Plan {
   void select_batch(int64_t b);
 };
 
+/// The start of a handler's error messages ("kjit kernel 'demo::saxpy': "), built only when
+/// an error is reported: the hot path allocates nothing.
+struct Where {
+  const char* what;          ///< "kjit kernel '", "kjit adjoint of kernel '", "kjit callable '"
+  const std::string* name;   ///< the kernel's or callable's name
+  std::string str() const { return what + *name + "': "; }
+};
+inline std::string operator+(const Where& w, const std::string& s) { return w.str() + s; }
+inline std::string operator+(const Where& w, const char* s) { return w.str() + s; }
+
 /// Checks buffer `b` against parameter `p` (dtype, rank, inner dims, data); returns its
 /// number of leading batch dims. Messages start with `pre` and name the `role` ("output", ...).
-int check_array(const std::string& pre, const ParamInfo& p, const xla::Buffer& b, const char* role);
+int check_array(const Where& pre, const ParamInfo& p, const xla::Buffer& b, const char* role);
 /// Reads static parameter `p` from its typed attribute in `attrs` into `out`.
-void read_static(const std::string& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out);
+void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out);
 
 /// Decodes the forward call of `frame`: args = the kernel's input arrays (in/out ones
 /// included), rets = in/out arrays then pure outputs; static parameters as typed attributes.

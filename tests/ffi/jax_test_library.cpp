@@ -5,6 +5,14 @@
 
 #include <kjit/kjit.hpp>
 
+namespace tests {
+using namespace kjit::dsl;
+
+/// Does nothing: what bench/ffi_jax_timing.py times, the cost of the call itself.
+KJIT_KERNEL(noop, (Array<Float> x, Array<Float> out)) {}
+
+}  // namespace tests
+
 namespace {
 
 const kjit::KernelDef& kernel(const char* name) {
