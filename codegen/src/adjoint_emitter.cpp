@@ -293,23 +293,35 @@ class AdjointEmitter {
 
   std::string adj_array(ir::ValueId array) const { return n_.adj_param(param_of_.at(array)); }
 
-  /// Whether element access `s` (array args[0], indices after it) touches only this thread's
-  /// own element: the indices are exactly the launch index (flat for 1-D arrays, or every
-  /// component of a fixed-dimension launch once).
-  bool owned(const ir::Stmt& s, size_t index_count) const {
+  /// Whether the indices of access `s` are exactly this thread's launch index: the flat
+  /// index for a 1-D array, or components 0..N-1 in order for an N-D launch of an N-D array.
+  bool own_index(const ir::Stmt& s, size_t index_count) const {
     const ir::Type& a = fn_.type_of(s.args[0]);
-    std::set<int64_t> components;
+    std::vector<int64_t> components;
     for (size_t k = 1; k <= index_count; ++k) {
       auto d = def_.find(s.args[k]);
       if (d == def_.end() || d->second->op != ir::Op::ThreadId) return false;
-      components.insert(d->second->imm);
+      components.push_back(d->second->imm);
     }
-    if (a.ndim == 1 && index_count == 1 && components.count(-1)) return true;
-    if (fn_.launch_ndim == 0 || int(a.ndim) != fn_.launch_ndim || int(index_count) != fn_.launch_ndim)
-      return false;
+    if (a.ndim == 1 && components == std::vector<int64_t>{-1}) return true;
+    if (fn_.launch_ndim == 0 || int(a.ndim) != fn_.launch_ndim || int(index_count) != fn_.launch_ndim) return false;
     for (int k = 0; k < fn_.launch_ndim; ++k)
-      if (!components.count(k)) return false;
+      if (components[size_t(k)] != k) return false;
     return true;
+  }
+
+  /// Whether every read of array `array` is at the thread's own index: then no two threads
+  /// add to one element of its adjoint and plain adds are race-free. One read elsewhere
+  /// makes every add to that adjoint atomic.
+  bool owned(ir::ValueId array) {
+    auto it = owned_.find(array);
+    if (it != owned_.end()) return it->second;
+    bool all = true;
+    ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+      if (s.op == ir::Op::ArrayLoad && s.args[0] == array) all = all && own_index(s, s.args.size() - 1);
+    });
+    owned_[array] = all;
+    return all;
   }
 
   void reverse_stmt(const ir::Stmt& s, int indent) {
@@ -372,7 +384,7 @@ class AdjointEmitter {
         for (size_t i = 1; i < s.args.size(); ++i) elem += ", " + v(s.args[i]);
         elem += ")";
         used_.need("array");
-        if (owned(s, s.args.size() - 1)) {
+        if (owned(s.args[0])) {
           w_.user_line("if (" + a + ".data) " + elem + " += " + adj(s.result) + ";  // own element: plain add",
                        indent, loc);
         } else {
@@ -516,6 +528,7 @@ class AdjointEmitter {
   std::vector<LoopInfo> loop_list_;             ///< in program order (ids ascending)
   std::map<const ir::Stmt*, size_t> loop_index_;
   std::set<ir::ValueId> block_args_;
+  std::map<ir::ValueId, bool> owned_;
 };
 
 }  // namespace

@@ -75,27 +75,4 @@ void launch_adjoint_grads(const KernelDef& kernel, const Dims& dims, const std::
   run(kernel, dims, args, &adj, options);
 }
 
-void load_module(const std::string& module_name, const Device& device) {
-  const ModuleDef* m = Registry::get().find_module(module_name);
-  if (!m || m->kernels().empty())
-    throw Error(ErrorKind::User, "no module named '" + module_name + "' has kernels in this process");
-  detail::module_on(*m, device);
-}
-
-void preload_module(const std::string& module_name, PreloadMode mode) {
-  switch (mode) {
-    case PreloadMode::None:
-      return;
-    case PreloadMode::CurrentDevice:
-      load_module(module_name, default_device());
-      return;
-    case PreloadMode::AllDevices: {
-      int n = cuda::device_count();
-      if (n == 0) load_module(module_name, Device::cpu());
-      for (int i = 0; i < n; ++i) load_module(module_name, Device::cuda(i));
-      return;
-    }
-  }
-}
-
 }  // namespace kjit

@@ -3,13 +3,14 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
 
 #include "cuda/cuda_backend.hpp"
-#include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/build.hpp"
+#include "module_input.hpp"
 
 namespace kjit::detail {
 
@@ -60,17 +61,6 @@ Table& table() {
   return *t;
 }
 
-compiler::CompileOptions compile_options(const ModuleOptions& o) {
-  compiler::CompileOptions c;
-  c.fast_math = o.fast_math;
-  c.line_info = o.line_info;
-  c.debug = o.debug;
-  c.max_registers = o.max_registers;
-  c.opt_level = o.opt_level;
-  c.fast_compile = o.fast_compile;
-  return c;
-}
-
 void* symbol(void* library, const std::string& name, const std::string& module) {
   void* p = ::dlsym(library, name.c_str());
   if (!p)
@@ -84,24 +74,11 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
   m.device = device;
   m.generation = def.generation();
   m.options = def.options();
-  std::vector<const KernelDef*> kernels = def.kernels();
-  std::vector<const ir::Function*> fns;
-  for (const KernelDef* k : kernels) fns.push_back(&k->ir());
-
-  codegen::CodegenOptions cg;
-  cg.enable_adjoint = m.options.enable_adjoint;
-  cg.loop_checkpoints = m.options.loop_checkpoints;
-  compiler::ModuleSource source;
-  source.name = def.name();
-  source.identity = codegen::module_identity(def.name(), fns, cg);
-  source.generate = [name = def.name(), fns, cg] { return codegen::generate_module(name, fns, cg).text; };
-  source.kernels = codegen::describe_module(fns, cg);
-  for (const auto& k : source.kernels) {
-    source.entry_points.push_back(k["forward"].get<std::string>());
-    if (!k["adjoint"].is_null()) source.entry_points.push_back(k["adjoint"].get<std::string>());
-  }
+  auto started = std::chrono::steady_clock::now();
+  ModuleInput input = module_input(def, m.options);
   compiler::Target target = device.is_cpu() ? compiler::Target::host() : cuda::target_for(device.ordinal());
-  m.artifact = compiler::build_module(source, target, compile_options(m.options));
+  m.artifact = compiler::build_module(input.source, target, input.compile);
+  const compiler::ModuleSource& source = input.source;
 
   bool has_loops = false;
   if (device.is_cpu()) {
@@ -140,6 +117,7 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
       m.status = cuda::module_global(device.ordinal(), m.cuda_module, "kjit_status", &bytes);
     }
   }
+  m.load_milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 }
 
 }  // namespace

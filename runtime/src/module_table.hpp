@@ -36,7 +36,9 @@ struct LoadedModule {
   void* status = nullptr;          ///< the module's status word (host or device address)
   std::map<int, std::string> loop_locations;  ///< status code -> the loop's source location
   std::map<std::string, KernelEntry> kernels;  ///< by qualified kernel name
+  double load_milliseconds = 0;  ///< the whole first load: trace, key, build or cache, load
 };
+
 
 /// The entries of `kernel` on `device`. The first call (and the first after the kernel's
 /// module changed) builds — or finds in the disk cache — and loads the module.

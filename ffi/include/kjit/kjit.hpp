@@ -6,6 +6,7 @@
 #include "kjit/dsl.hpp"
 #include "kjit/runtime/device.hpp"
 #include "kjit/runtime/launch.hpp"
+#include "kjit/runtime/modules.hpp"
 #include "kjit/runtime/ndarray.hpp"
 #include "kjit/runtime/stream.hpp"
 #include "kjit/runtime/gradcheck.hpp"
