@@ -8,6 +8,7 @@
 #include "kjit/ffi/ffi.hpp"
 #include "kjit/runtime/device.hpp"
 #include "kjit/runtime/launch.hpp"
+#include "kjit/runtime/modules.hpp"
 
 namespace {
 
