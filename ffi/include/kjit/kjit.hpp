@@ -1,5 +1,6 @@
 // kjit/kjit.hpp — the one header users include: the kernel DSL (KJIT_KERNEL, Float, Array,
-// If, For, ...), devices, arrays, launches forward and adjoint, and gradient checks.
+// If, For, ...), devices, arrays, launches forward and adjoint, gradient checks, and the XLA
+// FFI API (callables and callbacks for JAX).
 #pragma once
 
 #include "kjit/dsl.hpp"
@@ -11,3 +12,4 @@
 #include "kjit/runtime/stream.hpp"
 #include "kjit/runtime/gradcheck.hpp"
 #include "kjit/runtime/graph.hpp"
+#include "kjit/ffi/ffi.hpp"
