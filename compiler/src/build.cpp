@@ -22,10 +22,8 @@ void check_options(const CompileOptions& o) {
     throw Error(ErrorKind::User, "CompileOptions::cxx_standard is empty (use for example \"c++17\")");
 }
 
-/// The key, generating the text under the generation lock when the text is the identity.
 std::string key_of(const ModuleSource& source, const Target& target, const CompileOptions& options) {
-  if (source.identity.empty()) generated_text(source);
-  return module_key(source, target, options);
+  return module_key(source, target, options);  // generates the text (once) only without identity
 }
 
 }  // namespace

@@ -151,7 +151,10 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
   if (m.is_discarded() || !m.is_object()) return fail("is not valid JSON");
   if (!m.contains("format") || m["format"] != kCacheFormatVersion) return fail("has another format version");
   if (!m.contains("key") || m["key"] != key) return fail("names another key");
-  if (module && (!m.contains("module") || m["module"] != *module)) return fail("names another module");
+  // Compared as meta.json stores it: a name that is not UTF-8 was written with replacements.
+  auto stored = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+  if (module && (!m.contains("module") || stored(m["module"]) != stored(nlohmann::json(*module))))
+    return fail("names another module");
   if (!m.contains("target") || !m["target"].is_string()) return fail("names no target");
   Target t;
   try {

@@ -274,7 +274,10 @@ Artifact Cache::Impl::compile_and_store(const ModuleSource& source, const Target
         werr = write_new_file(staging.path + "/" + artifact_file_name(target),
                               std::string_view(out.bytes.data(), out.bytes.size()));
     }
-    if (werr.empty()) werr = write_new_file(staging.path + "/" + kMetaFile, a.meta.dump(1));
+    // A module name that is not UTF-8 is stored with replacement characters, not refused.
+    if (werr.empty())
+      werr = write_new_file(staging.path + "/" + kMetaFile,
+                            a.meta.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
     std::string final_path = entry_path(source.name, key);
     // Publish: the complete folder appears under its final name in one rename. When another
     // builder got there first, its entry is verified and used; a bad one is moved away.

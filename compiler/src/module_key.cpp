@@ -2,6 +2,7 @@
 // depends on where kjit or the program was built.
 #include <kjit/abi.h>
 
+#include "cache_impl.hpp"
 #include "host_compiler.hpp"
 #include "kjit/compiler/build.hpp"
 #include "kjit/compiler/key.hpp"
@@ -18,7 +19,7 @@ std::string module_key_material(const ModuleSource& source, const Target& target
                                 const CompileOptions& options) {
   // Without an identity the text itself identifies the module (hand-written sources); it is
   // generated here only in that case.
-  const std::string& id = source.identity.empty() ? source.source_text() : source.identity;
+  const std::string& id = source.identity.empty() ? generated_text(source) : source.identity;
   std::string m = "kjit module key\n";
   m += "cache-format " + std::to_string(kCacheFormatVersion) + "\n";
   m += "abi " + std::to_string(kj::kAbiVersion) + "\n";

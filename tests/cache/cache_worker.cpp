@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "build" && argc == 5) {
-      CacheConfig cfg;
+      CacheConfig cfg = CacheConfig::from_environment();  // KJIT_CACHE_LOCKS=0 turns locks off
       cfg.dir = argv[2];
       Cache cache(cfg);
       int rounds = std::atoi(argv[3]), modules = std::atoi(argv[4]);

@@ -38,7 +38,7 @@ TEST_CASE("module names cannot escape the cache folder") {
   kjit::test::WarningLog log;
   Cache cache(kjit::test::cache_config(dir / "cache", log));
   const std::string nasty[] = {"../../escape", "a/b/../../c", std::string("nul\0byte/..", 11), std::string(300, 'x'),
-                               ".hidden", "..", "-rf", "", "/etc/passwd", "ünïcode name"};
+                               ".hidden", "..", "-rf", "", "/etc/passwd", "ünïcode name", "not utf-8 \xff\xfe"};
   for (const std::string& name : nasty) {
     CAPTURE(name);
     std::string s = sanitize_module_name(name);
