@@ -1,6 +1,6 @@
 // kjit's own CUDA graphs for C++ callables: capture on XLA's stream (aborted cleanly on
 // errors), replay from a per-device LRU, staging buffers with copies around the replay
-// (KjitStaged) or captured inside it and re-pointed per call (KjitStagedEx).
+// (KjitStagedEx) or captured inside it and re-pointed per call (KjitStaged).
 #include "callable_graphs.hpp"
 
 #include <functional>
@@ -21,9 +21,9 @@ using Copy = cuda::CapturedCopy;
 struct Graph {
   int ordinal = 0;
   void* exec = nullptr;
-  void* graph = nullptr;            ///< KjitStagedEx: the captured graph its copy nodes belong to
-  std::vector<void*> copy_nodes;    ///< KjitStagedEx: one per copy, in the call's copy order
-  std::vector<Copy> copies;         ///< KjitStagedEx: what each copy node copies now
+  void* graph = nullptr;            ///< KjitStaged: the captured graph its copy nodes belong to
+  std::vector<void*> copy_nodes;    ///< KjitStaged: one per copy, in the call's copy order
+  std::vector<Copy> copies;         ///< KjitStaged: what each copy node copies now
   std::shared_ptr<void> staging;    ///< staged modes: keeps the buffers the graph uses alive
 
   explicit Graph(int o) : ordinal(o) {}
@@ -45,7 +45,7 @@ size_t lru_capacity(int max) {
 }
 
 char mode_tag(GraphMode mode) {
-  return mode == GraphMode::Kjit ? 'k' : mode == GraphMode::KjitStaged ? 's' : 'x';
+  return mode == GraphMode::Kjit ? 'k' : mode == GraphMode::KjitStagedEx ? 's' : 'x';
 }
 
 template <class T>
@@ -231,7 +231,7 @@ void CallableGraphs::run(GraphMode mode, const GraphCallable& c, const CallConte
       copies.push_back({args[size_t(a.param)].array().data(), s.data(), a.bytes});
   }
 
-  const bool inside = mode == GraphMode::KjitStagedEx;
+  const bool inside = mode == GraphMode::KjitStaged;
   std::shared_ptr<void> h = d.lru.find(key);
   if (!h) {
     std::shared_ptr<Graph> g;

@@ -1,4 +1,4 @@
-// kjit's own CUDA graphs for C++ callables (GraphMode::Kjit, KjitStaged, KjitStagedEx): capture
+// kjit's own CUDA graphs for C++ callables (GraphMode::Kjit, KjitStagedEx, KjitStaged): capture
 // on XLA's stream, replay, the per-device LRU of instantiated graphs and the staging buffers.
 #pragma once
 
@@ -68,7 +68,7 @@ class CallableGraphs {
   CallableGraphs& operator=(const CallableGraphs&) = delete;
 
   /// Runs call `ctx` (decoded on the CUDA platform, `call` describing it) of `c` in `mode`
-  /// (Kjit, KjitStaged or KjitStagedEx): replays a cached graph, or captures one on the call's
+  /// (Kjit, KjitStagedEx or KjitStaged): replays a cached graph, or captures one on the call's
   /// stream and replays it. Throws kjit::Error; a failed capture is aborted first.
   void run(GraphMode mode, const GraphCallable& c, const CallContext& ctx, const CallShape& call);
 

@@ -36,8 +36,8 @@ const char* to_string(GraphMode mode) {
     case GraphMode::None: return "none";
     case GraphMode::Xla: return "xla";
     case GraphMode::Kjit: return "kjit";
-    case GraphMode::KjitStaged: return "kjit_staged";
     case GraphMode::KjitStagedEx: return "kjit_staged_ex";
+    case GraphMode::KjitStaged: return "kjit_staged";
   }
   return "?";
 }
@@ -230,9 +230,9 @@ class CallableTarget final : public SlotTarget {
 }  // namespace
 
 GraphMode parse_graph_mode(const std::string& s) {
-  for (GraphMode m : {GraphMode::None, GraphMode::Xla, GraphMode::Kjit, GraphMode::KjitStaged, GraphMode::KjitStagedEx})
+  for (GraphMode m : {GraphMode::None, GraphMode::Xla, GraphMode::Kjit, GraphMode::KjitStagedEx, GraphMode::KjitStaged})
     if (s == to_string(m)) return m;
-  throw Error(ErrorKind::User, "unknown graph mode '" + s + "' (none, xla, kjit, kjit_staged, kjit_staged_ex)");
+  throw Error(ErrorKind::User, "unknown graph mode '" + s + "' (none, xla, kjit, kjit_staged_ex, kjit_staged)");
 }
 
 std::string callable_signature(const std::string& name) {

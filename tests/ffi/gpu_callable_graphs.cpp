@@ -83,7 +83,7 @@ TEST_CASE("every graph mode gives the eager launches' results on a GPU") {
   auto eager_sets = make_sets();
   std::vector<Result> want;
   for (int i = 0; i < 8; ++i) want.push_back(call(ffi::GraphMode::None, i, d, s, eager_sets));
-  for (ffi::GraphMode mode : {ffi::GraphMode::Kjit, ffi::GraphMode::KjitStaged, ffi::GraphMode::KjitStagedEx}) {
+  for (ffi::GraphMode mode : {ffi::GraphMode::Kjit, ffi::GraphMode::KjitStagedEx, ffi::GraphMode::KjitStaged}) {
     CAPTURE(ffi::to_string(mode));
     ffi::clear_graph_cache("gpu_graphs::step");
     auto sets = make_sets();

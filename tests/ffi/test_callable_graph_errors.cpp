@@ -71,7 +71,7 @@ int first_index(const std::string& name) {
 }  // namespace
 
 TEST_CASE("an error inside a capture aborts it and reaches XLA; the stream stays usable") {
-  for (ffi::GraphMode mode : {ffi::GraphMode::Kjit, ffi::GraphMode::KjitStaged, ffi::GraphMode::KjitStagedEx}) {
+  for (ffi::GraphMode mode : {ffi::GraphMode::Kjit, ffi::GraphMode::KjitStagedEx, ffi::GraphMode::KjitStaged}) {
     CAPTURE(ffi::to_string(mode));
     Session t("graphs::boom", mode);
     Buffers a(t.device, 1.f);
@@ -118,7 +118,7 @@ TEST_CASE("a driver failure while ending a capture is reported and leaves nothin
 
 TEST_CASE("a module missing at capture time runs that call eagerly; the next call captures") {
   for (auto [name, mode] : {std::pair{"graphs::late", ffi::GraphMode::Kjit},
-                            std::pair{"graphs::late_staged", ffi::GraphMode::KjitStagedEx}}) {
+                            std::pair{"graphs::late_staged", ffi::GraphMode::KjitStaged}}) {
     CAPTURE(name);
     Session t(name, mode);
     Buffers a(t.device, 1.f);
@@ -243,7 +243,7 @@ TEST_CASE("concurrent calls from several XLA threads and devices replay correct 
     }
   };
   std::vector<std::thread> threads;
-  const ffi::GraphMode modes[] = {ffi::GraphMode::Kjit, ffi::GraphMode::KjitStaged, ffi::GraphMode::KjitStagedEx};
+  const ffi::GraphMode modes[] = {ffi::GraphMode::Kjit, ffi::GraphMode::KjitStagedEx, ffi::GraphMode::KjitStaged};
   for (int i = 0; i < 6; ++i) threads.emplace_back(worker, i % 2, modes[i % 3], float(100 * i));
   for (auto& th : threads) th.join();
   CHECK(failures.empty());

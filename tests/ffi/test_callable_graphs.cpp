@@ -1,4 +1,4 @@
-// The CUDA graph modes of C++ callables (Kjit, KjitStaged, KjitStagedEx) driven through the
+// The CUDA graph modes of C++ callables (Kjit, KjitStagedEx, KjitStaged) driven through the
 // callable handler with hand-built CUDA-platform frames, on the recording fake driver: what is
 // captured, what is replayed, where the staging copies run, the LRU, and failed captures.
 #include <cuda.h>
@@ -100,8 +100,8 @@ TEST_CASE("Kjit mode: the LRU keeps the bound, evicts the least recently used, a
   ffi::set_graph_cache_max("graphs::step", 32);
 }
 
-TEST_CASE("KjitStaged: one graph over staging buffers, copies on the stream around the replay") {
-  Session t("graphs::step", ffi::GraphMode::KjitStaged);
+TEST_CASE("KjitStagedEx: one graph over staging buffers, copies on the stream around the replay") {
+  Session t("graphs::step", ffi::GraphMode::KjitStagedEx);
   Buffers a(t.device, 1.f), b(t.device, 10.f);
   Records r;
   REQUIRE(t.call(a, 2.f).ok);
@@ -152,8 +152,8 @@ TEST_CASE("KjitStaged: one graph over staging buffers, copies on the stream arou
   CHECK(ffi::graph_cache_size("graphs::step") == 2);
 }
 
-TEST_CASE("KjitStagedEx: the staging copies are memcpy nodes, re-pointed at each call's buffers") {
-  Session t("graphs::step", ffi::GraphMode::KjitStagedEx);
+TEST_CASE("KjitStaged: the staging copies are memcpy nodes, re-pointed at each call's buffers") {
+  Session t("graphs::step", ffi::GraphMode::KjitStaged);
   Buffers a(t.device, 1.f), b(t.device, 10.f);
   Records r;
   REQUIRE(t.call(a, 2.f).ok);
@@ -198,7 +198,7 @@ TEST_CASE("KjitStagedEx: the staging copies are memcpy nodes, re-pointed at each
 }
 
 TEST_CASE("staged modes stage only the named arrays; the others key the graph by address") {
-  for (ffi::GraphMode mode : {ffi::GraphMode::KjitStaged, ffi::GraphMode::KjitStagedEx}) {
+  for (ffi::GraphMode mode : {ffi::GraphMode::KjitStagedEx, ffi::GraphMode::KjitStaged}) {
     CAPTURE(ffi::to_string(mode));
     Session t("graphs::step_x_only", mode);  // stage_in {"x"}, stage_out {"x_copy"}
     Buffers a(t.device, 1.f), b(t.device, 2.f);

@@ -106,7 +106,7 @@ TEST_CASE("a callback gets typed views of buffers, attributes and context") {
 TEST_CASE("on the cpu platform every graph mode runs the callable as None does") {
   std::vector<float> x{1, 2, 3}, y{10, 20, 30};
   for (ffi::GraphMode mode : {ffi::GraphMode::None, ffi::GraphMode::Xla, ffi::GraphMode::Kjit,
-                              ffi::GraphMode::KjitStaged, ffi::GraphMode::KjitStagedEx}) {
+                              ffi::GraphMode::KjitStagedEx, ffi::GraphMode::KjitStaged}) {
     CAPTURE(ffi::to_string(mode));
     xla::Handler* h = ffi::callable_handler("tests::saxpy_twice", mode, ffi::Platform::Cpu);
     REQUIRE(reinterpret_cast<void*>(h) != nullptr);

@@ -102,14 +102,14 @@ class GpuTests(unittest.TestCase):
         eager_step = jax.jit(lambda x, y, a: eager(x, y, a), static_argnums=2)
         wants = [np.asarray(eager_step(x + i, y, 2.0 + (i == 3))) for i in range(5)]
         np.testing.assert_allclose(wants[0], 2 * (2 * x + y) + y, rtol=1e-5, atol=1e-6)
-        for mode in (kj.GraphMode.XLA, kj.GraphMode.KJIT, kj.GraphMode.KJIT_STAGED, kj.GraphMode.KJIT_STAGED_EX):
+        for mode in (kj.GraphMode.XLA, kj.GraphMode.KJIT, kj.GraphMode.KJIT_STAGED_EX, kj.GraphMode.KJIT_STAGED):
             with self.subTest(mode=mode.name):
                 f = kj.jax_callable("tests::saxpy_twice", graph_mode=mode, preload_kernels=("demo::saxpy",))
                 kj.clear_jax_callable_graph_cache(f)
                 step = jax.jit(lambda x, y, a: f(x, y, a), static_argnums=2)
                 for i in range(5):  # later calls replay; XLA may hand other buffers each time
                     np.testing.assert_array_equal(np.asarray(step(x + i, y, 2.0 + (i == 3))), wants[i])
-                if mode in (kj.GraphMode.KJIT_STAGED, kj.GraphMode.KJIT_STAGED_EX):
+                if mode in (kj.GraphMode.KJIT_STAGED_EX, kj.GraphMode.KJIT_STAGED):
                     # one graph per static value (XLA's one compute stream, one shape)
                     self.assertLessEqual(f.graph_cache_size, 2)
                 elif mode == kj.GraphMode.KJIT:

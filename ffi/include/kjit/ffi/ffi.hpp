@@ -46,10 +46,11 @@ enum class GraphMode {
   Kjit,          ///< kjit captures one graph per distinct set of buffer addresses, shapes and
                  ///< static values on XLA's stream, replays it on a hit (LRU, default bound 32)
   KjitStaged,    ///< kjit captures over stable staging buffers (per device, stream and shapes);
-                 ///< each call copies the staged inputs in and outputs out around the replay, on
-                 ///< the stream outside the graph, so new XLA addresses reuse the graph
-  KjitStagedEx,  ///< as KjitStaged, with the copies captured inside the graph as memcpy nodes
-                 ///< that are re-pointed at the call's buffers before each replay
+                 ///< the copies of the staged inputs in and outputs out are captured inside the
+                 ///< graph as memcpy nodes, re-pointed at the call's buffers before each replay,
+                 ///< so new XLA addresses reuse the graph (Warp's WARP_STAGED)
+  KjitStagedEx,  ///< as KjitStaged, with the copies made on the stream around the replay,
+                 ///< outside the graph (Warp's WARP_STAGED_EX)
 };
 
 /// "none", "xla", "kjit", "kjit_staged", "kjit_staged_ex".
