@@ -148,7 +148,7 @@ int run() {
   }
   if (module_filter.empty()) modules = libs.modules;
 
-  PrecompileRun run;
+  PrecompileRun report;
   std::vector<ModuleBuildRequest> requests;
   for (const ModuleDef* m : modules) {
     std::optional<ModuleOptions> options;
@@ -161,7 +161,7 @@ int run() {
       pm.builds.push_back(requests.size());
       requests.push_back({m->name(), t.name(), options});
     }
-    run.modules.push_back(std::move(pm));
+    report.modules.push_back(std::move(pm));
   }
 
   // Everything asked for is valid: only now is the cache folder opened (and created).
@@ -169,24 +169,24 @@ int run() {
   compiler::Cache cache(cache_config(cache_dir));
   if (cache.mode() != compiler::CacheMode::ReadWrite)
     throw std::runtime_error("cannot precompile into " + cache.dir() + ": " + cache.mode_reason());
-  run.cache_dir = cache.dir();
-  run.jobs = jobs ? unsigned(jobs) : std::max(1u, std::thread::hardware_concurrency());
+  report.cache_dir = cache.dir();
+  report.jobs = jobs ? unsigned(jobs) : std::max(1u, std::thread::hardware_concurrency());
 
   auto started = std::chrono::steady_clock::now();
   {
     ProgressLine progress(requests.size());
-    run.results = build_modules_for(requests, cache, run.jobs,
+    report.results = build_modules_for(requests, cache, report.jobs,
                                      [&](size_t, const ModuleBuildResult& r) { progress.done(r); });
   }
-  run.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  report.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 
   if (json)
-    llvm::outs() << precompile_json(run).dump(2) << "\n";
+    llvm::outs() << precompile_json(report).dump(2) << "\n";
   else
-    print_precompile_table(run, llvm::outs());
+    print_precompile_table(report, llvm::outs());
   llvm::outs().flush();
-  print_failures(run, llvm::errs());
-  return run.failed() ? kExitFailed : kExitOk;
+  print_failures(report, llvm::errs());
+  return report.failed() ? kExitFailed : kExitOk;
 }
 
 }  // namespace

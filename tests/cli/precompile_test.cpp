@@ -154,3 +154,13 @@ TEST_CASE("--no-adjoint builds other modules than the default, under their own k
   CHECK(without.json()["modules"][0]["key"] != with.json()["modules"][0]["key"]);
   CHECK(run_kjit("cache stats --json --cache-dir " + dir / "cache").json()["entries"] == 2);
 }
+
+TEST_CASE("precompile refuses a cache folder it cannot write, saying why") {
+  TempDir dir("cli-read-only");
+  std::string cache = dir / "cache";
+  REQUIRE(run_command("mkdir -m 0500 " + cache) == 0);
+  Run r = run_kjit("precompile " + kTestLibrary + " --cpu --module cli_ok --cache-dir " + cache);
+  CHECK(r.status == 1);
+  CHECK(r.err.find("kjit: error: cannot precompile into " + cache + ": ") != std::string::npos);
+  CHECK(r.out.empty());
+}
