@@ -55,29 +55,11 @@ struct transform {
   quat<T> q;
 };
 
-using vec2f = vec<2, float>;
-using vec3f = vec<3, float>;
-using vec4f = vec<4, float>;
-using vec2d = vec<2, double>;
-using vec3d = vec<3, double>;
-using vec4d = vec<4, double>;
-using vec2i = vec<2, int32_t>;
-using vec3i = vec<3, int32_t>;
-using vec4i = vec<4, int32_t>;
-using mat22f = mat<2, 2, float>;
-using mat33f = mat<3, 3, float>;
-using mat44f = mat<4, 4, float>;
-using mat22d = mat<2, 2, double>;
-using mat33d = mat<3, 3, double>;
-using mat44d = mat<4, 4, double>;
-using quatf = quat<float>;
-using quatd = quat<double>;
-using transformf = transform<float>;
-using transformd = transform<double>;
-using spatial_vectorf = vec<6, float>;
-using spatial_vectord = vec<6, double>;
-using spatial_matrixf = mat<6, 6, float>;
-using spatial_matrixd = mat<6, 6, double>;
+}  // namespace kjit
+
+#include "kjit/type_aliases.hpp"
+
+namespace kjit {
 
 namespace detail {
 template <class T> struct scalar_kind;
@@ -148,6 +130,17 @@ struct type_traits<transform<T>> {
   static ir::Type ir() { return ir::Type::transform(detail::scalar_kind<T>::value); }
 };
 
+/// A user struct declared with KJIT_STRUCT (kjit/dsl/structs.hpp): its static
+/// kjit_struct_id() registers the layout on first use.
+template <class T>
+struct type_traits<T, std::void_t<decltype(T::kjit_struct_id())>> {
+  static constexpr bool known = true;
+  using scalar = void;
+  static constexpr ir::Shape shape = ir::Shape::Struct;
+  static constexpr int rows = 1, cols = 1;
+  static ir::Type ir() { return ir::Type::structure(T::kjit_struct_id()); }
+};
+
 /// The IR type of host element type T.
 template <class T>
 ir::Type ir_type_of() {
@@ -171,11 +164,18 @@ template <class T>
 constexpr bool is_vector_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Vector;
 template <class T>
 constexpr bool is_matrix_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Matrix;
+template <class T>
+constexpr bool is_quat_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Quat;
+template <class T>
+constexpr bool is_transform_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Transform;
+template <class T>
+constexpr bool is_struct_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Struct;
 /// Numeric: any known type whose scalar is not bool.
 template <class T, class = void>
 constexpr bool is_numeric_v = false;
 template <class T>
 constexpr bool is_numeric_v<T, std::enable_if_t<type_traits<T>::known>> =
+    type_traits<T>::shape != ir::Shape::Struct &&
     !std::is_same_v<typename type_traits<T>::scalar, bool>;
 /// Floating: any known type whose scalar is a floating type.
 template <class T, class = void>
