@@ -49,7 +49,7 @@ KJIT_RULE(quat_slerp) {
 
 KJIT_RULE(quat_to_axis_angle) {
   if (n == 1 && quat(a[0]))
-    return result_struct("kj::axis_angle_t<" + cpp_scalar(a[0]) + ">", "quat_axis_angle",
+    return result_struct("kj::axis_angle_t<" + cpp_scalar(a[0]) + ">", "quatmath",
                          {{"axis", v3(a[0])}, {"angle", scalar_like(a[0])}});
   return fail(error, fn, "one quaternion", a, n);
 }
@@ -131,7 +131,7 @@ KJIT_RULE(transform_compose) {
 
 KJIT_RULE(transform_decompose) {
   if (n == 1 && mat_of(a[0], 4, 4))
-    return result_struct("kj::decomposed_t<" + cpp_scalar(a[0]) + ">", "transform_decompose",
+    return result_struct("kj::decomposed_t<" + cpp_scalar(a[0]) + ">", "transformmath",
                          {{"position", v3(a[0])}, {"rotation", q_of(a[0])}, {"scale", v3(a[0])}});
   return fail(error, fn, "one 4x4 matrix", a, n);
 }
