@@ -152,8 +152,14 @@ ir::Type ir_type_of() {
 template <class T>
 using scalar_of_t = typename type_traits<T>::scalar;
 
+/// Whether T is a known element type of shape S (false, not an error, for unknown T).
+template <class T, ir::Shape S, class = void>
+constexpr bool shape_is_v = false;
+template <class T, ir::Shape S>
+constexpr bool shape_is_v<T, S, std::enable_if_t<type_traits<T>::known>> = type_traits<T>::shape == S;
+
 template <class T>
-constexpr bool is_scalar_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Scalar;
+constexpr bool is_scalar_v = shape_is_v<T, ir::Shape::Scalar>;
 template <class T>
 constexpr bool is_float_scalar_v = is_scalar_v<T> && (std::is_floating_point_v<T> ||
                                                       std::is_same_v<T, half> ||
@@ -161,15 +167,15 @@ constexpr bool is_float_scalar_v = is_scalar_v<T> && (std::is_floating_point_v<T
 template <class T>
 constexpr bool is_int_scalar_v = is_scalar_v<T> && std::is_integral_v<T> && !std::is_same_v<T, bool>;
 template <class T>
-constexpr bool is_vector_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Vector;
+constexpr bool is_vector_v = shape_is_v<T, ir::Shape::Vector>;
 template <class T>
-constexpr bool is_matrix_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Matrix;
+constexpr bool is_matrix_v = shape_is_v<T, ir::Shape::Matrix>;
 template <class T>
-constexpr bool is_quat_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Quat;
+constexpr bool is_quat_v = shape_is_v<T, ir::Shape::Quat>;
 template <class T>
-constexpr bool is_transform_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Transform;
+constexpr bool is_transform_v = shape_is_v<T, ir::Shape::Transform>;
 template <class T>
-constexpr bool is_struct_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Struct;
+constexpr bool is_struct_v = shape_is_v<T, ir::Shape::Struct>;
 /// Numeric: any known type whose scalar is not bool.
 template <class T, class = void>
 constexpr bool is_numeric_v = false;

@@ -388,8 +388,8 @@ class Ref : public Value<C> {
   void write(ir::ValueId value, Loc loc) const {
     if (!this->path_)
       detail::Tracer::get(loc).fail(
-          loc, "cannot assign to a component of a " + detail::dsl_type_name(Base::ir_type()) +
-                   " part of a value that is not a Var (an array element, a parameter or an "
+          loc, "cannot assign to a " + detail::dsl_type_name(Base::ir_type()) +
+                   " component of a value that is not a Var (an array element, a parameter or an "
                    "expression); copy it into a Var<...>, change the Var, and store it back");
     detail::assign_path(*this->path_, value, loc);
   }
