@@ -6,6 +6,14 @@
 
 namespace kjit::dsl {
 
+// The host element types, for Array<mat<2, 2, int32_t>>, Value<quat<double>> and the like.
+using kjit::bfloat16;
+using kjit::half;
+using kjit::mat;
+using kjit::quat;
+using kjit::transform;
+using kjit::vec;
+
 using Bool = Value<bool>;
 using Int8 = Value<int8_t>;
 using UInt8 = Value<uint8_t>;
