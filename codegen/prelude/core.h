@@ -3,7 +3,7 @@
 //@chunk core requires abi
 #if defined(__CUDACC__)
 #define KJ_FUNC __device__ __forceinline__
-#define KJ_FUNC_BIG __device__ inline
+#define KJ_FUNC_BIG __device__ __noinline__
 #define KJ_CUDA 1
 #else
 #include <math.h>

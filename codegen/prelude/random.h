@@ -4,6 +4,8 @@
 //@chunk random requires math vec
 namespace kj {
 template <class T> struct rand_t { T value; kj_uint32 state; };
+/// Draws carry no gradient; this only lets adjoint code accumulate arrays of them uniformly.
+template <class T> KJ_FUNC rand_t<T>& operator+=(rand_t<T>& a, const rand_t<T>& b) { a.value += b.value; return a; }
 /// The PCG output permutation of an LCG step (Jarzynski and Olano, "Hash Functions for GPU
 /// Rendering", 2020).
 KJ_FUNC kj_uint32 pcg(kj_uint32 state) {

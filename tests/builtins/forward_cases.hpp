@@ -79,6 +79,8 @@ double diff(const Lanes& a, const Lanes& b);
 double orthogonality(const Lanes& q, int n);
 }  // namespace ref
 
+/// Every forward case (math, geometry, random).
+std::vector<FwdCase> all_forward_cases();
 std::vector<FwdCase> math_cases();      ///< operators, scalar math, vectors, matrices, utility
 std::vector<FwdCase> geometry_cases();  ///< quaternions, transforms, spatial
 std::vector<FwdCase> random_cases();    ///< random draws and noise

@@ -161,6 +161,12 @@ double orthogonality(const Lanes& q, int n) {
 }
 }  // namespace ref
 
+std::vector<FwdCase> all_forward_cases() {
+  std::vector<FwdCase> cases = math_cases();
+  for (auto& more : {geometry_cases(), random_cases()}) cases.insert(cases.end(), more.begin(), more.end());
+  return cases;
+}
+
 TEST_CASE("every builtin call has forward-value cases") {
   std::set<std::string> covered;
   for (auto* list : {&math_cases, &geometry_cases, &random_cases})
@@ -180,8 +186,7 @@ TEST_CASE("forward values of every builtin match float64 references (float64, fl
     Scalar scalar;
     std::unique_ptr<KernelDef> kernel;
   };
-  std::vector<FwdCase> cases = math_cases();
-  for (auto& more : {geometry_cases(), random_cases()}) cases.insert(cases.end(), more.begin(), more.end());
+  std::vector<FwdCase> cases = all_forward_cases();
   ModuleOptions o;
   o.enable_adjoint = false;  // values only here (nvrtc.cpp compiles the adjoints)
   kjit::module("builtins_forward").set_options(o);

@@ -9,8 +9,8 @@
 
 namespace kjit::test {
 
-/// Compiles `source` with NVRTC for `arch` (e.g. "sm_90"); returns "" on success, else the
-/// compiler log.
+/// Compiles `source` with NVRTC for `arch` (e.g. "sm_90") in fast-compile mode; returns ""
+/// on success, else the compiler log.
 std::string nvrtc_compile(const std::string& source, const std::string& arch, double* seconds = nullptr);
 
 /// The generated text (adjoints included) of the module holding `kernels`.

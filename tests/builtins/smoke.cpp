@@ -48,15 +48,3 @@ TEST_CASE("the DSL smoke kernel traces, compiles and runs") {
   CHECK(std::isfinite(o[0]));
 }
 
-#include "nvrtc_check.hpp"
-
-TEST_CASE("the smoke module compiles with NVRTC for sm_90") {
-  const kjit::ModuleDef* m = kjit::Registry::get().find_module("builtins_smoke");
-  REQUIRE(m);
-  std::string text = kjit::test::module_text("builtins_smoke", m->kernels());
-  double s = 0;
-  std::string log = kjit::test::nvrtc_compile(text, "sm_90", &s);
-  INFO(log);
-  CHECK(log.empty());
-  MESSAGE("NVRTC compile: " << s << " s");
-}

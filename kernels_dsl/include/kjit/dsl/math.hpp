@@ -85,6 +85,11 @@ template <class T, std::enable_if_t<detail::is_numeric_scalar_v<T>, int> = 0>
 Value<T> nonzero(const Value<T>& x, Loc loc = Loc::here()) {
   return detail::call<T>(ir::Builtin::Nonzero, loc, x.use(loc));
 }
+/// Division rounded toward negative infinity (Python's //), for integers and floats.
+template <class T, std::enable_if_t<detail::is_numeric_scalar_v<T>, int> = 0>
+Value<T> floordiv(const Value<T>& a, detail::same_t<Operand<T>> b) {
+  return detail::call<T>(ir::Builtin::FloorDiv, b.loc, a.use(b.loc), b.id);
+}
 /// a / b with CUDA's fast approximate float division (exact elsewhere).
 template <class T, std::enable_if_t<is_floating_v<T>, int> = 0>
 Value<T> div_approx(const Value<T>& a, detail::same_t<Operand<scalar_of_t<T>>> b) {

@@ -211,13 +211,21 @@ struct accessors<T, Self, std::enable_if_t<is_vector_v<T> || is_quat_v<T> || is_
 };
 template <class T, class Self>
 struct accessors<T, Self, std::enable_if_t<is_struct_v<T>>> : T::template kjit_accessors<Self> {};
+/// A transform's translation and rotation (read-only; set them with transform_set_*).
+template <class T, class Self, class = void>
+struct transform_parts {};
+template <class T, class Self>
+struct transform_parts<T, Self, std::enable_if_t<is_transform_v<T>>> {
+  Value<vec<3, scalar_of_t<T>>> p(Loc loc = Loc::here()) const;
+  Value<quat<scalar_of_t<T>>> q(Loc loc = Loc::here()) const;
+};
 }  // namespace detail
 
 /// A value of element type T (float, int32_t, kjit::vec3f, ...) inside a kernel. Handles are
 /// immutable SSA values: assigning one rebinds the name, which is only allowed in the region
 /// where it was created. Use Var<T> for state that changes inside If, For or While.
 template <class T>
-class Value : public ValueBase, public detail::accessors<T, Value<T>> {
+class Value : public ValueBase, public detail::accessors<T, Value<T>>, public detail::transform_parts<T, Value<T>> {
   static_assert(type_traits<T>::known, "kjit: Value<T> needs a kernel element type");
 
  public:
@@ -427,6 +435,15 @@ ir::ValueId struct_field_arg(const ir::Type& t, int k, const A& a, Loc loc) {
     static_assert(std::is_arithmetic_v<A>, "kjit: a struct field is built from a DSL value or a literal");
     return struct_field_literal(t, k, std::is_floating_point_v<A>, double(a), int64_t(a), loc);
   }
+}
+
+template <class T, class Self>
+Value<vec<3, scalar_of_t<T>>> transform_parts<T, Self, std::enable_if_t<is_transform_v<T>>>::p(Loc loc) const {
+  return call<vec<3, scalar_of_t<T>>>(ir::Builtin::TransformGetTranslation, loc, static_cast<const Self&>(*this).use(loc));
+}
+template <class T, class Self>
+Value<quat<scalar_of_t<T>>> transform_parts<T, Self, std::enable_if_t<is_transform_v<T>>>::q(Loc loc) const {
+  return call<quat<scalar_of_t<T>>>(ir::Builtin::TransformGetRotation, loc, static_cast<const Self&>(*this).use(loc));
 }
 
 /// Reads field `name` of a struct handle as a Ref (used by KJIT_STRUCT's accessors).
