@@ -1,14 +1,13 @@
-// NVRTC compile time (sm_90 cubin, default optimisation, adjoints included) of a module that
+// NVRTC compile time (sm_90 cubin, default options, with and without adjoints) of a module that
 // uses 50 different builtins against the saxpy module: the prelude carries only the chunks a
 // module uses, so small modules stay cheap. Numbers: docs/BENCHMARKS.md, section DSL.
 #include <benchmark/benchmark.h>
-#include <nvrtc.h>
 
-#include <chrono>
 #include <string>
 
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/kjit.hpp"
+#include "nvrtc_compiler.hpp"
 #include "saxpy.hpp"
 
 namespace bench_dsl {
@@ -47,15 +46,11 @@ std::string text_of(const kjit::KernelDef& k, bool with_adjoint) {
   o.enable_adjoint = with_adjoint;
   return kjit::codegen::generate_module("bench", {&k.ir()}, o).text;
 }
+/// One compile through the compiler layer's NVRTC driver with the default options.
 double nvrtc_seconds(const std::string& text) {
-  auto start = std::chrono::steady_clock::now();
-  nvrtcProgram prog;
-  nvrtcCreateProgram(&prog, text.c_str(), "module.cu", 0, nullptr, nullptr);
-  const char* options[] = {"--gpu-architecture=sm_90", "--std=c++17", "-w"};
-  nvrtcResult r = nvrtcCompileProgram(prog, 3, options);
-  nvrtcDestroyProgram(&prog);
-  if (r != NVRTC_SUCCESS) return -1;
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  kjit::compiler::CompileOutput out =
+      kjit::compiler::nvrtc_compile(text, "module.cu", kjit::compiler::Target::cubin(90), kjit::compiler::CompileOptions{});
+  return out.ok ? out.ms / 1000.0 : -1;
 }
 void run(benchmark::State& state, const kjit::KernelDef& k, bool with_adjoint) {
   const std::string text = text_of(k, with_adjoint);

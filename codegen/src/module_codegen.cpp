@@ -75,6 +75,17 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   return k;
 }
 
+std::vector<std::string> entry_points(const std::vector<const ir::Function*>& kernels,
+                                      const CodegenOptions& options) {
+  std::vector<std::string> out;
+  for (const ir::Function* fn : kernels) {
+    out.push_back(entry_name(fn->name, EntryKind::Forward));
+    if (options.enable_adjoint && adjoint_obstacle(*fn).empty())
+      out.push_back(entry_name(fn->name, EntryKind::Adjoint));
+  }
+  return out;
+}
+
 namespace {
 nlohmann::json describe_planned(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options,
                                 const ModulePlan& plan) {
@@ -153,6 +164,8 @@ GeneratedModule generate_module(const std::string& module_name,
   // Every chunk an emitter used must have been planned (with its requirements) up front.
   for (const std::string& c : used.chunks())
     KJIT_CHECK(available.count(c), "codegen used prelude chunk '" + c + "' that was not planned");
+  KJIT_CHECK(out.entry_points == entry_points(kernels, options),
+             "entry_points disagrees with the generated module");
   out.text = w.text();
   out.source_map = std::move(w.source_map());
   return out;

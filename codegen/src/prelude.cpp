@@ -7,8 +7,6 @@
 #include <sstream>
 #include <vector>
 
-#include <llvm/ADT/StringRef.h>
-#include <llvm/Support/SHA256.h>
 
 #include "kjit/error.hpp"
 
@@ -21,6 +19,7 @@ struct EmbeddedFile {
 };
 extern const EmbeddedFile kFiles[];
 extern const std::size_t kFileCount;
+extern const std::string_view kHash;
 }  // namespace prelude_text_files
 
 namespace {
@@ -34,18 +33,14 @@ struct Chunk {
 
 struct Library {
   std::map<std::string, Chunk> chunks;
-  std::string hash;
 };
 
 const Library& library() {
   static const Library lib = [] {
     Library l;
     size_t order = 0;
-    llvm::SHA256 sha;
     for (size_t f = 0; f < prelude_text_files::kFileCount; ++f) {
       const auto& file = prelude_text_files::kFiles[f];
-      sha.update(llvm::StringRef(file.name.data(), file.name.size()));
-      sha.update(llvm::StringRef(file.text.data(), file.text.size()));
       std::string text(file.text);
       if (text.find("//@chunk ") == std::string::npos) {
         // A file without markers is one chunk named after its stem (abi.h -> "abi").
@@ -71,11 +66,6 @@ const Library& library() {
         }
         if (cur) cur->text += line + "\n";
       }
-    }
-    static const char* digits = "0123456789abcdef";
-    for (unsigned char c : sha.final()) {
-      l.hash += digits[c >> 4];
-      l.hash += digits[c & 15];
     }
     for (auto& [name, c] : l.chunks)
       for (const std::string& r : c.requires_)
@@ -130,6 +120,10 @@ bool prelude_has_chunk(std::string_view name) {
   return library().chunks.count(std::string(name)) != 0;
 }
 
-const std::string& prelude_hash() { return library().hash; }
+const std::string& prelude_hash() {
+  // Computed when the library was configured: a cache hit parses no prelude.
+  static const std::string hash(prelude_text_files::kHash);
+  return hash;
+}
 
 }  // namespace kjit::codegen

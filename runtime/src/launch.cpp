@@ -45,15 +45,16 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   detail::PackedParams params;
   detail::pack_launch(params, kernel, bounds, args, adj_args, device);
   if (bounds.size == 0) return;
+  void* stream = nullptr;
   if (device.is_cpu()) {
     CpuCall call{reinterpret_cast<CpuEntry>(fn), params.pointers()};
     detail::ThreadPool::global().parallel_for(bounds.size, kCpuGrain, &run_chunk, &call);
   } else {
     int block = options.block_dim > 0 ? options.block_dim : entry.module->options.block_dim;
-    void* stream = options.stream.device() == device ? options.stream.handle() : nullptr;
+    stream = options.stream.device() == device ? options.stream.handle() : nullptr;
     cuda::launch(device.ordinal(), fn, bounds.size, block, 0, stream, params.pointers());
   }
-  if (adj_args || entry.module->checks) detail::check_status(*entry.module, kernel);
+  if (adj_args || entry.module->checks) detail::check_status(*entry.module, kernel, stream);
 }
 
 }  // namespace
@@ -73,29 +74,6 @@ void launch_adjoint_grads(const KernelDef& kernel, const Dims& dims, const std::
   std::vector<LaunchArg> adj;
   for (const LaunchArg& a : args) adj.push_back(a.is_array() && a.array().has_grad() ? LaunchArg(a.array().grad()) : LaunchArg());
   run(kernel, dims, args, &adj, options);
-}
-
-void load_module(const std::string& module_name, const Device& device) {
-  const ModuleDef* m = Registry::get().find_module(module_name);
-  if (!m || m->kernels().empty())
-    throw Error(ErrorKind::User, "no module named '" + module_name + "' has kernels in this process");
-  detail::module_on(*m, device);
-}
-
-void preload_module(const std::string& module_name, PreloadMode mode) {
-  switch (mode) {
-    case PreloadMode::None:
-      return;
-    case PreloadMode::CurrentDevice:
-      load_module(module_name, default_device());
-      return;
-    case PreloadMode::AllDevices: {
-      int n = cuda::device_count();
-      if (n == 0) load_module(module_name, Device::cpu());
-      for (int i = 0; i < n; ++i) load_module(module_name, Device::cuda(i));
-      return;
-    }
-  }
 }
 
 }  // namespace kjit

@@ -3,13 +3,14 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
 
 #include "cuda/cuda_backend.hpp"
-#include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/build.hpp"
+#include "module_input.hpp"
 
 namespace kjit::detail {
 
@@ -60,17 +61,6 @@ Table& table() {
   return *t;
 }
 
-compiler::CompileOptions compile_options(const ModuleOptions& o) {
-  compiler::CompileOptions c;
-  c.fast_math = o.fast_math;
-  c.line_info = o.line_info;
-  c.debug = o.debug;
-  c.max_registers = o.max_registers;
-  c.opt_level = o.opt_level;
-  c.fast_compile = o.fast_compile;
-  return c;
-}
-
 void* symbol(void* library, const std::string& name, const std::string& module) {
   void* p = ::dlsym(library, name.c_str());
   if (!p)
@@ -84,24 +74,11 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
   m.device = device;
   m.generation = def.generation();
   m.options = def.options();
-  std::vector<const KernelDef*> kernels = def.kernels();
-  std::vector<const ir::Function*> fns;
-  for (const KernelDef* k : kernels) fns.push_back(&k->ir());
-
-  codegen::CodegenOptions cg;
-  cg.enable_adjoint = m.options.enable_adjoint;
-  cg.loop_checkpoints = m.options.loop_checkpoints;
-  compiler::ModuleSource source;
-  source.name = def.name();
-  source.identity = codegen::module_identity(def.name(), fns, cg);
-  source.generate = [name = def.name(), fns, cg] { return codegen::generate_module(name, fns, cg).text; };
-  source.kernels = codegen::describe_module(fns, cg);
-  for (const auto& k : source.kernels) {
-    source.entry_points.push_back(k["forward"].get<std::string>());
-    if (!k["adjoint"].is_null()) source.entry_points.push_back(k["adjoint"].get<std::string>());
-  }
+  auto started = std::chrono::steady_clock::now();
+  ModuleInput input = module_input(def, m.options);
   compiler::Target target = device.is_cpu() ? compiler::Target::host() : cuda::target_for(device.ordinal());
-  m.artifact = compiler::build_module(source, target, compile_options(m.options));
+  m.artifact = compiler::build_module(input.source, target, input.compile);
+  const nlohmann::json& kernels = m.artifact.meta.at("kernels");
 
   bool has_loops = false;
   if (device.is_cpu()) {
@@ -112,7 +89,7 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
   } else {
     m.cuda_module = cuda::module_load(device.ordinal(), m.artifact.image);
   }
-  for (const auto& k : source.kernels) {
+  for (const auto& k : kernels) {
     KernelEntry e;
     e.module = &m;
     e.generation = m.generation;
@@ -144,6 +121,7 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
       m.status = cuda::module_global(device.ordinal(), m.cuda_module, "kjit_status", &bytes);
     }
   }
+  m.load_milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 }
 
 }  // namespace
@@ -182,14 +160,19 @@ const KernelEntry& kernel_entry(const KernelDef& kernel, const Device& device) {
   return it->second;
 }
 
-void check_status(const LoadedModule& m, const KernelDef& kernel) {
+void check_status(const LoadedModule& m, const KernelDef& kernel, void* stream) {
   if (!m.status) return;
   int32_t code = 0;
   if (m.device.is_cpu()) {
     code = __atomic_exchange_n(static_cast<int32_t*>(m.status), 0, __ATOMIC_ACQ_REL);
   } else {
-    cuda::copy(m.device.ordinal(), &code, m.status, sizeof code, cuda::CopyKind::DeviceToHost, nullptr);
-    if (code) cuda::zero(m.device.ordinal(), m.status, sizeof code, nullptr);
+    if (cuda::this_thread_capturing()) return;
+    // On the launch's stream: a stream that does not synchronise with the legacy default
+    // stream (XLA's are non-blocking) would otherwise be read before the kernel ran.
+    int ordinal = m.device.ordinal();
+    cuda::copy(ordinal, &code, m.status, sizeof code, cuda::CopyKind::DeviceToHost, stream);
+    if (stream) cuda::stream_synchronize(ordinal, stream);
+    if (code) cuda::zero(ordinal, m.status, sizeof code, stream);
   }
   if (!code) return;
   if (code == kStatusCheckFailed)

@@ -37,7 +37,9 @@ struct LoadedModule {
   bool checks = false;             ///< a kernel has device-side checks: read status after every launch
   std::map<int, std::string> loop_locations;  ///< status code -> the loop's source location
   std::map<std::string, KernelEntry> kernels;  ///< by qualified kernel name
+  double load_milliseconds = 0;  ///< the whole first load: trace, key, build or cache, load
 };
+
 
 /// The entries of `kernel` on `device`. The first call (and the first after the kernel's
 /// module changed) builds — or finds in the disk cache — and loads the module.
@@ -50,8 +52,10 @@ const LoadedModule& module_on(const ModuleDef& module, const Device& device);
 constexpr int32_t kStatusCheckFailed = 0x7fff0001;
 
 /// Reads and clears the module's status word after an adjoint launch of `kernel` (and after
-/// any launch of a module with device-side checks); throws a User error naming the loop when
-/// one exceeded its checkpoint bound, or saying that a check failed.
-void check_status(const LoadedModule& module, const KernelDef& kernel);
+/// any launch of a module with device-side checks; on CUDA, in order on the launch's
+/// `stream`); throws a User error naming the loop when one exceeded its checkpoint bound, or
+/// saying that a check failed. Skipped while the thread captures a CUDA graph (a read would
+/// break it).
+void check_status(const LoadedModule& module, const KernelDef& kernel, void* stream = nullptr);
 
 }  // namespace kjit::detail

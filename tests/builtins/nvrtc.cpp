@@ -68,10 +68,3 @@ TEST_CASE("every builtin and every module of the suite compiles with NVRTC for s
   CHECK(logs.size() >= 10);
   CHECK(with_adjoints.size() == size_t(ir::kBuiltinCount) - 5);  // all but sample_cdf, lower_bound, ...
 }
-
-TEST_CASE("every module of the suite builds and loads on the cpu") {
-  const std::set<std::string> broken_on_purpose = {"builtins_component_errors", "builtins_function_errors"};
-  for (const ModuleDef* m : Registry::get().modules())
-    if (m->name().rfind("builtins_", 0) == 0 && !broken_on_purpose.count(m->name()))
-      CHECK_NOTHROW(load_module(m->name(), Device::cpu()));
-}

@@ -1,34 +1,19 @@
-// NVRTC compiles of generated module text.
+// NVRTC compiles of generated module text through the compiler layer's NVRTC driver.
 #include "nvrtc_check.hpp"
 
-#include <nvrtc.h>
-
-#include <chrono>
-#include <vector>
-
 #include "kjit/codegen/codegen.hpp"
+#include "nvrtc_compiler.hpp"
 
 namespace kjit::test {
 
 std::string nvrtc_compile(const std::string& source, const std::string& arch, double* seconds) {
-  auto start = std::chrono::steady_clock::now();
-  nvrtcProgram prog;
-  if (nvrtcCreateProgram(&prog, source.c_str(), "module.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS)
-    return "nvrtcCreateProgram failed";
-  const std::string arch_option = "--gpu-architecture=" + arch;
-  // Fast-compile mode (NVRTC's -Ofc, which kjit's ModuleOptions::fast_compile selects): these
-  // compiles prove that the code compiles; optimising it would only cost test time.
-  std::vector<const char*> options{arch_option.c_str(), "--std=c++17", "-w", "--Ofast-compile=max"};
-  nvrtcResult r = nvrtcCompileProgram(prog, int(options.size()), options.data());
-  std::string log;
-  size_t size = 0;
-  nvrtcGetProgramLogSize(prog, &size);
-  log.resize(size);
-  if (size) nvrtcGetProgramLog(prog, &log[0]);
-  nvrtcDestroyProgram(&prog);
-  if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (r == NVRTC_SUCCESS) return "";
-  return std::string(nvrtcGetErrorString(r)) + "\n" + log;
+  // The driver's own flags, in NVRTC's fastest compile mode: these compiles prove that the
+  // code compiles; optimising it would only cost test time.
+  compiler::CompileOptions o;
+  o.extra = {"-Ofc=max"};
+  compiler::CompileOutput out = compiler::nvrtc_compile(source, "module.cu", compiler::Target::parse(arch), o);
+  if (seconds) *seconds = out.ms / 1000.0;
+  return out.ok ? "" : out.log.empty() ? std::string("NVRTC failed without a log") : out.log;
 }
 
 std::string module_text(const std::string& name, const std::vector<const KernelDef*>& kernels, bool with_adjoint) {

@@ -1,10 +1,15 @@
 // kjit/kjit.hpp — the one header users include: the kernel DSL (KJIT_KERNEL, Float, Array,
-// If, For, ...), devices, arrays, launches forward and adjoint, and gradient checks.
+// If, For, ...), devices, arrays, launches forward and adjoint, gradient checks, and the XLA
+// FFI API (callables and callbacks for JAX).
 #pragma once
 
 #include "kjit/dsl.hpp"
 #include "kjit/runtime/device.hpp"
+#include "kjit/runtime/devices.hpp"
 #include "kjit/runtime/launch.hpp"
+#include "kjit/runtime/modules.hpp"
 #include "kjit/runtime/ndarray.hpp"
 #include "kjit/runtime/stream.hpp"
 #include "kjit/runtime/gradcheck.hpp"
+#include "kjit/runtime/graph.hpp"
+#include "kjit/ffi/ffi.hpp"

@@ -25,6 +25,8 @@ struct DeviceProperties {
   size_t total_memory = 0;
   int max_threads_per_block = 0;
   int max_blocks_per_sm = 0;  ///< resident blocks per multiprocessor
+  int max_threads_per_sm = 0;  ///< resident threads per multiprocessor
+  size_t max_shared_bytes_per_block = 0;  ///< dynamic + static shared memory, opted in
 };
 /// Properties of device `ordinal`; a Driver error for ordinals out of range.
 const DeviceProperties& properties(int ordinal);
@@ -59,8 +61,30 @@ int function_max_threads(int ordinal, void* function);
 
 /// Launches `function` over `size` flat indices with `block_dim` threads per block and a
 /// grid capped at what the device keeps resident (the kernels loop over the rest), with
-/// kernel parameters `params` (cuLaunchKernel's array of pointers) on `stream`.
+/// kernel parameters `params` (cuLaunchKernel's array of pointers) on `stream` (nullptr: the
+/// calling thread's default stream). `block_dim` 0 means 256. A block size or shared memory
+/// size the kernel cannot run with is a User error naming the kernel and the limit.
 void launch(int ordinal, void* function, int64_t size, int block_dim, unsigned shared_bytes,
             void* stream, void** params);
+/// The grid `launch` uses: enough blocks to cover `size`, capped at the blocks `props`' device
+/// keeps resident at once (SM count × resident blocks of `block_dim` threads per SM).
+unsigned grid_size(const DeviceProperties& props, int64_t size, int block_dim);
+
+/// Graph capture (see kjit/runtime/graph.hpp for the public API).
+/// Starts capturing `stream` (a created stream, not a default one) in thread-local mode.
+void capture_begin(int ordinal, void* stream);
+/// Ends the capture of `stream` and instantiates it; returns the CUgraphExec.
+void* capture_end(int ordinal, void* stream);
+/// Ends a capture that failed part-way and drops what was captured; never throws.
+void capture_abort(int ordinal, void* stream) noexcept;
+/// Replays an instantiated graph on `stream` (nullptr: the thread's default stream).
+void graph_launch(int ordinal, void* graph_exec, void* stream);
+void graph_destroy(int ordinal, void* graph_exec) noexcept;
+/// Streams being captured right now, process-wide. Modules must not be unloaded while it is
+/// above zero (kjit's module tables never unload; anything that does must check this).
+int capturing_count();
+/// Whether the calling thread is capturing a stream right now: synchronous device work (a
+/// blocking copy, a module load) would break the capture, so callers skip or refuse it.
+bool this_thread_capturing();
 
 }  // namespace kjit::cuda

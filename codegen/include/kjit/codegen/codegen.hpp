@@ -63,6 +63,11 @@ std::string module_identity(const std::string& module_name,
 /// name, parameters (name, type, ndim, element), launch dimensionality, entry names.
 nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint);
 
+/// The entry points generate_module defines for `kernels`, in its order (cheap: no text, no
+/// descriptions).
+std::vector<std::string> entry_points(const std::vector<const ir::Function*>& kernels,
+                                      const CodegenOptions& options);
+
 /// The descriptions of a module's kernels exactly as generate_module reports them
 /// (GeneratedModule::kernels), including why a kernel has no adjoint ("adjoint_error") and
 /// the status code and location of each checkpointed adjoint loop ("loops"); computed

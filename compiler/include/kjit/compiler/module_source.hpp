@@ -24,9 +24,17 @@ struct ModuleSource {
   std::function<std::string()> generate;
   /// `extern "C"` names the artifact must define; checked after compiling.
   std::vector<std::string> entry_points;
-  /// Kernel descriptions stored in meta.json unchanged (codegen's describe_module: known
-  /// before the text is generated).
-  nlohmann::json kernels = nlohmann::json::array();
+  /// Kernel descriptions stored in meta.json unchanged; when null, `describe` produces them
+  /// (only when an entry is written: a cache hit reads them from meta.json).
+  mutable nlohmann::json kernels;
+  /// Produces `kernels` on demand (codegen's describe_module).
+  std::function<nlohmann::json()> describe;
+
+  /// The kernel descriptions, computing them if needed (an empty array when nobody can).
+  const nlohmann::json& kernel_descriptions() const {
+    if (kernels.is_null()) kernels = describe ? describe() : nlohmann::json::array();
+    return kernels;
+  }
 
   /// The text, generating it if needed.
   const std::string& source_text() const {

@@ -8,7 +8,7 @@
 namespace kjit::ir {
 
 /// Version of the encoding below; changes whenever the encoding does.
-constexpr int kSerialVersion = 2;
+constexpr int kSerialVersion = 1;
 
 /// Encodes `fn` completely and deterministically: the same kernel gives the same bytes in
 /// every process and build folder (source files appear by base name). Any change to the

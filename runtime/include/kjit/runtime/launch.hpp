@@ -101,13 +101,4 @@ void launch_adjoint_grads(const Kernel<P...>& kernel, const Dims& dims, const A&
   launch_adjoint_grads(kernel.def(), dims, std::vector<LaunchArg>{LaunchArg(args)...});
 }
 
-/// Which devices to load a module on ahead of its first launch.
-enum class PreloadMode { None, CurrentDevice, AllDevices };
-
-/// Builds (or finds in the cache) and loads the module of `module_name` on `device`, so
-/// that the first launch does no compiling or loading.
-void load_module(const std::string& module_name, const Device& device);
-/// Loads the module on the devices `mode` names (CurrentDevice: default_device()).
-void preload_module(const std::string& module_name, PreloadMode mode);
-
 }  // namespace kjit

@@ -1,0 +1,122 @@
+// The cpu device: launch overhead of an empty kernel, streaming throughput, and the
+// adjoint-to-forward time ratio of the example kernels.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+
+#include "kjit/kjit.hpp"
+#include "loops.hpp"
+#include "saxpy.hpp"
+#include "springs.hpp"
+
+using namespace kjit;
+
+namespace bench_kernels {
+using namespace kjit::dsl;
+KJIT_MODULE(bench_cpu)
+KJIT_KERNEL(empty, (Array<Float> x)) {}
+}  // namespace bench_kernels
+
+namespace {
+
+void BM_LaunchEmpty(benchmark::State& state) {
+  auto x = zeros<float>({1});
+  const int64_t n = state.range(0);
+  launch(bench_kernels::empty, n, x);  // build and load outside the loop
+  for (auto _ : state) launch(bench_kernels::empty, n, x);
+}
+
+struct Saxpy {
+  int64_t n;
+  NdArray x, y, out, gx, gy, gout;
+  explicit Saxpy(int64_t n_)
+      : n(n_), x(zeros<float>({n_})), y(zeros<float>({n_})), out(zeros<float>({n_})), gx(zeros<float>({n_})),
+        gy(zeros<float>({n_})), gout(zeros<float>({n_})) {}
+};
+
+void BM_SaxpyForward(benchmark::State& state) {
+  Saxpy s(state.range(0));
+  for (auto _ : state) launch(demo::saxpy, s.n, s.x, s.y, 2.0f, s.out);
+  state.SetBytesProcessed(int64_t(state.iterations()) * s.n * 12);
+}
+void BM_SaxpyAdjoint(benchmark::State& state) {
+  Saxpy s(state.range(0));
+  for (auto _ : state) launch_adjoint(demo::saxpy, s.n, {s.x, s.y, 2.0f, s.out}, {s.gx, s.gy, {}, s.gout});
+  state.SetBytesProcessed(int64_t(state.iterations()) * s.n * 20);
+}
+
+/// The machine's streaming reference: memcpy of the bytes saxpy moves (3 streams of floats:
+/// 2 read, 1 written), over all hardware threads like a launch.
+void BM_MemcpyReference(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::vector<float> a(static_cast<size_t>(n) * 2), b(static_cast<size_t>(n));
+  auto src = from_vector(a), dst = from_vector(b);
+  for (auto _ : state) {
+    // Copy 2n floats into n: read 2 streams' worth, write one, as saxpy does.
+    std::memcpy(dst.data(), src.data(), size_t(n) * 4);
+    std::memcpy(dst.data(), static_cast<float*>(src.data()) + n, size_t(n) * 4);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * n * 16);
+}
+
+struct Springs {
+  int np = 100000, ns = 400000;
+  NdArray x, pairs, rest, f, gx, grest, gf;
+  Springs() {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(-5, 5);
+    std::vector<vec3f> p(static_cast<size_t>(np));
+    for (auto& v : p) v = vec3f{{u(rng), u(rng), u(rng)}};
+    std::vector<int> idx;
+    for (int s = 0; s < ns; ++s) {
+      int a = int(rng() % unsigned(np));
+      idx.push_back(a);
+      idx.push_back((a + 1 + int(rng() % unsigned(np - 1))) % np);
+    }
+    x = from_vector(p);
+    pairs = from_vector(idx);
+    rest = from_vector(std::vector<float>(size_t(ns), 1.0f));
+    f = zeros<vec3f>({np});
+    gx = zeros<vec3f>({np});
+    grest = zeros<float>({ns});
+    gf = from_vector(std::vector<vec3f>(size_t(np), vec3f{{1, 1, 1}}));
+  }
+};
+void BM_SpringsForward(benchmark::State& state) {
+  Springs s;
+  for (auto _ : state) launch(demo::springs, s.ns, s.x, s.pairs, s.rest, 10.0f, s.f);
+}
+void BM_SpringsAdjoint(benchmark::State& state) {
+  Springs s;
+  for (auto _ : state)
+    launch_adjoint(demo::springs, s.ns, {s.x, s.pairs, s.rest, 10.0f, s.f}, {s.gx, {}, s.grest, {}, s.gf});
+}
+
+struct Iterate {
+  int n = 65536;
+  NdArray x = zeros<double>({65536}), c = from_vector(std::vector<double>(65536, 0.5)), out = zeros<double>({65536});
+  NdArray gx = zeros<double>({65536}), gc = zeros<double>({65536}), gout = from_vector(std::vector<double>(65536, 1.0));
+};
+void BM_LoopForward(benchmark::State& state) {
+  Iterate s;
+  const int steps = int(state.range(0));
+  for (auto _ : state) launch(demo::iterate, s.n, s.x, s.c, steps, s.out);
+}
+void BM_LoopAdjoint(benchmark::State& state) {
+  Iterate s;
+  const int steps = int(state.range(0));
+  for (auto _ : state) launch_adjoint(demo::iterate, s.n, {s.x, s.c, steps, s.out}, {s.gx, s.gc, {}, s.gout});
+}
+
+}  // namespace
+
+BENCHMARK(BM_LaunchEmpty)->Arg(1)->Arg(1 << 16)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MemcpyReference)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SaxpyForward)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SaxpyAdjoint)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SpringsForward)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SpringsAdjoint)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoopForward)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoopAdjoint)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();

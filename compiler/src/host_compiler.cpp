@@ -1,0 +1,157 @@
+// The host-compiler driver: runs $KJIT_CXX or the compiler kjit was built with, through
+// llvm::sys::ExecuteAndWait (posix_spawn), to build a `cpu` module's shared object.
+#include "host_compiler.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include <unistd.h>
+
+#include "llvm_support.hpp"
+
+#include "file_util.hpp"
+#include "kjit/error.hpp"
+
+#ifndef KJIT_HOST_CXX
+#error "compiler/CMakeLists.txt defines KJIT_HOST_CXX"
+#endif
+
+namespace kjit::compiler {
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr const char* kHostArch = "x86_64";
+#elif defined(__aarch64__)
+constexpr const char* kHostArch = "aarch64";
+#elif defined(__powerpc64__)
+constexpr const char* kHostArch = "ppc64";
+#else
+constexpr const char* kHostArch = "unknown-arch";
+#endif
+
+/// Flags every host compile gets; part of the key through host_compiler_identity().
+/// -fvisibility=hidden keeps everything but the KJ_EXPORT entry points out of the dynamic
+/// symbol table, so modules never interpose on each other or on the process.
+const char* const kFixedFlags[] = {"-x", "c++", "-shared", "-fPIC", "-fvisibility=hidden", "-w"};
+
+/// Runs `program args...` with stdout and stderr sent to a temporary file; returns the exit
+/// code (-1 when it could not run) and the output in *output.
+int run_captured(const std::string& program, const std::vector<std::string>& args,
+                 const std::string& log_path, std::string* output, std::string* error) {
+  std::vector<llvm::StringRef> argv;
+  argv.push_back(program);
+  for (const std::string& a : args) argv.push_back(a);
+  llvm::Optional<llvm::StringRef> redirects[3] = {llvm::StringRef(""), llvm::StringRef(log_path),
+                                                  llvm::StringRef(log_path)};
+  bool failed = false;
+  int rc = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects, 0, 0, error, &failed);
+  int fd = open_nofollow(log_path);
+  if (fd >= 0) {
+    read_fd(fd, output);
+    ::close(fd);
+  }
+  ::unlink(log_path.c_str());
+  return failed ? -1 : rc;
+}
+
+std::string env_cxx() {
+  const char* v = std::getenv("KJIT_CXX");
+  return v && *v ? v : "";
+}
+
+}  // namespace
+
+std::string host_compiler_path() {
+  std::string cxx = env_cxx();
+  if (cxx.empty()) return KJIT_HOST_CXX;
+  if (cxx.find('/') != std::string::npos) return cxx;
+  auto found = llvm::sys::findProgramByName(cxx);
+  if (!found)
+    throw Error(ErrorKind::User, "KJIT_CXX='" + cxx + "' names no program in PATH; set it to a C++ "
+                                 "compiler (a path or a name in PATH) or unset it to use " KJIT_HOST_CXX);
+  return *found;
+}
+
+std::string host_compiler_identity() {
+  std::string suffix = std::string(" ") + kHostArch + "-linux flags";
+  for (const char* f : kFixedFlags) suffix += std::string(" ") + f;
+  if (env_cxx().empty()) return std::string("host ") + KJIT_HOST_CXX_ID + suffix;
+
+  static std::mutex mu;
+  static std::map<std::string, std::string> known;  // compiler path -> first line of --version
+  std::string path = host_compiler_path();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find(path);
+  if (it == known.end()) {
+    std::string dir_error, out, err;
+    std::string dir = make_private_dir(P_tmpdir, "kjit-cxx-", &dir_error);
+    if (dir.empty()) throw Error(ErrorKind::Compile, "cannot identify KJIT_CXX: " + dir_error);
+    int rc = run_captured(path, {"--version"}, dir + "/version.txt", &out, &err);
+    remove_tree(dir);
+    std::string first = out.substr(0, out.find('\n'));
+    if (rc != 0 || first.empty())
+      throw Error(ErrorKind::User, "KJIT_CXX='" + path + "' does not run as a C++ compiler ('" + path +
+                                       " --version' " + (rc < 0 ? "could not start: " + err : "failed") +
+                                       "); set KJIT_CXX to a working compiler or unset it");
+    it = known.emplace(path, first).first;
+  }
+  return "host " + it->second + suffix;
+}
+
+std::vector<std::string> host_options(const CompileOptions& options) {
+  std::vector<std::string> o;
+  for (const char* f : kFixedFlags) o.push_back(f);
+  o.push_back("-std=" + options.cxx_standard);
+  if (options.debug) {
+    o.push_back("-O0");
+    o.push_back("-g");
+  } else {
+    o.push_back("-O" + std::to_string(options.opt_level));
+    if (options.line_info) o.push_back("-g");
+  }
+  if (options.fast_math) o.push_back("-ffast-math");
+  for (const std::string& e : options.extra) o.push_back(e);
+  return o;
+}
+
+CompileOutput host_compile(const std::string& text, const CompileOptions& options,
+                           const std::string& work_dir) {
+  CompileOutput out;
+  out.compiler = host_compiler_path();
+  const std::string src = work_dir + "/" + kSourceFile;
+  const std::string lib = work_dir + "/" + kHostLibraryFile;
+  out.generated_file = src;
+  std::string werr = write_new_file(src, text);
+  if (!werr.empty()) throw Error(ErrorKind::Cache, "cannot write the module source: " + werr);
+  std::vector<std::string> args = host_options(options);
+  for (const std::string& a : args) out.options += (out.options.empty() ? "" : " ") + a;
+  args.push_back(src);
+  args.push_back("-o");
+  args.push_back(lib);
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::string err;
+  int rc = run_captured(out.compiler, args, work_dir + "/compile.log", &out.log, &err);
+  out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (rc < 0)
+    throw Error(ErrorKind::Compile, "cannot run the host compiler " + out.compiler + ": " + err +
+                                        " (set KJIT_CXX to a working C++ compiler)");
+  if (rc != 0) return out;
+  int fd = open_nofollow(lib);
+  std::string bytes;
+  if (fd < 0 || !read_fd(fd, &bytes)) {
+    if (fd >= 0) ::close(fd);
+    out.log += "\nthe compiler succeeded but wrote no readable " + lib;
+    return out;
+  }
+  ::close(fd);
+  ::chmod(lib.c_str(), 0600);  // owner-only, like everything in the cache
+  out.bytes.assign(bytes.begin(), bytes.end());
+  out.ok = true;
+  return out;
+}
+
+}  // namespace kjit::compiler

@@ -1,0 +1,126 @@
+// The XLA FFI handlers that launch kjit kernels forward and backward, on the platforms `cpu`
+// (the calling thread's share of kjit's pool) and `CUDA` (XLA's stream).
+#include <cstring>
+
+#include "cuda/cuda_backend.hpp"
+#include "kjit/ffi/ffi.hpp"
+#include "launch_plan.hpp"
+#include "module_table.hpp"
+#include "thread_pool.hpp"
+
+namespace kjit::ffi::detail {
+
+namespace {
+
+/// Indices per chunk on the cpu, as the runtime's own launches use.
+constexpr int64_t kCpuGrain = 512;
+
+using CpuEntry = void (*)(void**, int64_t, int64_t);
+
+struct CpuCall {
+  CpuEntry entry;
+  void** params;
+};
+
+void run_chunk(void* context, int64_t begin, int64_t end) {
+  auto* call = static_cast<CpuCall*>(context);
+  call->entry(call->params, begin, end);
+}
+
+/// One Plan per thread: handlers do not recurse, and reusing it keeps the hot path free of
+/// large stack frames and allocations.
+Plan& thread_plan() {
+  thread_local Plan plan;
+  return plan;
+}
+
+void* entry_point(const Plan& plan, const kjit::detail::KernelEntry& e) {
+  void* fn = plan.adjoint ? e.adjoint : e.forward;
+  if (!fn) invalid("kjit adjoint of kernel '" + plan.kernel->name + "': " + e.adjoint_error);
+  return fn;
+}
+
+void run_cpu(const xla::CallFrame* frame, bool adjoint) {
+  Plan& plan = thread_plan();
+  adjoint ? plan_adjoint(frame, plan) : plan_forward(frame, plan);
+  for (int i = 0; i < plan.fill_count; ++i) {
+    const Fill& f = plan.fills[i];
+    if (!f.bytes) continue;
+    f.src ? std::memcpy(f.dst, f.src, f.bytes) : std::memset(f.dst, 0, f.bytes);
+  }
+  if (plan.bounds.size == 0 || plan.batch_count == 0) return;
+  const kjit::detail::KernelEntry& e = kjit::detail::kernel_entry(*plan.kernel->def, Device::cpu());
+  CpuCall call{reinterpret_cast<CpuEntry>(entry_point(plan, e)), plan.pointers};
+  for (int64_t b = 0; b < plan.batch_count; ++b) {
+    if (plan.batch_rank) plan.select_batch(b);
+    kjit::detail::ThreadPool::global().parallel_for(plan.bounds.size, kCpuGrain, &run_chunk, &call);
+  }
+  if (adjoint) kjit::detail::check_status(*e.module, *plan.kernel->def);
+}
+
+int cuda_ordinal(const xla::CallFrame* frame) {
+  int ordinal = device_ordinal_of(frame);
+  if (ordinal >= 0) return ordinal;
+  // An XLA older than XLA_FFI_DeviceOrdinal_Get: unambiguous only with a single GPU.
+  if (cuda::device_count() <= 1) return 0;
+  fail(xla::kUnimplemented, "kjit: this XLA does not offer XLA_FFI_DeviceOrdinal_Get (FFI api struct_size " +
+                                std::to_string(frame->api->struct_size) +
+                                "), so kjit cannot tell which of several GPUs a call runs on; upgrade jaxlib");
+}
+
+void run_cuda(const xla::CallFrame* frame, bool adjoint) {
+  Plan& plan = thread_plan();
+  adjoint ? plan_adjoint(frame, plan) : plan_forward(frame, plan);
+  const int ordinal = cuda_ordinal(frame);
+  void* stream = stream_of(frame);
+  for (int i = 0; i < plan.fill_count; ++i) {
+    const Fill& f = plan.fills[i];
+    if (!f.bytes) continue;
+    if (f.src)
+      cuda::copy(ordinal, f.dst, f.src, f.bytes, cuda::CopyKind::DeviceToDevice, stream);
+    else
+      cuda::zero(ordinal, f.dst, f.bytes, stream);
+  }
+  if (plan.bounds.size == 0 || plan.batch_count == 0) return;
+  const kjit::detail::KernelEntry& e = kjit::detail::kernel_entry(*plan.kernel->def, Device::cuda(ordinal));
+  void* fn = entry_point(plan, e);
+  const int block = plan.block_dim ? plan.block_dim : plan.kernel->block_dim;
+  for (int64_t b = 0; b < plan.batch_count; ++b) {
+    if (plan.batch_rank) plan.select_batch(b);
+    // cuLaunchKernel copies the parameters at launch: the next batch item may reuse them.
+    cuda::launch(ordinal, fn, plan.bounds.size, block, 0, stream, plan.pointers);
+  }
+  if (adjoint && e.module->status) {
+    // A checkpointed loop may have overflowed: its status word must be read after the launch.
+    cuda::stream_synchronize(ordinal, stream);
+    kjit::detail::check_status(*e.module, *plan.kernel->def);
+  }
+}
+
+}  // namespace
+
+}  // namespace kjit::ffi::detail
+
+using kjit::ffi::detail::guarded;
+
+extern "C" {
+
+KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_launch_cpu(kjit::xla::CallFrame* frame) {
+  return guarded(frame, 0, "kjit_launch", [&] { kjit::ffi::detail::run_cpu(frame, false); });
+}
+
+KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_adjoint_cpu(kjit::xla::CallFrame* frame) {
+  return guarded(frame, 0, "kjit_adjoint", [&] { kjit::ffi::detail::run_cpu(frame, true); });
+}
+
+KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_launch_cuda(kjit::xla::CallFrame* frame) {
+  // Always the same launches for the same attributes: XLA may capture it in a CUDA graph.
+  return guarded(frame, kjit::xla::kCommandBufferCompatible, "kjit_launch",
+                 [&] { kjit::ffi::detail::run_cuda(frame, false); });
+}
+
+KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_adjoint_cuda(kjit::xla::CallFrame* frame) {
+  return guarded(frame, 0, "kjit_adjoint", [&] { kjit::ffi::detail::run_cuda(frame, true); });
+}
+
+}  // extern "C"

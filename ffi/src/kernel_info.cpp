@@ -1,0 +1,192 @@
+// Preparing kernels for the FFI (parameters, array uses, adjoint status, signature JSON) and
+// finding them by name: a per-thread hash map in front of one locked table.
+#include "kernel_info.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "frame.hpp"
+#include "kjit/codegen/codegen.hpp"
+
+namespace kjit::ffi::detail {
+
+namespace {
+
+void fill_param(ParamInfo& p, const KernelParam& kp) {
+  p.name = kp.name;
+  p.type = kp.type;
+  p.is_array = kp.type.is_array();
+  p.ndim = kp.type.ndim;
+  p.scalar = kp.type.scalar;
+  p.dtype = dtype_of(kp.type.scalar);
+  ir::Type e = kp.type.element();
+  p.element_bytes = e.shape == ir::Shape::Struct ? 0 : e.element_bytes();
+  p.lanes = e.lanes();
+  p.differentiable = kp.type.is_differentiable();
+  switch (e.shape) {
+    case ir::Shape::Vector:
+    case ir::Shape::Quat:
+    case ir::Shape::Transform:
+      p.inner_rank = 1;
+      p.inner[0] = e.rows;
+      break;
+    case ir::Shape::Matrix:
+      p.inner_rank = 2;
+      p.inner[0] = e.rows;
+      p.inner[1] = e.cols;
+      break;
+    default:
+      break;
+  }
+}
+
+/// Records how the body uses each array parameter.
+void analyse_uses(KernelInfo& k, const ir::Function& fn) {
+  std::unordered_map<ir::ValueId, int> param_of;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::Param) param_of[s.result] = int(s.imm);
+  });
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op != ir::Op::ArrayLoad && s.op != ir::Op::ArrayStore && s.op != ir::Op::ArrayAtomic) return;
+    if (s.args.empty()) return;
+    auto it = param_of.find(s.args[0]);
+    if (it == param_of.end() || it->second < 0 || size_t(it->second) >= k.params.size()) return;
+    ArrayUse& u = k.params[size_t(it->second)].use;
+    if (s.op == ir::Op::ArrayLoad) u.loads = true;
+    if (s.op == ir::Op::ArrayStore) u.stores = true;
+    if (s.op == ir::Op::ArrayAtomic) {
+      ir::AtomicOp op = s.atomic_op();
+      (op == ir::AtomicOp::Add || op == ir::AtomicOp::Sub ? u.accumulates : u.other_atomics) = true;
+    }
+  });
+}
+
+std::unique_ptr<KernelInfo> prepare(const KernelDef& def) {
+  auto k = std::make_unique<KernelInfo>();
+  k->def = &def;
+  k->name = def.name();
+  for (const KernelParam& kp : def.params()) {
+    k->params.emplace_back();
+    fill_param(k->params.back(), kp);
+    if (kp.type.is_array()) k->arrays.push_back(int(k->params.size() - 1));
+  }
+  const ir::Function& fn = def.ir();  // traces once; a tracing error is a User error
+  k->launch_ndim = fn.launch_ndim;
+  analyse_uses(*k, fn);
+
+  const ModuleDef& module = Registry::get().module(def.module());
+  ModuleOptions mo = module.options();
+  k->block_dim = mo.block_dim;
+  codegen::CodegenOptions cg;
+  cg.enable_adjoint = mo.enable_adjoint;
+  cg.loop_checkpoints = mo.loop_checkpoints;
+  nlohmann::json d = codegen::describe_module({&fn}, cg).at(0);
+  k->has_adjoint = !d["adjoint"].is_null();
+  if (!k->has_adjoint)
+    k->adjoint_error = d.contains("adjoint_error") ? d["adjoint_error"].get<std::string>()
+                                                   : "kernel '" + k->name + "' has no adjoint: module '" +
+                                                         def.module() + "' is built with enable_adjoint = false";
+
+  nlohmann::json j;
+  j["name"] = k->name;
+  j["module"] = def.module();
+  j["launch_ndim"] = k->launch_ndim;
+  j["has_adjoint"] = k->has_adjoint;
+  j["adjoint_error"] = k->adjoint_error;
+  j["block_dim"] = k->block_dim;
+  nlohmann::json params = nlohmann::json::array();
+  for (const ParamInfo& p : k->params) {
+    nlohmann::json q;
+    q["name"] = p.name;
+    q["kind"] = p.is_array ? "array" : "value";
+    q["type"] = p.type.str();
+    q["ndim"] = p.ndim;
+    q["dtype"] = dtype_name(p.dtype);
+    q["inner"] = nlohmann::json::array();
+    for (int i = 0; i < p.inner_rank; ++i) q["inner"].push_back(p.inner[i]);
+    q["differentiable"] = p.differentiable;
+    q["supported"] = p.type.element().shape != ir::Shape::Struct;
+    q["loads"] = p.use.loads;
+    q["stores"] = p.use.stores;
+    q["accumulates"] = p.use.accumulates;
+    q["other_atomics"] = p.use.other_atomics;
+    params.push_back(q);
+  }
+  j["params"] = params;
+  k->json = j.dump();
+  return k;
+}
+
+/// Every kernel prepared so far, by name. Entries are never removed: per-thread caches and
+/// in-flight handlers hold pointers to them.
+struct Table {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<KernelInfo>, std::less<>> kernels;
+};
+
+Table& table() {
+  static Table* t = new Table;  // never destroyed: handlers may run during exit
+  return *t;
+}
+
+const KernelInfo& lookup_slow(std::string_view name) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.kernels.find(name);
+  if (it != t.kernels.end()) return *it->second;
+  const KernelDef* def = Registry::get().find_kernel(name);
+  if (!def) {
+    std::string known;
+    for (const KernelDef* k : Registry::get().kernels()) known += (known.empty() ? "" : ", ") + k->name();
+    fail(xla::kNotFound, "kjit: no kernel named '" + std::string(name) + "' is registered in this process (" +
+                             (known.empty() ? std::string("no kernel library is loaded; call kjit.jax.load()")
+                                            : "known kernels: " + known) +
+                             ")");
+  }
+  auto info = prepare(*def);
+  const KernelInfo& ref = *info;
+  t.kernels.emplace(def->name(), std::move(info));
+  return ref;
+}
+
+}  // namespace
+
+ParamInfo param_info(const KernelParam& kp) {
+  ParamInfo p;
+  fill_param(p, kp);
+  return p;
+}
+
+std::string ParamInfo::inner_str() const {
+  if (inner_rank == 0) return "()";
+  if (inner_rank == 1) return "(" + std::to_string(inner[0]) + ",)";
+  return "(" + std::to_string(inner[0]) + ", " + std::to_string(inner[1]) + ")";
+}
+
+std::string KernelInfo::names(const std::vector<int>& indices) const {
+  std::string s;
+  for (int i : indices) s += (s.empty() ? "" : ", ") + params[size_t(i)].name;
+  return s;
+}
+
+const KernelInfo& kernel_info(std::string_view name) {
+  // Keys view the name owned by the (never freed) KernelInfo, so a hit allocates nothing.
+  thread_local std::unordered_map<std::string_view, const KernelInfo*> cache;
+  auto it = cache.find(name);
+  if (it != cache.end()) return *it->second;
+  const KernelInfo& k = lookup_slow(name);
+  cache.emplace(std::string_view(k.name), &k);
+  return k;
+}
+
+std::string all_kernels_json() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const KernelDef* k : Registry::get().kernels()) out.push_back(nlohmann::json::parse(kernel_info(k->name()).json));
+  return out.dump();
+}
+
+}  // namespace kjit::ffi::detail

@@ -1,0 +1,73 @@
+// What the FFI handlers know about a kernel: its parameters as XLA sees them (dtype, rank,
+// inner dims), how the kernel uses each array, whether it has an adjoint — prepared once per
+// kernel and found by name through a lock-free per-thread cache.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kjit/ffi/xla_abi.hpp"
+#include "kjit/kernel.hpp"
+
+namespace kjit::ffi::detail {
+
+/// How a kernel body uses one array parameter (from its IR).
+struct ArrayUse {
+  bool loads = false;        ///< reads elements
+  bool stores = false;       ///< overwrites elements
+  bool accumulates = false;  ///< atomic add / sub
+  bool other_atomics = false;  ///< atomic min, max, bitwise, exchange, compare-and-swap
+};
+
+/// One kernel parameter as the FFI sees it.
+struct ParamInfo {
+  std::string name;
+  ir::Type type;           ///< the kjit type (an array type when ndim > 0)
+  bool is_array = false;
+  int ndim = 0;            ///< array dimensions (0 for values)
+  int inner_rank = 0;      ///< XLA dims an element adds: 0 scalar, 1 vector, 2 matrix
+  int inner[2] = {0, 0};   ///< those dims
+  ir::Scalar scalar = ir::Scalar::F32;
+  xla::DataType dtype = xla::kInvalid;  ///< the XLA element type of the buffer / attribute
+  int element_bytes = 0;   ///< bytes of one element (value) as the ABI lays it out
+  int lanes = 1;           ///< scalar components per element
+  bool differentiable = false;
+  ArrayUse use;
+
+  /// XLA rank of an array argument (ndim + inner_rank), without batch dims.
+  int rank() const { return ndim + inner_rank; }
+  /// "float32", "vec3f", "mat33d": the element as messages name it.
+  std::string element_str() const { return type.element().str(); }
+  /// "(3,)" / "(3, 3)": the inner dims as Python prints a shape.
+  std::string inner_str() const;
+};
+
+/// A kernel prepared for the FFI. Never freed: handlers keep pointers to it.
+struct KernelInfo {
+  const KernelDef* def = nullptr;
+  std::string name;
+  std::vector<ParamInfo> params;
+  std::vector<int> arrays;  ///< indices of the array parameters, in order
+  int launch_ndim = 0;      ///< 0: any; 1..4: fixed by tid<N>()
+  bool has_adjoint = false;
+  std::string adjoint_error;  ///< why there is no adjoint (when there is none)
+  int block_dim = 256;        ///< the module's default CUDA block size
+  std::string json;           ///< the signature the Python shim reads
+
+  /// "x, y, out": the names of the parameters at `indices`.
+  std::string names(const std::vector<int>& indices) const;
+};
+
+/// A parameter as the FFI sees it (no IR uses recorded).
+ParamInfo param_info(const KernelParam& p);
+
+/// The prepared kernel named `name`. Lock-free after the first call per thread and name;
+/// throws a NOT_FOUND HandlerError naming the kernel and the loaded libraries' kernels when
+/// there is no such kernel.
+const KernelInfo& kernel_info(std::string_view name);
+
+/// The signature JSON of every kernel the process has (an array, sorted by name).
+std::string all_kernels_json();
+
+}  // namespace kjit::ffi::detail

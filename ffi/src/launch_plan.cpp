@@ -1,0 +1,502 @@
+// Matching an XLA call frame to a kernel's parameters: counts, dtypes, ranks, inner dims,
+// vmap batch dims, static attributes, launch dims; then packing in the kernel ABI.
+#include "launch_plan.hpp"
+
+#include <cstring>
+
+namespace kjit::ffi::detail {
+
+namespace {
+
+std::string prefix(const KernelInfo& k, bool adjoint) {
+  return std::string(adjoint ? "kjit adjoint of kernel '" : "kjit kernel '") + k.name + "': ";
+}
+
+/// One array buffer bound to a parameter.
+struct Bound {
+  const xla::Buffer* buf = nullptr;
+  int param = -1;
+  int batch_rank = 0;  ///< leading dims beyond the parameter's rank
+};
+
+int64_t elements(const xla::Buffer& b) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < b.rank; ++d) n *= b.dims[d];
+  return n;
+}
+
+/// Checks one buffer against parameter `p` (dtype, rank, inner dims); returns its batch rank.
+}  // namespace
+
+int check_array(const Where& pre, const ParamInfo& p, const xla::Buffer& b, const char* role) {
+  if (b.dtype != p.dtype)
+    invalid(pre + "Invalid data type for " + role + " '" + p.name + "', expected " + dtype_name(p.dtype) +
+            ", got " + dtype_name(b.dtype));
+  if (b.rank < p.rank() || b.rank > p.rank() + kMaxBatchRank)
+    invalid(pre + "Invalid dimensionality for " + role + " '" + p.name + "', expected " +
+            std::to_string(p.rank()) + " dimensions" +
+            (p.inner_rank ? " (" + std::to_string(p.ndim) + " array + " + std::to_string(p.inner_rank) +
+                                " for " + p.element_str() + ")"
+                          : std::string()) +
+            ", got " + std::to_string(b.rank));
+  for (int d = 0; d < p.inner_rank; ++d)
+    if (b.dims[b.rank - p.inner_rank + d] != p.inner[d])
+      invalid(pre + "Invalid inner dimensions for " + role + " '" + p.name + "', expected " + p.inner_str() +
+              " for " + p.element_str() + ", got " +
+              shape_str(b.dims + (b.rank - p.inner_rank), p.inner_rank));
+  for (int d = 0; d < p.ndim; ++d)
+    if (b.dims[b.rank - p.rank() + d] > INT32_MAX)
+      invalid(pre + "array argument '" + p.name + "' has extent " +
+              std::to_string(b.dims[b.rank - p.rank() + d]) + ", beyond the int32 extents kernels index");
+  if (!b.data && elements(b) > 0)
+    invalid(pre + "array argument '" + p.name + "' has no data but shape " + shape_str(b.dims, b.rank));
+  return int(b.rank - p.rank());
+}
+
+/// Writes the array descriptor of `b` (batch item 0) for parameter `p` into `slot`.
+namespace {
+
+void write_array(kj::array_t<void>* slot, const ParamInfo& p, const xla::Buffer& b, int batch_rank) {
+  std::memset(slot, 0, sizeof *slot);
+  slot->data = b.data;
+  slot->ndim = p.ndim;
+  int64_t stride = p.element_bytes;
+  for (int d = p.ndim - 1; d >= 0; --d) {
+    slot->shape[d] = kj_int32(b.dims[batch_rank + d]);
+    slot->strides[d] = stride;
+    stride *= b.dims[batch_rank + d];
+  }
+}
+
+/// Packs the static parameter `p` from its typed attribute into `out`.
+}  // namespace
+
+void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out) {
+  AttrRef a = find_attr(attrs, p.name);
+  if (!a)
+    invalid(pre + "Missing static argument '" + p.name + "' (" + p.type.str() + "): static arguments travel as "
+            "typed attributes named after the parameter");
+  if (p.type.element().shape == ir::Shape::Struct)
+    invalid(pre + "static argument '" + p.name + "' is a struct, which the XLA FFI cannot pass");
+  if (p.lanes == 1) {
+    if (a.type != xla::kAttrScalar)
+      invalid(pre + "static argument '" + p.name + "' must be a scalar attribute of " + dtype_name(p.dtype));
+    const auto* s = static_cast<const xla::Scalar*>(a.value);
+    if (s->dtype != p.dtype)
+      invalid(pre + "Invalid data type for static argument '" + p.name + "', expected " + dtype_name(p.dtype) +
+              ", got " + dtype_name(s->dtype));
+    if (!s->value) invalid(pre + "static argument '" + p.name + "' has no value");
+    std::memcpy(out, s->value, size_t(p.element_bytes));
+    return;
+  }
+  if (a.type != xla::kAttrArray)
+    invalid(pre + "static argument '" + p.name + "' (" + p.type.str() + ") must be an array attribute of " +
+            std::to_string(p.lanes) + " " + dtype_name(p.dtype) + " values");
+  const auto* arr = static_cast<const xla::Array*>(a.value);
+  if (arr->dtype != p.dtype)
+    invalid(pre + "Invalid data type for static argument '" + p.name + "', expected " + dtype_name(p.dtype) +
+            ", got " + dtype_name(arr->dtype));
+  if (arr->size != size_t(p.lanes) || !arr->data)
+    invalid(pre + "Invalid inner dimensions for static argument '" + p.name + "', expected " +
+            std::to_string(p.lanes) + " values for " + p.type.str() + ", got " + std::to_string(arr->size));
+  std::memcpy(out, arr->data, size_t(p.element_bytes));
+}
+
+namespace {
+
+/// The in/out parameter indices from kjit_in_out (sorted, array inputs).
+int read_in_out(const KernelInfo& k, bool adjoint, const xla::Attrs& attrs, int64_t* io) {
+  AttrRef a = find_attr(attrs, kAttrInOut);
+  if (!a) return 0;
+  int n = attr_int_array(a, kAttrInOut, io, kMaxParams);
+  for (int i = 0; i < n; ++i) {
+    if (io[i] < 0 || io[i] >= int64_t(k.params.size()) || !k.params[size_t(io[i])].is_array)
+      invalid(prefix(k, adjoint) + "attribute '" + kAttrInOut + "' names parameter " + std::to_string(io[i]) +
+              ", which is not an array parameter");
+    if (i && io[i] <= io[i - 1])
+      invalid(prefix(k, adjoint) + "attribute '" + kAttrInOut + "' must list parameters in increasing order");
+  }
+  return n;
+}
+
+class Packer {
+ public:
+  explicit Packer(Plan& p) : plan_(p) {}
+  unsigned char* next(size_t bytes) {
+    KJIT_CHECK(plan_.pointer_count < 1 + 2 * kMaxParams && bytes <= sizeof plan_.storage[0], "packing overflow");
+    unsigned char* slot = plan_.storage[plan_.pointer_count];
+    plan_.pointers[plan_.pointer_count++] = slot;
+    return slot;
+  }
+  void array(const ParamInfo& p, const xla::Buffer* b, int batch_rank, const Plan& shape_of) {
+    auto* desc = reinterpret_cast<kj::array_t<void>*>(next(sizeof(kj::array_t<void>)));
+    if (!b) {  // absent (no gradient)
+      std::memset(desc, 0, sizeof *desc);
+      return;
+    }
+    write_array(desc, p, *b, batch_rank);
+    BatchedArray& ba = plan_.arrays[plan_.array_count++];
+    ba.desc = desc;
+    ba.base = static_cast<char*>(b->data);
+    // Batch strides: the buffer's leading dims, aligned to the call's trailing batch dims;
+    // a missing or size-1 dim broadcasts (stride 0).
+    int64_t stride = int64_t(p.element_bytes);
+    for (int d = 0; d < p.rank() - p.inner_rank; ++d) stride *= b->dims[batch_rank + d];
+    for (int d = 0; d < p.inner_rank; ++d) stride *= p.inner[d];
+    for (int d = 0; d < kMaxBatchRank; ++d) ba.batch_stride[d] = 0;
+    for (int d = batch_rank - 1; d >= 0; --d) {
+      int call_d = shape_of.batch_rank - batch_rank + d;
+      ba.batch_stride[call_d] = b->dims[d] == 1 ? 0 : stride;
+      stride *= b->dims[d];
+    }
+  }
+
+ private:
+  Plan& plan_;
+};
+
+/// Everything both directions decode the same way.
+struct Layout {
+  int64_t io[kMaxParams];
+  int n_io = 0;
+  int nin = 0;     ///< input arrays (in/out included)
+  int n_pure = 0;  ///< pure outputs
+  bool is_in_out[kMaxParams] = {};
+};
+
+void reset(Plan& plan, const KernelInfo& k, bool adjoint) {
+  plan.kernel = &k;
+  plan.adjoint = adjoint;
+  plan.array_count = plan.fill_count = plan.pointer_count = 0;
+  plan.batch_rank = 0;
+  plan.batch_count = 1;
+  plan.block_dim = 0;
+}
+
+const KernelInfo& kernel_of(const xla::CallFrame* f) {
+  AttrRef a = find_attr(f->attrs, kAttrKernel);
+  if (!a) invalid(std::string("kjit: the call has no '") + kAttrKernel + "' attribute naming the kernel to launch");
+  const KernelInfo& k = kernel_info(attr_string(a, kAttrKernel));
+  if (k.params.size() > size_t(kMaxParams))
+    invalid(prefix(k, false) + "the XLA FFI packs at most " + std::to_string(kMaxParams) + " parameters");
+  return k;
+}
+
+/// Batch dims of the call: those of the first result (XLA gives every result the full batch).
+void set_batch(Plan& plan, const xla::Buffer& b, int batch_rank) {
+  plan.batch_rank = batch_rank;
+  plan.batch_count = 1;
+  for (int d = 0; d < batch_rank; ++d) {
+    plan.batch_dims[d] = b.dims[d];
+    plan.batch_count *= b.dims[d];
+  }
+}
+
+/// Checks an input's batch dims against the call's: equal, 1 (broadcast) or absent.
+void check_input_batch(const Plan& plan, const KernelInfo& k, const ParamInfo& p, const xla::Buffer& b, int br) {
+  if (br > plan.batch_rank)
+    invalid(prefix(k, plan.adjoint) + "Invalid dimensionality for array argument '" + p.name + "', expected " +
+            std::to_string(p.rank()) + " dimensions, got " + std::to_string(b.rank));
+  for (int d = 0; d < br; ++d) {
+    int64_t want = plan.batch_dims[plan.batch_rank - br + d];
+    if (b.dims[d] != want && b.dims[d] != 1)
+      invalid(prefix(k, plan.adjoint) + "array argument '" + p.name + "' has batch dims " + shape_str(b.dims, br) +
+              " that do not broadcast to the call's " + shape_str(plan.batch_dims, plan.batch_rank));
+  }
+}
+
+/// A result must carry exactly the call's batch dims.
+void check_result_batch(const Plan& plan, const KernelInfo& k, const ParamInfo& p, const xla::Buffer& b, int br) {
+  bool same = br == plan.batch_rank;
+  for (int d = 0; same && d < br; ++d) same = b.dims[d] == plan.batch_dims[d];
+  if (!same)
+    invalid(prefix(k, plan.adjoint) + "result '" + p.name + "' has shape " + shape_str(b.dims, b.rank) +
+            ", whose batch dims differ from the call's " + shape_str(plan.batch_dims, plan.batch_rank));
+}
+
+void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const Layout& L, const xla::Buffer* first_in,
+                int first_br) {
+  int64_t dims[kj::kMaxDims];
+  int n = 0;
+  const Where pre{plan.adjoint ? "kjit adjoint of kernel '" : "kjit kernel '", &k.name};
+  if (AttrRef a = find_attr(f->attrs, kAttrLaunchDims)) {
+    n = attr_int_array(a, kAttrLaunchDims, dims, kj::kMaxDims);
+  } else if (first_in) {
+    const ParamInfo& p = k.params[size_t(k.arrays[0])];
+    n = p.ndim;
+    for (int d = 0; d < n; ++d) dims[d] = first_in->dims[first_br + d];
+  } else {
+    invalid(pre + "cannot derive the launch dimensions: the call has no input array; pass launch_dims");
+  }
+  if (n < 1 || n > kj::kMaxDims)
+    invalid(pre + "launches have 1 to 4 dimensions, got " + std::to_string(n));
+  if (k.launch_ndim != 0 && k.launch_ndim != n)
+    invalid(pre + "the kernel uses tid<" + std::to_string(k.launch_ndim) + ">() and needs a " +
+            std::to_string(k.launch_ndim) + "-D launch, got " + std::to_string(n) + "-D launch dims " +
+            shape_str(dims, n));
+  kj::launch_bounds_t& b = plan.bounds;
+  b.ndim = n;
+  b.reserved = 0;
+  b.size = 1;
+  for (int d = 0; d < kj::kMaxDims; ++d) b.shape[d] = 1;
+  for (int d = 0; d < n; ++d) {
+    if (dims[d] < 0 || dims[d] > INT32_MAX)
+      invalid(pre + "launch extent " + std::to_string(dims[d]) + " of dimension " + std::to_string(d) +
+              " is out of range");
+    b.shape[d] = kj_int32(dims[d]);
+    b.size *= dims[d];
+  }
+  if (b.size > INT32_MAX)
+    invalid(pre + std::to_string(b.size) + " threads exceed the 2^31-1 that int32 thread indices address");
+  (void)L;
+}
+
+/// Non-empty launches cannot index empty arrays: kernels do not bounds-check.
+void check_not_empty(const Plan& plan, const KernelInfo& k, const ParamInfo& p, const xla::Buffer& b) {
+  if (plan.bounds.size > 0 && plan.batch_count > 0 && elements(b) == 0)
+    invalid(prefix(k, plan.adjoint) + "array argument '" + p.name + "' is empty (shape " +
+            shape_str(b.dims, b.rank) + ") but the launch has " + std::to_string(plan.bounds.size) +
+            " threads; kernels do not bounds-check, so an empty array cannot be passed to a non-empty launch");
+}
+
+void read_block_dim(const xla::CallFrame* f, Plan& plan) {
+  if (AttrRef a = find_attr(f->attrs, kAttrBlockDim)) {
+    int64_t v = attr_int(a, kAttrBlockDim);
+    if (v < 1 || v > 1024) invalid(prefix(*plan.kernel, plan.adjoint) + "block_dim must be 1..1024, got " + std::to_string(v));
+    plan.block_dim = int(v);
+  }
+}
+
+}  // namespace
+
+void Plan::select_batch(int64_t b) {
+  int64_t idx[kMaxBatchRank] = {};
+  for (int d = batch_rank - 1; d >= 0; --d) {
+    idx[d] = batch_dims[d] ? b % batch_dims[d] : 0;
+    b = batch_dims[d] ? b / batch_dims[d] : 0;
+  }
+  for (int i = 0; i < array_count; ++i) {
+    int64_t off = 0;
+    for (int d = 0; d < batch_rank; ++d) off += idx[d] * arrays[i].batch_stride[d];
+    arrays[i].desc->data = arrays[i].base + off;
+  }
+}
+
+void plan_forward(const xla::CallFrame* f, Plan& plan) {
+  const KernelInfo& k = kernel_of(f);
+  reset(plan, k, false);
+  const Where pre{"kjit kernel '", &k.name};
+  Layout L;
+  L.n_io = read_in_out(k, false, f->attrs, L.io);
+  for (int i = 0; i < L.n_io; ++i) L.is_in_out[L.io[i]] = true;
+  const int A = int(k.arrays.size());
+  const int64_t nargs = f->args.size, nrets = f->rets.size;
+  L.n_pure = int(nrets) - L.n_io;
+  L.nin = int(nargs);
+  if (nrets < 1)
+    invalid(pre + "the call has no result: a kernel call needs at least one output or in/out array");
+  if (L.n_pure < 0 || nargs + L.n_pure != A)
+    invalid(pre + "the kernel has " + std::to_string(A) + " array parameters (" + k.names(k.arrays) +
+            "); the call passes " + std::to_string(nargs) + " input buffers and " + std::to_string(nrets) +
+            " results (" + std::to_string(L.n_io) + " of them in/out), which does not add up: inputs + pure "
+            "outputs must be " + std::to_string(A));
+  const int last_input = L.nin > 0 ? k.arrays[size_t(L.nin - 1)] : -1;
+  for (int i = 0; i < L.n_io; ++i)
+    if (L.io[i] > last_input)
+      invalid(pre + "in/out parameter '" + k.params[size_t(L.io[i])].name + "' must be one of the input arrays (" +
+              k.names(std::vector<int>(k.arrays.begin(), k.arrays.begin() + L.nin)) + ")");
+
+  // Results first: they fix the batch dims.
+  const xla::Buffer* rets[kMaxParams];
+  int ret_br[kMaxParams];
+  for (int64_t r = 0; r < nrets; ++r) {
+    int param = r < L.n_io ? int(L.io[r]) : k.arrays[size_t(L.nin + (r - L.n_io))];
+    rets[r] = &ret_buffer(f, r);
+    ret_br[r] = check_array(pre, k.params[size_t(param)], *rets[r], "output");
+    if (r == 0) set_batch(plan, *rets[0], ret_br[0]);
+    else check_result_batch(plan, k, k.params[size_t(param)], *rets[r], ret_br[r]);
+  }
+  const xla::Buffer* ins[kMaxParams];
+  int in_br[kMaxParams];
+  for (int i = 0; i < L.nin; ++i) {
+    const ParamInfo& p = k.params[size_t(k.arrays[size_t(i)])];
+    ins[i] = &arg_buffer(f, i);
+    in_br[i] = check_array(pre, p, *ins[i], "array argument");
+    check_input_batch(plan, k, p, *ins[i], in_br[i]);
+  }
+  // In/out results alias their inputs: same shape.
+  for (int r = 0; r < L.n_io; ++r) {
+    int in_index = 0;
+    while (k.arrays[size_t(in_index)] != L.io[r]) ++in_index;
+    const xla::Buffer& a = *ins[in_index];
+    const xla::Buffer& b = *rets[r];
+    bool same = a.rank == b.rank;
+    for (int64_t d = 0; same && d < a.rank; ++d) same = a.dims[d] == b.dims[d];
+    if (!same)
+      invalid(pre + "in/out argument '" + k.params[size_t(L.io[r])].name + "' has input shape " +
+              shape_str(a.dims, a.rank) + " but output shape " + shape_str(b.dims, b.rank));
+  }
+  set_bounds(f, plan, k, L, L.nin ? ins[0] : nullptr, L.nin ? in_br[0] : 0);
+  read_block_dim(f, plan);
+
+  Packer pk(plan);
+  std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
+  int in_i = 0, out_i = 0;
+  for (size_t pi = 0; pi < k.params.size(); ++pi) {
+    const ParamInfo& p = k.params[pi];
+    if (!p.is_array) {
+      read_static(pre, f->attrs, p, pk.next(size_t(p.element_bytes)));
+      continue;
+    }
+    const xla::Buffer* b;
+    int br;
+    if (in_i < L.nin) {
+      if (L.is_in_out[pi]) {  // write through the result buffer XLA aliased to the input
+        int r = 0;
+        while (L.io[r] != int64_t(pi)) ++r;
+        b = rets[r];
+        br = ret_br[r];
+      } else {
+        b = ins[in_i];
+        br = in_br[in_i];
+      }
+      ++in_i;
+    } else {
+      b = rets[L.n_io + out_i];
+      br = ret_br[L.n_io + out_i];
+      ++out_i;
+      // Outputs the kernel accumulates into or reads start at zero (XLA leaves them undefined).
+      if (p.use.accumulates || p.use.other_atomics || p.use.loads) {
+        Fill& fl = plan.fills[plan.fill_count++];
+        fl.dst = b->data;
+        fl.src = nullptr;
+        fl.bytes = size_t(elements(*b)) * size_t(dtype_bytes(b->dtype));
+      }
+    }
+    check_not_empty(plan, k, p, *b);
+    pk.array(p, b, br, plan);
+  }
+}
+
+void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
+  const KernelInfo& k = kernel_of(f);
+  reset(plan, k, true);
+  const Where pre{"kjit adjoint of kernel '", &k.name};
+  if (!k.has_adjoint) invalid(pre + k.adjoint_error);
+  Layout L;
+  L.n_io = read_in_out(k, true, f->attrs, L.io);
+  for (int i = 0; i < L.n_io; ++i) L.is_in_out[L.io[i]] = true;
+  const int A = int(k.arrays.size());
+  const int64_t nargs = f->args.size, nrets = f->rets.size;
+  // args = nin inputs + n_pure outputs + (n_io + n_pure) cotangents, with nin + n_pure = A.
+  L.n_pure = int(nargs) - A - L.n_io;
+  L.nin = A - L.n_pure;
+  if (L.n_pure < 0 || L.nin < 0 || L.n_io > L.nin)
+    invalid(pre + "the kernel has " + std::to_string(A) + " array parameters (" + k.names(k.arrays) +
+            "); an adjoint call passes the input arrays, the pure outputs and one cotangent per output (" +
+            std::to_string(L.n_io) + " in/out), got " + std::to_string(nargs) + " buffers");
+  std::vector<int> diff_inputs;
+  for (int i = 0; i < L.nin; ++i)
+    if (k.params[size_t(k.arrays[size_t(i)])].differentiable) diff_inputs.push_back(k.arrays[size_t(i)]);
+  if (nrets != int64_t(diff_inputs.size()))
+    invalid(pre + "expected " + std::to_string(diff_inputs.size()) + " results (one gradient per differentiable "
+            "input array: " + k.names(diff_inputs) + "), got " + std::to_string(nrets));
+  for (int i = 0; i < L.n_io; ++i) {
+    const ParamInfo& p = k.params[size_t(L.io[i])];
+    if (L.io[i] > k.arrays[size_t(L.nin - 1)])
+      invalid(pre + "in/out parameter '" + p.name + "' must be one of the input arrays");
+    if (p.use.stores || p.use.other_atomics)
+      invalid(pre + "in/out argument '" + p.name + "' is overwritten by the kernel (a store or a non-additive "
+              "atomic); only arrays the kernel accumulates into (atomic add/sub) have a defined gradient in place. "
+              "Pass it as a separate input and output instead");
+  }
+  for (int i = L.nin; i < A; ++i) {
+    const ParamInfo& p = k.params[size_t(k.arrays[size_t(i)])];
+    if (p.use.loads && p.differentiable)
+      invalid(pre + "the kernel reads its output '" + p.name + "', so its adjoint would write into the output's "
+              "cotangent, which XLA owns read-only; pass '" + p.name + "' through in_out_argnames instead");
+  }
+
+  // Gradients (results) fix the batch dims; all other buffers are inputs to this call.
+  const xla::Buffer* rets[kMaxParams];
+  int ret_br[kMaxParams];
+  for (int64_t r = 0; r < nrets; ++r) {
+    rets[r] = &ret_buffer(f, r);
+    ret_br[r] = check_array(pre, k.params[size_t(diff_inputs[size_t(r)])], *rets[r], "gradient");
+    if (r == 0) set_batch(plan, *rets[0], ret_br[0]);
+    else check_result_batch(plan, k, k.params[size_t(diff_inputs[size_t(r)])], *rets[r], ret_br[r]);
+  }
+  const xla::Buffer* bufs[3 * kMaxParams];
+  int br[3 * kMaxParams];
+  bool batch_from_args = nrets == 0;
+  for (int64_t i = 0; i < nargs; ++i) {
+    int param;
+    const char* role = "array argument";
+    if (i < A) {
+      param = k.arrays[size_t(i)];
+    } else {
+      int c = int(i - A);  // cotangent of result c of the forward call
+      param = c < L.n_io ? int(L.io[c]) : k.arrays[size_t(L.nin + (c - L.n_io))];
+      role = "cotangent";
+    }
+    const ParamInfo& p = k.params[size_t(param)];
+    bufs[i] = &arg_buffer(f, i);
+    br[i] = check_array(pre, p, *bufs[i], role);
+    if (batch_from_args && i == 0) set_batch(plan, *bufs[0], br[0]);
+    check_input_batch(plan, k, p, *bufs[i], br[i]);
+  }
+  set_bounds(f, plan, k, L, L.nin ? bufs[0] : nullptr, L.nin ? br[0] : 0);
+  read_block_dim(f, plan);
+
+  Packer pk(plan);
+  std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
+  // Primal parameters: inputs (in/out ones hold the values before the forward call), outputs.
+  for (size_t pi = 0, ai = 0; pi < k.params.size(); ++pi) {
+    const ParamInfo& p = k.params[pi];
+    if (!p.is_array) {
+      read_static(pre, f->attrs, p, pk.next(size_t(p.element_bytes)));
+      continue;
+    }
+    check_not_empty(plan, k, p, *bufs[ai]);
+    pk.array(p, bufs[ai], br[ai], plan);
+    ++ai;
+  }
+  // Adjoints: gradient results for differentiable inputs (zeroed, or seeded with the in/out
+  // cotangent), cotangents for outputs, nothing for integers; static values get zero.
+  size_t ri = 0;
+  for (size_t pi = 0, ai = 0; pi < k.params.size(); ++pi) {
+    const ParamInfo& p = k.params[pi];
+    if (!p.is_array) {
+      std::memset(pk.next(size_t(p.element_bytes)), 0, size_t(p.element_bytes));
+      continue;
+    }
+    const int arr = int(ai++);
+    if (!p.differentiable) {  // integers carry no adjoint
+      pk.array(p, nullptr, 0, plan);
+      continue;
+    }
+    if (arr < L.nin) {
+      const xla::Buffer* g = rets[ri];
+      Fill& fl = plan.fills[plan.fill_count++];
+      fl.dst = g->data;
+      fl.bytes = size_t(elements(*g)) * size_t(dtype_bytes(g->dtype));
+      fl.src = nullptr;
+      if (L.is_in_out[pi]) {
+        int c = 0;
+        while (L.io[c] != int64_t(pi)) ++c;
+        const xla::Buffer& cot = *bufs[A + c];
+        if (elements(cot) != elements(*g))
+          invalid(pre + "the cotangent of in/out argument '" + p.name + "' has shape " + shape_str(cot.dims, cot.rank) +
+                  " but its gradient " + shape_str(g->dims, g->rank));
+        fl.src = cot.data;
+      }
+      pk.array(p, g, ret_br[ri], plan);
+      ++ri;
+    } else {
+      int c = L.n_io + (arr - L.nin);
+      pk.array(p, bufs[A + c], br[A + c], plan);
+    }
+  }
+}
+
+}  // namespace kjit::ffi::detail

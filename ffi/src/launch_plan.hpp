@@ -1,0 +1,88 @@
+// A kernel call decoded from an XLA call frame: the frame's layout matched to the kernel's
+// parameters, every buffer and attribute validated, the parameters packed in the kernel ABI
+// (kjit/abi.h) — ready to dispatch, once per vmap batch item.
+#pragma once
+
+#include <cstdint>
+
+#include "frame.hpp"
+#include "kernel_info.hpp"
+#include "kjit/abi.h"
+
+namespace kjit::ffi::detail {
+
+/// Attribute names of kjit's handlers (besides one typed attribute per static parameter).
+inline constexpr const char* kAttrKernel = "kjit_kernel";          ///< string: qualified name
+inline constexpr const char* kAttrLaunchDims = "kjit_launch_dims"; ///< int array (optional)
+inline constexpr const char* kAttrInOut = "kjit_in_out";           ///< int array of param indices
+inline constexpr const char* kAttrBlockDim = "kjit_block_dim";     ///< int (optional, CUDA)
+
+/// Largest number of kernel parameters the FFI packs (forward and adjoint together: 2x).
+constexpr int kMaxParams = 64;
+/// Largest number of vmap batch dims.
+constexpr int kMaxBatchRank = 4;
+
+/// One array descriptor in the packed parameters whose data pointer moves per batch item.
+struct BatchedArray {
+  kj::array_t<void>* desc = nullptr;  ///< inside Plan::storage
+  char* base = nullptr;               ///< data of batch item 0
+  int64_t batch_stride[kMaxBatchRank] = {};  ///< bytes per batch index (0: broadcast)
+};
+
+/// A buffer to set before the launch: zeroed, or filled with a copy of `src`.
+struct Fill {
+  void* dst = nullptr;
+  const void* src = nullptr;  ///< nullptr: zero
+  size_t bytes = 0;
+};
+
+/// A decoded, validated and packed kernel call.
+struct Plan {
+  const KernelInfo* kernel = nullptr;
+  bool adjoint = false;
+  kj::launch_bounds_t bounds{};
+  int block_dim = 0;  ///< 0: the module's
+
+  int batch_rank = 0;
+  int64_t batch_dims[kMaxBatchRank] = {};
+  int64_t batch_count = 1;
+
+  BatchedArray arrays[2 * kMaxParams];
+  int array_count = 0;
+  Fill fills[2 * kMaxParams];
+  int fill_count = 0;
+
+  void* pointers[1 + 2 * kMaxParams];  ///< the packed parameters, as cuLaunchKernel takes them
+  int pointer_count = 0;
+  alignas(16) unsigned char storage[1 + 2 * kMaxParams][320];  ///< one slot per parameter
+
+  /// Points every batched array at batch item `b`.
+  void select_batch(int64_t b);
+};
+
+/// The start of a handler's error messages ("kjit kernel 'demo::saxpy': "), built only when
+/// an error is reported: the hot path allocates nothing.
+struct Where {
+  const char* what;          ///< "kjit kernel '", "kjit adjoint of kernel '", "kjit callable '"
+  const std::string* name;   ///< the kernel's or callable's name
+  std::string str() const { return what + *name + "': "; }
+};
+inline std::string operator+(const Where& w, const std::string& s) { return w.str() + s; }
+inline std::string operator+(const Where& w, const char* s) { return w.str() + s; }
+
+/// Checks buffer `b` against parameter `p` (dtype, rank, inner dims, data); returns its
+/// number of leading batch dims. Messages start with `pre` and name the `role` ("output", ...).
+int check_array(const Where& pre, const ParamInfo& p, const xla::Buffer& b, const char* role);
+/// Reads static parameter `p` from its typed attribute in `attrs` into `out`.
+void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out);
+
+/// Decodes the forward call of `frame`: args = the kernel's input arrays (in/out ones
+/// included), rets = in/out arrays then pure outputs; static parameters as typed attributes.
+void plan_forward(const xla::CallFrame* frame, Plan& plan);
+
+/// Decodes the adjoint call of `frame`: args = input arrays, pure outputs, then one
+/// cotangent per result of the forward call (in/out first); rets = one gradient per
+/// differentiable input array. Static parameters carry no cotangent.
+void plan_adjoint(const xla::CallFrame* frame, Plan& plan);
+
+}  // namespace kjit::ffi::detail

@@ -1,0 +1,148 @@
+"""jax_callable (a registered C++ function launching several kernels) and
+register_ffi_callback (a registered C++ callback made an FFI target)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from . import _library
+from ._options import GraphMode, ModulePreloadMode, preload
+from ._signature import Layout, Signature, array_dims, callable_signature, check_array, make_layout, output_type, static_attribute
+
+Dims = int | Sequence[int]
+
+#: Default graph-cache bound of callables in GraphMode.KJIT (None: unbounded).
+_default_graph_cache_max: int | None = 32
+
+
+class CallableFunction:
+    """A C++ callable (kjit::ffi::register_callable) as a JAX function."""
+
+    def __init__(self, sig: Signature, layout: Layout, graph_mode: GraphMode, vmap_method: str | None,
+                 output_dims: Any, preload_kernels: Sequence[str], preload_mode: ModulePreloadMode,
+                 has_side_effect: bool) -> None:
+        self.signature = sig
+        self.layout = layout
+        self.graph_mode = graph_mode
+        self.vmap_method = vmap_method
+        self.output_dims = output_dims
+        self.preload_kernels = tuple(preload_kernels)
+        self.preload_mode = preload_mode
+        self.has_side_effect = has_side_effect
+        self.target = f"kjit_callable:{sig.name}:{graph_mode.c_name}"
+        for platform in _library.PLATFORMS:
+            addr = _library.lib().kjit_ffi_callable_handler(sig.name.encode(), graph_mode.c_name.encode(),
+                                                             platform.encode())
+            _library.register_target(self.target, _library.check(addr), platform)
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    def __call__(self, *args: Any, output_dims: Any = None, vmap_method: str | None = None) -> Any:
+        lay = self.layout
+        if len(args) != len(lay.inputs):
+            names = ", ".join(p.name for p in lay.inputs)
+            raise ValueError(f"callable '{self.name}': expected {len(lay.inputs)} inputs ({names}), got {len(args)}")
+        for k in self.preload_kernels:
+            preload(k, self.preload_mode)
+        arrays, attrs = [], {}
+        for p, v in zip(lay.inputs, args):
+            if p.is_array:
+                check_array(p, v)
+                arrays.append(v)
+            else:
+                attrs[p.name] = static_attribute(p, v)
+        if lay.in_out:
+            attrs["kjit_in_out"] = np.array([p.index for p in lay.in_out], dtype=np.int64)
+        output_dims = self.output_dims if output_dims is None else output_dims
+        out_types = [jax.ShapeDtypeStruct(arrays[lay.array_inputs.index(p)].shape, p.dtype) for p in lay.in_out]
+        if isinstance(output_dims, Mapping):
+            for p in lay.outputs:
+                if p.name not in output_dims:
+                    raise ValueError(f"callable '{self.name}': missing output dimensions for argument '{p.name}'")
+                out_types.append(output_type(p, output_dims[p.name]))
+        else:
+            if output_dims is None:
+                if not arrays:
+                    raise ValueError(f"callable '{self.name}': unable to determine output dimensions; pass output_dims")
+                output_dims = array_dims(lay.array_inputs[0], arrays[0].shape)
+            out_types += [output_type(p, output_dims) for p in lay.outputs]
+        fn = jax.ffi.ffi_call(self.target, out_types, vmap_method=self.vmap_method if vmap_method is None else vmap_method,
+                              input_output_aliases=lay.input_output_aliases or None,
+                              has_side_effect=self.has_side_effect)
+        results = list(fn(*arrays, **attrs))
+        return results[0] if len(results) == 1 else results
+
+    @property
+    def graph_cache_size(self) -> int:
+        """Graphs kjit cached for this callable (GraphMode.KJIT), over all devices."""
+        return int(_library.check(_library.lib().kjit_ffi_graph_cache_size(self.name.encode())))
+
+    @property
+    def graph_cache_max(self) -> int | None:
+        m = int(self.signature.raw.get("graph_cache_max", 32))
+        return None if m == 0 else m
+
+    @graph_cache_max.setter
+    def graph_cache_max(self, value: int | None) -> None:
+        _library.check(_library.lib().kjit_ffi_set_graph_cache_max(self.name.encode(), 0 if value is None else int(value)))
+
+
+def jax_callable(name: str, num_outputs: int = 1, graph_mode: GraphMode | None = None,
+                 vmap_method: str | None = "sequential", output_dims: Any = None,
+                 in_out_argnames: Sequence[str] = (), graph_cache_max: int | None = None,
+                 module_preload_mode: ModulePreloadMode = ModulePreloadMode.CURRENT_DEVICE,
+                 preload_kernels: Sequence[str] = (), has_side_effect: bool = False) -> CallableFunction:
+    """A C++ callable registered with ``kjit::ffi::register_callable`` as a JAX function.
+
+    Args:
+        name: the callable's registered name.
+        num_outputs: outputs (the last parameters), in/out arguments included.
+        graph_mode: CUDA graph mode (default: the one it was registered with).
+        vmap_method: default "sequential": the callable sees one batch item per call.
+        output_dims: dims of the pure outputs (one shape, or by name); default: the array
+            dims of the first input array.
+        in_out_argnames: arrays that are inputs and outputs (aliased buffers).
+        graph_cache_max: bound of the GraphMode.KJIT cache (None: the default, 32).
+        module_preload_mode, preload_kernels: kernels whose modules to load before XLA runs.
+        has_side_effect: keep the call even when its outputs are unused.
+    """
+    sig = callable_signature(name)
+    lay = make_layout(sig, num_outputs, in_out_argnames, f"jax_callable('{name}')")
+    mode = GraphMode[str(sig.raw.get("graph_mode", "xla")).upper()] if graph_mode is None else GraphMode(graph_mode)
+    f = CallableFunction(sig, lay, mode, vmap_method, output_dims, preload_kernels, ModulePreloadMode(module_preload_mode),
+                         has_side_effect)
+    cache_max = _default_graph_cache_max if graph_cache_max is None else graph_cache_max
+    f.graph_cache_max = cache_max
+    return f
+
+
+def get_jax_callable_default_graph_cache_max() -> int | None:
+    """The default bound of GraphMode.KJIT graph caches (None: unbounded)."""
+    return _default_graph_cache_max
+
+
+def set_jax_callable_default_graph_cache_max(cache_max: int | None) -> None:
+    """Sets the default bound for callables created afterwards."""
+    global _default_graph_cache_max
+    _default_graph_cache_max = cache_max
+
+
+def clear_jax_callable_graph_cache(callable: CallableFunction | str | None = None) -> None:
+    """Releases the cached graphs of one callable, or of all when None."""
+    name = "" if callable is None else (callable if isinstance(callable, str) else callable.name)
+    _library.check(_library.lib().kjit_ffi_clear_graph_cache(name.encode()))
+
+
+def register_ffi_callback(name: str) -> str:
+    """Makes the C++ callback ``name`` (kjit::ffi::register_callback) an FFI target of the
+    same name on cpu and CUDA; call it with ``jax.ffi.ffi_call(name, ...)``. Returns the name."""
+    for platform in _library.PLATFORMS:
+        addr = _library.lib().kjit_ffi_callback_handler(name.encode(), platform.encode())
+        _library.register_target(name, _library.check(addr), platform)
+    return name

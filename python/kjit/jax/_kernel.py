@@ -1,0 +1,232 @@
+"""jax_kernel: a kjit kernel as a JAX function through the kjit_launch FFI target, with
+optional reverse-mode differentiation through the kjit_adjoint target (jax.custom_vjp)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _library
+from ._options import ModulePreloadMode, preload
+from ._signature import (Layout, Param, Signature, array_dims, check_array, kernel_signature, make_layout,
+                         output_type, static_attribute)
+
+Dims = int | Sequence[int]
+
+
+class KernelFunction:
+    """A kjit kernel callable from JAX: ``f(*inputs)`` returns the outputs (one array when
+    ``num_outputs == 1``, else a list) and works under jit, vmap, shard_map and, with
+    ``enable_backward``, grad."""
+
+    def __init__(self, sig: Signature, layout: Layout, vmap_method: str | None, launch_dims: Dims | None,
+                 output_dims: Dims | Mapping[str, Dims] | None, preload_mode: ModulePreloadMode,
+                 enable_backward: bool, has_side_effect: bool, block_dim: int | None) -> None:
+        self.signature = sig
+        self.layout = layout
+        self.vmap_method = vmap_method
+        self.launch_dims = launch_dims
+        self.output_dims = output_dims
+        self.preload_mode = preload_mode
+        self.enable_backward = enable_backward
+        self.has_side_effect = has_side_effect
+        self.block_dim = block_dim
+        self._vjp_cache: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+        if enable_backward:
+            _check_differentiable(sig, layout)
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.layout.inputs)
+
+    def __call__(self, *args: Any, output_dims: Dims | Mapping[str, Dims] | None = None,
+                 launch_dims: Dims | None = None, vmap_method: str | None = None) -> Any:
+        if len(args) != self.num_inputs:
+            names = ", ".join(p.name for p in self.layout.inputs)
+            raise ValueError(f"kernel '{self.name}': expected {self.num_inputs} inputs ({names}), got {len(args)}")
+        launch_dims = self.launch_dims if launch_dims is None else launch_dims
+        output_dims = self.output_dims if output_dims is None else output_dims
+        vmap_method = self.vmap_method if vmap_method is None else vmap_method
+        preload(self.name, self.preload_mode)
+        call = _Call(self, args, launch_dims, output_dims, vmap_method)
+        if not self.enable_backward:
+            return call.finish(call.forward(call.arrays))
+        return call.finish(self._differentiable(call)(*call.arrays))
+
+    def _differentiable(self, call: "_Call") -> Any:
+        """The custom_vjp function for this call's static configuration (cached)."""
+        key = (call.static_key, call.launch_key, call.out_key, call.vmap_method)
+        with self._lock:
+            fn = self._vjp_cache.get(key)
+            if fn is None:
+                fn = _make_vjp(self, call)
+                self._vjp_cache[key] = fn
+        return fn
+
+
+class _Call:
+    """One call's decoded arguments, attributes and output types."""
+
+    def __init__(self, k: KernelFunction, args: Sequence[Any], launch_dims: Dims | None,
+                 output_dims: Any, vmap_method: str | None) -> None:
+        lay = k.layout
+        self.k = k
+        self.vmap_method = vmap_method
+        self.arrays: list[Any] = []
+        self.attrs: dict[str, Any] = {"kjit_kernel": k.name}
+        statics = []
+        for p, v in zip(lay.inputs, args):
+            if p.is_array:
+                check_array(p, v)
+                self.arrays.append(v)
+            else:
+                a = static_attribute(p, v)
+                self.attrs[p.name] = a
+                statics.append((p.name, a.tobytes()))
+        self.static_key = tuple(statics)
+        if lay.in_out:
+            self.attrs["kjit_in_out"] = np.array([p.index for p in lay.in_out], dtype=np.int64)
+        if k.block_dim is not None:
+            self.attrs["kjit_block_dim"] = np.int64(k.block_dim)
+        # Launch dims: explicit, else the handler derives them from the first input array.
+        first = next((i for i, p in enumerate(lay.array_inputs)), None)
+        if launch_dims is not None:
+            dims = (int(launch_dims),) if isinstance(launch_dims, (int, np.integer)) else tuple(int(d) for d in launch_dims)
+            self.attrs["kjit_launch_dims"] = np.array(dims, dtype=np.int64)
+        elif first is not None:
+            dims = array_dims(lay.array_inputs[first], self.arrays[first].shape)
+        else:
+            raise ValueError(f"kernel '{k.name}': cannot determine the launch dimensions (no input array); pass "
+                             "launch_dims")
+        self.launch_key = dims if launch_dims is not None else None
+        # Output types: in/out arrays keep their input's type; pure outputs from output_dims.
+        self.out_types = [jax.ShapeDtypeStruct(self.arrays[lay.array_inputs.index(p)].shape, p.dtype)
+                          for p in lay.in_out]
+        if isinstance(output_dims, Mapping):
+            for p in lay.outputs:
+                if p.name not in output_dims:
+                    raise ValueError(f"kernel '{k.name}': missing output dimensions for argument '{p.name}'")
+                self.out_types.append(output_type(p, output_dims[p.name]))
+            self.out_key = tuple(sorted((n, str(v)) for n, v in output_dims.items()))
+        else:
+            od = dims if output_dims is None else output_dims
+            self.out_types += [output_type(p, od) for p in lay.outputs]
+            self.out_key = str(od)
+
+    def forward(self, arrays: Sequence[Any]) -> list[Any]:
+        """The forward FFI call; returns every result (in/out first)."""
+        lay = self.k.layout
+        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, self.out_types, vmap_method=self.vmap_method,
+                              input_output_aliases=lay.input_output_aliases or None,
+                              has_side_effect=self.k.has_side_effect)
+        return list(fn(*arrays, **self.attrs))
+
+    def finish(self, results: Sequence[Any]) -> Any:
+        results = list(results)
+        return results[0] if len(results) == 1 else results
+
+
+def _check_differentiable(sig: Signature, lay: Layout) -> None:
+    """Rejects, with the reason, kernels whose gradient the adjoint handler cannot give."""
+    what = f"jax_kernel('{sig.name}', enable_backward=True)"
+    if not sig.has_adjoint:
+        raise ValueError(f"{what}: {sig.adjoint_error}")
+    for p in lay.in_out:
+        if p.stores or p.other_atomics:
+            raise ValueError(f"{what}: in/out argument '{p.name}' is overwritten by the kernel (a store or a "
+                             "non-additive atomic), so its in-place gradient is undefined; only arrays the kernel "
+                             "accumulates into (atomic add/sub) can be in/out with enable_backward. Pass it as a "
+                             "separate input and output instead")
+    for p in lay.outputs:
+        if p.loads and p.differentiable:
+            raise ValueError(f"{what}: the kernel reads its output '{p.name}', so the adjoint would write into the "
+                             f"output's cotangent, which XLA owns read-only; pass '{p.name}' through in_out_argnames")
+
+
+def _make_vjp(k: KernelFunction, proto: _Call) -> Any:
+    """A jax.custom_vjp over the forward and adjoint handlers for one static configuration:
+    its arguments are the array inputs; static values are baked into the attributes (and
+    into the cache key), so they carry no cotangent."""
+    lay = k.layout
+    diff_inputs = [p for p in lay.array_inputs if p.differentiable]
+    attrs = dict(proto.attrs)
+    out_types = proto.out_types
+
+    def forward(*arrays: Any) -> list[Any]:
+        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, out_types, vmap_method=proto.vmap_method,
+                              input_output_aliases=lay.input_output_aliases or None,
+                              has_side_effect=k.has_side_effect)
+        return list(fn(*arrays, **attrs))
+
+    f = jax.custom_vjp(forward)
+
+    def fwd(*arrays: Any) -> tuple[list[Any], Any]:
+        outs = forward(*arrays)
+        # In/out inputs are kept as they were before the call: the adjoint replays from them.
+        return outs, (tuple(arrays), tuple(outs[len(lay.in_out):]))
+
+    def bwd(residuals: Any, cotangents: Sequence[Any]) -> tuple[Any, ...]:
+        arrays, pure = residuals
+        cots = []
+        for ct, t in zip(cotangents, out_types):
+            # Integer outputs have float0 cotangents; the adjoint ignores them but wants a buffer.
+            cots.append(jnp.zeros(t.shape, t.dtype) if ct.dtype == jax.dtypes.float0 else ct)
+        grads: list[Any] = []
+        if diff_inputs:
+            grad_types = [jax.ShapeDtypeStruct(arrays[lay.array_inputs.index(p)].shape, p.dtype)
+                          for p in diff_inputs]
+            fn = jax.ffi.ffi_call(_library.ADJOINT_TARGET, grad_types, vmap_method=proto.vmap_method)
+            grads = list(fn(*arrays, *pure, *cots, **attrs))
+        out, gi = [], 0
+        for p, a in zip(lay.array_inputs, arrays):
+            if p.differentiable:
+                out.append(grads[gi])
+                gi += 1
+            else:
+                out.append(np.zeros(a.shape, dtype=jax.dtypes.float0))
+        return tuple(out)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def jax_kernel(name: str, num_outputs: int = 1, vmap_method: str | None = "broadcast_all",
+               launch_dims: Dims | None = None, output_dims: Dims | Mapping[str, Dims] | None = None,
+               in_out_argnames: Sequence[str] = (), module_preload_mode: ModulePreloadMode = ModulePreloadMode.CURRENT_DEVICE,
+               enable_backward: bool = False, has_side_effect: bool = False,
+               block_dim: int | None = None) -> KernelFunction:
+    """A kjit kernel as a JAX function.
+
+    Args:
+        name: the kernel's qualified C++ name ("demo::saxpy").
+        num_outputs: outputs (the last parameters), in/out arguments included.
+        vmap_method: how ``jax.vmap`` batches the call ("broadcast_all": one call whose
+            leading batch dims the handler launches over; "sequential", "expand_dims").
+        launch_dims: launch extent; default: the array dims of the first input array.
+        output_dims: dims of the pure outputs (one shape for all, or by name); default:
+            the launch dims.
+        in_out_argnames: arrays that are inputs and outputs (XLA aliases the buffers).
+        module_preload_mode: where to build and load the module before XLA runs.
+        enable_backward: differentiable with jax.grad / jax.vjp through the kernel's adjoint.
+        has_side_effect: keep the call even when its outputs are unused.
+        block_dim: CUDA threads per block (default: the module's).
+
+    Static (non-array) parameters are passed as Python or NumPy numbers and become typed
+    FFI attributes; they must not be traced values.
+    """
+    sig = kernel_signature(name)
+    lay = make_layout(sig, num_outputs, in_out_argnames, f"jax_kernel('{name}')")
+    if block_dim is not None and not 1 <= int(block_dim) <= 1024:
+        raise ValueError(f"jax_kernel('{name}'): block_dim must be 1..1024, got {block_dim}")
+    return KernelFunction(sig, lay, vmap_method, launch_dims, output_dims, ModulePreloadMode(module_preload_mode),
+                          enable_backward, has_side_effect, block_dim)

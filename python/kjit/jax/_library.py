@@ -1,0 +1,143 @@
+"""Loading kjit's shared libraries with ctypes and registering its XLA FFI targets."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from typing import Any
+
+import jax
+
+#: Version of the C interface (kjit_ffi_abi_version) this shim speaks.
+ABI_VERSION = 1
+
+#: FFI target names of the kernel handlers (one per direction; the kernel is an attribute).
+LAUNCH_TARGET = "kjit_launch"
+ADJOINT_TARGET = "kjit_adjoint"
+
+_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+_loaded: list[ctypes.CDLL] = []  # kernel libraries stay loaded: handlers point into them
+_registered_targets: set[tuple[str, str]] = set()
+
+#: XLA platform names kjit registers handlers for.
+PLATFORMS = ("cpu", "CUDA")
+
+
+class KjitError(RuntimeError):
+    """An error reported by libkjit (its message is kjit's own)."""
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    c = ctypes
+    for name, res, args in [
+        ("kjit_ffi_last_error", c.c_char_p, []),
+        ("kjit_ffi_abi_version", c.c_int, []),
+        ("kjit_ffi_handler", c.c_void_p, [c.c_char_p, c.c_char_p]),
+        ("kjit_ffi_kernel_signature", c.c_char_p, [c.c_char_p]),
+        ("kjit_ffi_kernels", c.c_char_p, []),
+        ("kjit_ffi_preload", c.c_int, [c.c_char_p, c.c_char_p]),
+        ("kjit_ffi_callable_signature", c.c_char_p, [c.c_char_p]),
+        ("kjit_ffi_callable_handler", c.c_void_p, [c.c_char_p, c.c_char_p, c.c_char_p]),
+        ("kjit_ffi_callback_handler", c.c_void_p, [c.c_char_p, c.c_char_p]),
+        ("kjit_ffi_registered", c.c_char_p, []),
+        ("kjit_ffi_graph_cache_size", c.c_longlong, [c.c_char_p]),
+        ("kjit_ffi_clear_graph_cache", c.c_int, [c.c_char_p]),
+        ("kjit_ffi_set_graph_cache_max", c.c_int, [c.c_char_p, c.c_int]),
+    ]:
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+
+
+def lib() -> ctypes.CDLL:
+    """libkjit.so, once ``load`` has run."""
+    if _lib is None:
+        raise KjitError("kjit.jax: no kernel library is loaded; call kjit.jax.load('path/to/libkernels.so') first")
+    return _lib
+
+
+def last_error() -> str:
+    """The message of libkjit's last failed call on this thread."""
+    return lib().kjit_ffi_last_error().decode()
+
+
+def check(result: Any) -> Any:
+    """Raises KjitError with libkjit's message when ``result`` is a failure value (None, -1)."""
+    if result is None or (isinstance(result, int) and result == -1):
+        raise KjitError(last_error())
+    return result
+
+
+def text(result: bytes | None) -> str:
+    """A JSON or text result of libkjit, raising on failure."""
+    return check(result).decode()
+
+
+def register_target(name: str, handler_address: int, platform: str) -> None:
+    """Registers an XLA FFI target once per (name, platform)."""
+    key = (name, platform)
+    if key in _registered_targets:
+        return
+    capsule = jax.ffi.pycapsule(ctypes.cast(handler_address, ctypes.c_void_p).value)
+    try:
+        jax.ffi.register_ffi_target(name, capsule, platform=platform)
+    except Exception:
+        if platform == "cpu":
+            raise
+        # A jaxlib without that platform: the target is simply not available there.
+        return
+    _registered_targets.add(key)
+
+
+def _find_libkjit(kernel_library: str, explicit: str | None) -> ctypes.CDLL:
+    if explicit:
+        return ctypes.CDLL(explicit)
+    env = os.environ.get("KJIT_LIBRARY")
+    if env:
+        return ctypes.CDLL(env)
+    # The kernel library links libkjit.so: it is already in the process, found by soname.
+    try:
+        return ctypes.CDLL("libkjit.so")
+    except OSError:
+        beside = os.path.join(os.path.dirname(os.path.abspath(kernel_library)), "libkjit.so")
+        return ctypes.CDLL(beside)
+
+
+def load(path: str, kjit_library: str | None = None) -> None:
+    """Loads a kernel library (its kernels register themselves) and libkjit.so, and
+    registers kjit's FFI targets with JAX for the cpu and CUDA platforms.
+
+    Args:
+        path: a shared library built with ``kjit_add_kernel_library`` (or any library
+            linking libkjit.so that defines KJIT_KERNELs, callables or callbacks).
+        kjit_library: libkjit.so, when it cannot be found by its soname (also from
+            ``$KJIT_LIBRARY``).
+    """
+    global _lib
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"kjit.jax.load: no such kernel library: {path}")
+    with _lock:
+        _loaded.append(ctypes.CDLL(os.path.abspath(path)))
+        if _lib is None:
+            candidate = _find_libkjit(path, kjit_library)
+            _declare(candidate)
+            version = candidate.kjit_ffi_abi_version()
+            if version != ABI_VERSION:
+                raise KjitError(f"libkjit.so speaks FFI C interface {version}, this kjit.jax speaks {ABI_VERSION}")
+            _lib = candidate
+        for platform in PLATFORMS:
+            for target, which in ((LAUNCH_TARGET, b"launch"), (ADJOINT_TARGET, b"adjoint")):
+                register_target(target, check(_lib.kjit_ffi_handler(which, platform.encode())), platform)
+
+
+def kernels() -> list[dict[str, Any]]:
+    """The signatures of every kernel the loaded libraries define."""
+    return json.loads(text(lib().kjit_ffi_kernels()))
+
+
+def registered() -> dict[str, list[str]]:
+    """Names of the C++ callables and callbacks the loaded libraries registered."""
+    return json.loads(text(lib().kjit_ffi_registered()))

@@ -1,0 +1,212 @@
+"""Kernel and callable signatures (read from libkjit as JSON) and the checks and shapes the
+shim derives from them: inputs vs outputs, dtypes, ranks, inner dims, static values."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from . import _library
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One parameter: an array (``ndim`` > 0) or a static value."""
+
+    index: int
+    name: str
+    kind: str  # "array" or "value"
+    type: str  # kjit's name: "array1d<vec3f>", "float32", ...
+    ndim: int
+    dtype: np.dtype
+    inner: tuple[int, ...]
+    differentiable: bool
+    supported: bool
+    loads: bool = False
+    stores: bool = False
+    accumulates: bool = False
+    other_atomics: bool = False
+
+    @property
+    def is_array(self) -> bool:
+        return self.kind == "array"
+
+    @property
+    def jax_ndim(self) -> int:
+        """Rank of the JAX array: array dims plus the element's inner dims."""
+        return self.ndim + len(self.inner)
+
+    @property
+    def lanes(self) -> int:
+        return int(np.prod(self.inner)) if self.inner else 1
+
+
+def _dtype(name: str) -> np.dtype:
+    import jax.numpy as jnp
+
+    return np.dtype(getattr(jnp, name)) if name == "bfloat16" else np.dtype(name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    """A kernel's (or callable's) parameters and properties."""
+
+    name: str
+    params: tuple[Param, ...]
+    launch_ndim: int
+    has_adjoint: bool
+    adjoint_error: str
+    raw: Mapping[str, Any]
+
+    @staticmethod
+    def from_json(text: str) -> "Signature":
+        j = json.loads(text)
+        params = tuple(
+            Param(
+                index=i,
+                name=p["name"],
+                kind=p["kind"],
+                type=p["type"],
+                ndim=int(p["ndim"]),
+                dtype=_dtype(p["dtype"]),
+                inner=tuple(int(d) for d in p["inner"]),
+                differentiable=bool(p["differentiable"]),
+                supported=bool(p.get("supported", True)),
+                loads=bool(p.get("loads", False)),
+                stores=bool(p.get("stores", False)),
+                accumulates=bool(p.get("accumulates", False)),
+                other_atomics=bool(p.get("other_atomics", False)),
+            )
+            for i, p in enumerate(j["params"])
+        )
+        return Signature(j["name"], params, int(j.get("launch_ndim", 0)), bool(j.get("has_adjoint", False)),
+                         str(j.get("adjoint_error", "")), j)
+
+
+def kernel_signature(name: str) -> Signature:
+    """The signature of kernel ``name`` from the loaded libraries."""
+    return Signature.from_json(_library.text(_library.lib().kjit_ffi_kernel_signature(name.encode())))
+
+
+def callable_signature(name: str) -> Signature:
+    """The signature of C++ callable ``name``."""
+    return Signature.from_json(_library.text(_library.lib().kjit_ffi_callable_signature(name.encode())))
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """How a signature splits into JAX inputs and outputs (Warp's rules): the last
+    ``num_outputs - len(in_out)`` parameters are pure outputs (arrays); in/out arrays are
+    inputs whose updated values are also outputs, aliased to their input buffers."""
+
+    inputs: tuple[Param, ...]
+    outputs: tuple[Param, ...]  # pure outputs
+    in_out: tuple[Param, ...]
+
+    @property
+    def array_inputs(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.inputs if p.is_array)
+
+    @property
+    def statics(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.inputs if not p.is_array)
+
+    @property
+    def input_output_aliases(self) -> dict[int, int]:
+        """Operand index (among array inputs) -> result index."""
+        arrays = self.array_inputs
+        return {arrays.index(p): r for r, p in enumerate(self.in_out)}
+
+
+def make_layout(sig: Signature, num_outputs: int, in_out_argnames: Sequence[str], what: str) -> Layout:
+    """Splits ``sig`` into inputs and outputs, raising precise errors for impossible splits."""
+    names = list(in_out_argnames or ())
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what}: in_out_argnames must not contain duplicate names")
+    if num_outputs < 1:
+        raise ValueError(f"{what}: at least one output is required")
+    n = len(sig.params)
+    if num_outputs > n:
+        raise ValueError(f"{what}: num_outputs={num_outputs} exceeds the {n} parameters")
+    if num_outputs < len(names):
+        raise ValueError(f"{what}: num_outputs={num_outputs} is smaller than the number of in_out_argnames")
+    num_inputs = n - num_outputs + len(names)
+    inputs, outputs = sig.params[:num_inputs], sig.params[num_inputs:]
+    by_name = {p.name: p for p in sig.params}
+    for name in names:
+        if name not in by_name:
+            raise ValueError(f"{what}: in_out_argnames: '{name}' is not a parameter ({', '.join(by_name)})")
+        p = by_name[name]
+        if not p.is_array:
+            raise ValueError(f"{what}: in/out argument '{name}' must be an array")
+        if p.index >= num_inputs:
+            raise ValueError(f"{what}: expected an output-only argument for '{name}': in/out arguments must come "
+                             "before the output-only ones")
+    for p in outputs:
+        if not p.is_array:
+            raise TypeError(f"{what}: all output arguments must be arrays; '{p.name}' is a {p.type}")
+    for p in sig.params:
+        if not p.supported:
+            raise TypeError(f"{what}: parameter '{p.name}' ({p.type}) cannot be passed through the XLA FFI")
+    in_out = tuple(p for p in inputs if p.name in names)
+    return Layout(tuple(inputs), tuple(outputs), in_out)
+
+
+def check_array(p: Param, value: Any) -> None:
+    """The checks the handler makes, at trace time, with the same messages (Warp's)."""
+    dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    if dtype is None or shape is None:
+        raise TypeError(f"Invalid type for array argument '{p.name}', expected an array of {p.dtype}, got "
+                        f"{type(value).__name__}")
+    if np.dtype(dtype) != p.dtype:
+        raise TypeError(f"Invalid data type for array argument '{p.name}', expected {p.dtype}, got {np.dtype(dtype)}")
+    if len(shape) != p.jax_ndim:
+        raise TypeError(f"Invalid dimensionality for array argument '{p.name}', expected {p.jax_ndim} dimensions, "
+                        f"got {len(shape)}")
+    if p.inner and tuple(shape[p.ndim:]) != p.inner:
+        raise TypeError(f"Invalid inner dimensions for array argument '{p.name}', expected {p.inner}, got "
+                        f"{tuple(shape[p.ndim:])}")
+
+
+def static_attribute(p: Param, value: Any) -> np.generic | np.ndarray:
+    """A static value as the typed attribute the handler reads (exact dtype)."""
+    if isinstance(value, jax.core.Tracer):
+        raise ValueError(f"Argument '{p.name}' must be a static value (a Python or NumPy number), not a traced "
+                         "array: static arguments are compiled into the call as attributes")
+    arr = np.asarray(value)
+    if p.lanes == 1:
+        if arr.shape not in ((), (1,)):
+            raise TypeError(f"Invalid value for static argument '{p.name}', expected one {p.dtype}, got shape {arr.shape}")
+        converted = p.dtype.type(arr.reshape(()).item())
+        if p.dtype.kind in "iub" and converted != arr.reshape(()).item():
+            raise TypeError(f"Invalid value for static argument '{p.name}', {value!r} is not exactly a {p.dtype}")
+        return converted
+    flat = arr.astype(p.dtype).reshape(-1)
+    if flat.size != p.lanes:
+        raise TypeError(f"Invalid inner dimensions for static argument '{p.name}', expected {p.lanes} values for "
+                        f"{p.type}, got {flat.size}")
+    return flat
+
+
+def output_type(p: Param, dims: Any) -> jax.ShapeDtypeStruct:
+    """The JAX type of output ``p`` for array dims ``dims`` (inner dims may be included)."""
+    if isinstance(dims, (int, np.integer)):
+        dims = (int(dims),)
+    dims = tuple(int(d) for d in dims)
+    if len(dims) == p.ndim:
+        return jax.ShapeDtypeStruct(dims + p.inner, p.dtype)
+    if p.inner and len(dims) == p.jax_ndim and dims[p.ndim:] == p.inner:
+        return jax.ShapeDtypeStruct(dims, p.dtype)
+    raise ValueError(f"Invalid output dimensions for argument '{p.name}': {dims} (expected {p.ndim} array dims"
+                     + (f", optionally followed by {p.inner}" if p.inner else "") + ")")
+
+
+def array_dims(p: Param, shape: Sequence[int]) -> tuple[int, ...]:
+    """The array dims of a JAX shape (without the element's inner dims)."""
+    return tuple(int(d) for d in shape[: p.ndim])

@@ -1,0 +1,33 @@
+# scripts/python_env.sh — the project-local Python environment for the JAX tests (.venv).
+# Sourced, not run: defines kjit_python_env, which scripts/test.sh calls. Idempotent: when
+# .venv already holds the pinned versions it returns at once, without touching the network.
+
+# Pinned versions: the JAX tests run against exactly these (CPU jaxlib; CI has no GPU).
+KJIT_PY_PINS=(jax==0.7.2 jaxlib==0.7.2 numpy==2.3.5)
+# On a GPU machine, KJIT_JAX_CUDA=1 adds JAX's CUDA plugin (for the `gpu` JAX tests).
+[ "${KJIT_JAX_CUDA:-0}" = 1 ] && KJIT_PY_PINS+=("jax[cuda12]==0.7.2")
+
+# Creates or refreshes $KJIT_ROOT/.venv (KJIT_VENV overrides the folder). A failure is
+# reported but returns 0 (test.sh runs under set -e): the JAX tests then skip, printing why.
+kjit_python_env() {
+  local root="${KJIT_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+  local venv="${KJIT_VENV:-$root/.venv}"
+  local stamp="$venv/.kjit-pins"
+  local want="${KJIT_PY_PINS[*]}"
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    return 0
+  fi
+  local py
+  py="$(command -v python3 || true)"
+  if [ -z "$py" ]; then
+    printf '[kjit] python3 not found: the JAX tests will be skipped\n' >&2
+    return 0
+  fi
+  printf '[kjit] preparing %s with %s\n' "$venv" "$want" >&2
+  if [ ! -x "$venv/bin/python" ]; then
+    "$py" -m venv "$venv" || { printf '[kjit] cannot create %s: the JAX tests will be skipped\n' "$venv" >&2; return 0; }
+  fi
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${KJIT_PY_PINS[@]}" ||
+    { printf '[kjit] pip install failed: the JAX tests will be skipped\n' >&2; return 0; }
+  printf '%s' "$want" >"$stamp"
+}

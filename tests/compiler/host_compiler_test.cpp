@@ -1,0 +1,133 @@
+// The host-compiler driver: a generated module builds into a shared object whose entry
+// points dlsym finds and that computes right with hand-packed arguments; KJIT_CXX overrides
+// the compiler and its identity.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "elf_reader.hpp"
+#include "host_compiler.hpp"
+#include "kjit/compiler/build.hpp"
+#include "kjit/compiler/cache.hpp"
+#include "kjit/compiler/key.hpp"
+#include "module_fixtures.hpp"
+#include "test_support.hpp"
+
+using namespace kjit::compiler;
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+TEST_CASE("a generated module builds for cpu and computes right through dlopen") {
+  kjit::test::TempDir dir("host");
+  CacheConfig cfg;
+  cfg.dir = dir.path();
+  Cache cache(cfg);
+  ModuleSource m = kjit::test::saxpy_module();
+  Artifact a = build_module(m, Target::host(), CompileOptions{}, cache);
+  REQUIRE(!a.library_path.empty());
+  CHECK(a.image.empty());
+  CHECK(a.library_path.rfind(cache.root(), 0) == 0);
+
+  // Only the entry points are exported: -fvisibility=hidden keeps the rest private.
+  std::string so = kjit::test::read_file(a.library_path);
+  std::string err;
+  auto exported = elf_defined_functions(so, /*dynamic=*/true, &err);
+  REQUIRE_MESSAGE(exported, err);
+  for (const std::string& e : m.entry_points) CHECK(exported->count(e) == 1);
+  for (const std::string& name : *exported) CHECK(name.find("_body") == std::string::npos);
+
+  using Entry = void (*)(void**, int64_t, int64_t);
+  const int n = 37;
+  std::vector<float> x(n), y(n), out(n, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    x[i] = 0.5f * float(i);
+    y[i] = 3.0f - float(i);
+  }
+  float alpha = 2.5f;
+  kj::launch_bounds_t dim = kjit::test::bounds(n);
+  auto ax = kjit::test::view(x), ay = kjit::test::view(y), aout = kjit::test::view(out);
+  void* fwd_args[] = {&dim, &ax, &ay, &alpha, &aout};
+  auto fwd = reinterpret_cast<Entry>(kjit::test::cpu_entry(a, m.entry_points[0]));
+  fwd(fwd_args, 0, 20);  // two ranges, as the runtime's thread pool splits a launch
+  fwd(fwd_args, 20, n);
+  for (int i = 0; i < n; ++i) CHECK(out[i] == doctest::Approx(alpha * x[i] + y[i]));
+
+  // The adjoint: d(out)/dx = alpha, d(out)/dy = 1.
+  std::vector<float> gx(n, 0.0f), gy(n, 0.0f), gout(n);
+  for (int i = 0; i < n; ++i) gout[i] = 1.0f + float(i);
+  auto agx = kjit::test::view(gx), agy = kjit::test::view(gy), agout = kjit::test::view(gout);
+  float galpha = 0.0f;
+  void* adj_args[] = {&dim, &ax, &ay, &alpha, &aout, &agx, &agy, &galpha, &agout};
+  auto adj = reinterpret_cast<Entry>(kjit::test::cpu_entry(a, m.entry_points[1]));
+  adj(adj_args, 0, n);
+  for (int i = 0; i < n; ++i) {
+    CHECK(gx[i] == doctest::Approx(alpha * gout[i]));
+    CHECK(gy[i] == doctest::Approx(gout[i]));
+  }
+}
+
+TEST_CASE("compile options become host compiler flags") {
+  CompileOptions o;
+  auto base = host_options(o);
+  CHECK(has(base, "-shared"));
+  CHECK(has(base, "-fPIC"));
+  CHECK(has(base, "-fvisibility=hidden"));
+  CHECK(has(base, "-O3"));
+  CHECK_FALSE(has(base, "-g"));
+  o.fast_math = true;
+  o.line_info = true;
+  o.opt_level = 2;
+  auto opts = host_options(o);
+  CHECK(has(opts, "-ffast-math"));
+  CHECK(has(opts, "-g"));
+  CHECK(has(opts, "-O2"));
+  CompileOptions d;
+  d.debug = true;
+  CHECK(has(host_options(d), "-O0"));
+  CHECK(has(host_options(d), "-g"));
+}
+
+TEST_CASE("KJIT_CXX overrides the host compiler, and its --version enters the key") {
+  kjit::test::TempDir dir("cxx");
+  // A wrapper that forwards to the real compiler but reports another version.
+  const std::string wrapper = dir / "fake-cxx";
+  kjit::test::write_file(wrapper, "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'fake-cxx 99.1'; exit 0; fi\n"
+                                  "exec " KJIT_TEST_HOST_CXX " \"$@\"\n");
+  ::chmod(wrapper.c_str(), 0700);
+  ModuleSource m = kjit::test::tiny_module("cxx_override", 4.0f);
+  std::string default_id = compiler_identity(Target::host());
+  std::string default_key = module_key(m, Target::host(), CompileOptions{});
+  {
+    kjit::test::ScopedEnv env("KJIT_CXX", wrapper.c_str());
+    CHECK(host_compiler_path() == wrapper);
+    std::string id = compiler_identity(Target::host());
+    CHECK(id.find("fake-cxx 99.1") != std::string::npos);
+    CHECK(id != default_id);
+    CHECK(module_key(m, Target::host(), CompileOptions{}) != default_key);
+    CacheConfig cfg;
+    cfg.dir = dir / "cache";
+    Cache cache(cfg);
+    Artifact a = build_module(m, Target::host(), CompileOptions{}, cache);
+    CHECK(kjit::test::tiny_computes(a, "cxx_override", 4.0f));
+    CHECK(a.meta["compiler"].get<std::string>().find("fake-cxx 99.1") != std::string::npos);
+  }
+  CHECK(module_key(m, Target::host(), CompileOptions{}) == default_key);
+  {
+    kjit::test::ScopedEnv env("KJIT_CXX", "kjit-no-such-compiler-anywhere");
+    try {
+      compiler_identity(Target::host());
+      FAIL("expected an error");
+    } catch (const kjit::Error& e) {
+      CHECK(e.kind() == kjit::ErrorKind::User);
+      CHECK(std::string(e.what()).find("KJIT_CXX") != std::string::npos);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+// The fake CUDA driver's objects (contexts, memory, streams, modules, graphs) and its records.
+#pragma once
+
+#include <cuda.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_cuda_control.hpp"
+#include "fake_image.hpp"
+
+namespace kjit::fake_cuda {
+
+struct FakeDevice {
+  int major = 8, minor = 0;
+  std::string name;
+};
+
+struct Context {
+  int device = 0;
+  int refcount = 0;
+};
+
+struct Module;
+struct Function {
+  Module* module = nullptr;
+  std::string name;
+  FunctionInfo info;
+  int max_dynamic_shared = 48 * 1024;
+};
+
+struct Module {
+  int device = 0;
+  ImageInfo info;
+  std::map<std::string, std::unique_ptr<Function>> functions;
+  std::map<std::string, std::vector<unsigned char>> globals;  ///< storage ("device memory")
+};
+
+/// Work recorded into a graph: a launch to record again, or a copy/memset to perform.
+struct GraphNode {
+  bool is_launch = false;
+  LaunchRecord launch;
+  uintptr_t dst = 0, src = 0;
+  size_t bytes = 0;
+  int memset_value = -1;  ///< >= 0: a memset
+};
+
+struct Graph {
+  int device = 0;
+  std::vector<GraphNode> nodes;
+};
+
+struct GraphExec {
+  int device = 0;
+  std::vector<GraphNode> nodes;
+};
+
+struct Stream {
+  int device = 0;
+  bool capturing = false;
+  std::thread::id capture_thread;
+  std::unique_ptr<Graph> graph;
+};
+
+struct Event {
+  int device = 0;
+};
+
+/// Everything the fake knows, behind one lock (the fake favours simplicity over speed).
+struct State {
+  std::recursive_mutex mutex;
+  // configuration
+  std::vector<FakeDevice> devices;
+  int driver_version = 13000;
+  CUresult init_result = CUDA_SUCCESS;
+  bool no_proc_address = false;
+  bool initialised = false;
+  // objects (never freed while the state lives, so stale handles stay harmless)
+  std::vector<std::unique_ptr<Context>> contexts;  ///< one primary context per device
+  std::map<uintptr_t, std::pair<int, size_t>> allocations;  ///< address -> (device, bytes)
+  std::set<Stream*> streams;
+  std::set<Event*> events;
+  std::vector<std::unique_ptr<Module>> modules;
+  std::set<Graph*> graphs;
+  std::set<GraphExec*> graph_execs;
+  // records
+  std::vector<CallRecord> calls;
+  std::vector<LaunchRecord> launches;
+  std::vector<ModuleRecord> module_loads;
+  std::vector<ProcRequest> proc_requests;
+  std::vector<uintptr_t> destroyed_execs;
+};
+
+State& state();
+/// The calling thread's current context (nullptr when none).
+Context* current_context();
+/// Records a call; returns the state, locked by `lock`.
+State& enter(std::unique_lock<std::recursive_mutex>& lock, const char* name);
+/// Whether `stream` (or, for nullptr/default handles, any stream this thread captures) is
+/// being captured by this thread: synchronous work then is illegal, as in the real driver.
+bool this_thread_captures(State& s);
+/// The fake stream behind a handle; nullptr for the legacy and per-thread default streams.
+Stream* stream_of(State& s, CUstream handle, bool* valid);
+/// Whether [ptr, ptr + bytes) lies in one live allocation or module global.
+bool is_device_range(State& s, uintptr_t ptr, size_t bytes);
+/// Makes a graph node from work on a capturing stream.
+void add_node(Stream* st, GraphNode node);
+
+}  // namespace kjit::fake_cuda

@@ -1,0 +1,214 @@
+"""kjit kernels from JAX on the CPU platform: jit, grad against the same math in jax.numpy,
+vmap, shard_map over 4 host devices, in/out arguments, output and launch dims, a C++
+callable, a C++ callback, and our error messages."""
+
+from __future__ import annotations
+
+import os
+import unittest
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from _common import kj, load_libraries  # noqa: E402
+
+load_libraries()
+
+
+def springs_jnp(x: jax.Array, pairs: jax.Array, rest: jax.Array, k: float) -> jax.Array:
+    """demo::springs in jax.numpy."""
+    a, b = pairs[0::2], pairs[1::2]
+    d = x[a] - x[b]
+    length = jnp.linalg.norm(d, axis=1)
+    force = d * (k * (length - rest) / length)[:, None]
+    f = jnp.zeros_like(x)
+    return f.at[a].add(-force).at[b].add(force)
+
+
+def iterate_jnp(x: jax.Array, c: jax.Array, n: int) -> jax.Array:
+    y = x
+    for _ in range(n):
+        y = y * c + jnp.sin(y)
+    return y
+
+
+def spring_data(n_points: int = 12, n_springs: int = 20, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = jnp.asarray(rng.normal(size=(n_points, 3)), jnp.float32)
+    a = np.arange(n_springs) % n_points
+    b = (a + 1 + np.arange(n_springs) // n_points) % n_points
+    pairs = jnp.asarray(np.stack([a, b], 1).reshape(-1), jnp.int32)
+    rest = jnp.asarray(rng.uniform(0.5, 1.5, n_springs), jnp.float32)
+    return x, pairs, rest
+
+
+class KernelTests(unittest.TestCase):
+    def test_forward_under_jit(self) -> None:
+        saxpy = kj.jax_kernel("demo::saxpy")
+        x = jnp.linspace(0, 1, 1000, dtype=jnp.float32)
+        y = jnp.cos(x)
+        out = jax.jit(lambda x, y: saxpy(x, y, 3.0))(x, y)
+        np.testing.assert_allclose(out, 3.0 * x + y, rtol=1e-6)
+
+    def test_grad_saxpy_matches_jnp(self) -> None:
+        saxpy = kj.jax_kernel("demo::saxpy", enable_backward=True)
+        x = jnp.linspace(-1, 1, 257, dtype=jnp.float32)
+        y = jnp.sin(x)
+        w = jnp.arange(257, dtype=jnp.float32) / 257
+
+        def loss(x, y):
+            return jnp.sum(w * saxpy(x, y, 2.5))
+
+        def loss_ref(x, y):
+            return jnp.sum(w * (2.5 * x + y))
+
+        gx, gy = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, y)
+        rx, ry = jax.grad(loss_ref, argnums=(0, 1))(x, y)
+        np.testing.assert_allclose(gx, rx, rtol=1e-6)
+        np.testing.assert_allclose(gy, ry, rtol=1e-6)
+
+    def test_grad_springs_with_atomics_matches_jnp(self) -> None:
+        springs = kj.jax_kernel("demo::springs", enable_backward=True, launch_dims=20,
+                                output_dims={"f": (12,)})
+        x, pairs, rest = spring_data()
+        w = jnp.asarray(np.random.default_rng(1).normal(size=(12, 3)), jnp.float32)
+        f = springs(x, pairs, rest, 40.0)
+        np.testing.assert_allclose(f, springs_jnp(x, pairs, rest, 40.0), rtol=1e-4, atol=1e-4)
+
+        def loss(x, rest):
+            return jnp.sum(w * springs(x, pairs, rest, 40.0))
+
+        def loss_ref(x, rest):
+            return jnp.sum(w * springs_jnp(x, pairs, rest, 40.0))
+
+        g = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, rest)
+        r = jax.grad(loss_ref, argnums=(0, 1))(x, rest)
+        np.testing.assert_allclose(g[0], r[0], rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(g[1], r[1], rtol=1e-3, atol=1e-3)
+
+    def test_grad_through_a_dynamic_loop_matches_jnp(self) -> None:
+        iterate = kj.jax_kernel("demo::iterate", enable_backward=True)
+        x = jnp.linspace(0.1, 1.0, 64, dtype=jnp.float64)
+        c = jnp.linspace(0.5, 0.9, 64, dtype=jnp.float64)
+
+        def loss(x, c):
+            return jnp.sum(jnp.cos(iterate(x, c, 9)))
+
+        def loss_ref(x, c):
+            return jnp.sum(jnp.cos(iterate_jnp(x, c, 9)))
+
+        np.testing.assert_allclose(iterate(x, c, 9), iterate_jnp(x, c, 9), rtol=1e-12)
+        g = jax.grad(loss, argnums=(0, 1))(x, c)
+        r = jax.grad(loss_ref, argnums=(0, 1))(x, c)
+        np.testing.assert_allclose(g[0], r[0], rtol=1e-10)
+        np.testing.assert_allclose(g[1], r[1], rtol=1e-10)
+
+    def test_vmap_broadcast_all_and_grad_of_vmap(self) -> None:
+        saxpy = kj.jax_kernel("demo::saxpy", enable_backward=True)
+        xs = jnp.arange(4 * 100, dtype=jnp.float32).reshape(4, 100)
+        y = jnp.ones(100, jnp.float32)
+        out = jax.vmap(lambda x: saxpy(x, y, 2.0))(xs)
+        np.testing.assert_allclose(out, 2.0 * xs + y)
+        g = jax.grad(lambda xs: jnp.sum(jax.vmap(lambda x: saxpy(x, y, 2.0))(xs) ** 2))(xs)
+        np.testing.assert_allclose(g, 2 * (2.0 * xs + y) * 2.0, rtol=1e-6)
+        seq = kj.jax_kernel("demo::saxpy", vmap_method="sequential")
+        np.testing.assert_allclose(jax.vmap(lambda x: seq(x, y, 2.0))(xs), out)
+
+    def test_shard_map_over_four_host_devices(self) -> None:
+        from jax.sharding import Mesh, PartitionSpec as P
+
+        try:
+            from jax import shard_map
+        except ImportError:  # older jax
+            from jax.experimental.shard_map import shard_map
+        self.assertEqual(len(jax.devices()), 4)
+        mesh = Mesh(np.array(jax.devices()), ("d",))
+        saxpy = kj.jax_kernel("demo::saxpy", enable_backward=True)
+        x = jnp.arange(4 * 2048, dtype=jnp.float32)
+        y = jnp.full(4 * 2048, 0.5, jnp.float32)
+        f = shard_map(lambda x, y: saxpy(x, y, 3.0), mesh=mesh, in_specs=(P("d"), P("d")), out_specs=P("d"))
+        out = jax.jit(f)(x, y)
+        np.testing.assert_allclose(out, 3.0 * x + y)
+        g = jax.jit(jax.grad(lambda x: jnp.sum(f(x, y))))(x)
+        np.testing.assert_allclose(g, np.full(x.shape, 3.0))
+
+    def test_in_out_argument_accumulates_and_differentiates(self) -> None:
+        springs = kj.jax_kernel("demo::springs", num_outputs=1, in_out_argnames=("f",), enable_backward=True,
+                                launch_dims=20)
+        x, pairs, rest = spring_data()
+        f0 = jnp.ones((12, 3), jnp.float32)
+        f = jax.jit(lambda x, f0: springs(x, pairs, rest, 10.0, f0))(x, f0)
+        np.testing.assert_allclose(f, f0 + springs_jnp(x, pairs, rest, 10.0), rtol=1e-4, atol=1e-4)
+        w = jnp.asarray(np.random.default_rng(3).normal(size=(12, 3)), jnp.float32)
+        g = jax.grad(lambda x, f0: jnp.sum(w * springs(x, pairs, rest, 10.0, f0)), argnums=(0, 1))(x, f0)
+        r = jax.grad(lambda x, f0: jnp.sum(w * (f0 + springs_jnp(x, pairs, rest, 10.0))), argnums=(0, 1))(x, f0)
+        np.testing.assert_allclose(g[0], r[0], rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(g[1], r[1], rtol=1e-6)
+
+    def test_output_dims_and_launch_dims(self) -> None:
+        daxpy = kj.jax_kernel("demo::daxpy", launch_dims=6, output_dims=6)
+        x = jnp.arange(10, dtype=jnp.float64)
+        out = daxpy(x, x, 2.0)
+        self.assertEqual(out.shape, (6,))
+        np.testing.assert_allclose(out, 3.0 * x[:6])
+        damp = kj.jax_kernel("demo::damp")
+        v = jnp.ones((5, 3), jnp.float32)
+        out = damp(v, 0.5, 2, output_dims={"out": (5,)})
+        self.assertEqual(out.shape, (5, 3))
+        np.testing.assert_allclose(out, 0.25 * v)
+
+    def test_static_arguments_are_typed_and_must_not_be_traced(self) -> None:
+        saxpy = kj.jax_kernel("demo::saxpy")
+        x = jnp.ones(4, jnp.float32)
+        with self.assertRaisesRegex(ValueError, "Argument 'a' must be a static value"):
+            jax.jit(lambda x, a: saxpy(x, x, a))(x, 2.0)
+        iterate = kj.jax_kernel("demo::iterate")
+        with self.assertRaisesRegex(TypeError, "is not exactly a int32"):
+            iterate(jnp.ones(4), jnp.ones(4), 2.5)
+
+    def test_dtype_mismatch_raises_our_message(self) -> None:
+        saxpy = kj.jax_kernel("demo::saxpy")
+        with self.assertRaisesRegex(TypeError, "Invalid data type for array argument 'x', expected float32, "
+                                               "got int32"):
+            saxpy(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), 1.0)
+        # Past the shim, the handler itself rejects it with the same message, as an XLA error.
+        call = jax.ffi.ffi_call("kjit_launch", jax.ShapeDtypeStruct((4,), jnp.float32))
+        with self.assertRaisesRegex(Exception, "kjit kernel 'demo::saxpy': Invalid data type for array argument "
+                                               "'x', expected float32, got int32"):
+            jax.block_until_ready(call(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), kjit_kernel="demo::saxpy",
+                                       a=np.float32(1)))
+
+    def test_backward_rejects_what_has_no_gradient(self) -> None:
+        with self.assertRaisesRegex(ValueError, "in/out argument 'out' is overwritten by the kernel"):
+            kj.jax_kernel("demo::saxpy", num_outputs=1, in_out_argnames=("out",), enable_backward=True)
+        with self.assertRaisesRegex(ValueError, "expected an output-only argument"):
+            kj.jax_kernel("demo::saxpy", num_outputs=2, in_out_argnames=("out",))
+
+
+class CallableTests(unittest.TestCase):
+    def test_callable_launches_two_kernels(self) -> None:
+        f = kj.jax_callable("tests::saxpy_twice", graph_mode=kj.GraphMode.XLA)
+        x = jnp.arange(16, dtype=jnp.float32)
+        y = jnp.ones(16, jnp.float32)
+        out = jax.jit(lambda x, y: f(x, y, 2.0))(x, y)
+        np.testing.assert_allclose(out, 2.0 * (2.0 * x + y) + y)
+        np.testing.assert_allclose(jax.vmap(lambda x: f(x, y, 2.0))(jnp.stack([x, x])), jnp.stack([out, out]))
+        self.assertEqual(f.graph_cache_size, 0)  # graphs are CUDA only
+        kj.clear_jax_callable_graph_cache(f)
+
+    def test_callback(self) -> None:
+        name = kj.register_ffi_callback("tests::scale")
+        x = jnp.arange(6, dtype=jnp.float32)
+        call = jax.ffi.ffi_call(name, jax.ShapeDtypeStruct(x.shape, x.dtype))
+        out = jax.jit(lambda x: call(x, scale=np.float32(4.0)))(x)
+        np.testing.assert_allclose(out, 4.0 * x)
+        with self.assertRaisesRegex(Exception, "tests::scale takes one float32 array"):
+            jax.block_until_ready(call(jnp.arange(6, dtype=jnp.int32).astype(jnp.float64), scale=np.float32(1)))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

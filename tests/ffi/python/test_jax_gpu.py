@@ -1,0 +1,97 @@
+"""kjit kernels from JAX on the CUDA platform (ctest label gpu): jit, grad, vmap, in/out,
+a callable, a callback, and a jitted function that XLA captures into a CUDA graph.
+
+Exits 77 (skipped), saying why, without a GPU or without a CUDA-enabled jaxlib."""
+
+from __future__ import annotations
+
+import os
+import sys
+import unittest
+
+# XLA captures custom calls whose handlers are command-buffer compatible into CUDA graphs,
+# even for a single one.
+os.environ.setdefault("XLA_FLAGS", "--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL "
+                                   "--xla_gpu_graph_min_graph_size=1")
+
+import jax  # noqa: E402
+
+
+def _gpu_or_skip() -> None:
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError as e:
+        print(f"SKIP: no CUDA device for JAX ({e}); the GPU tests need a GPU and jax[cuda12] in the venv")
+        sys.exit(77)
+    if not gpus:
+        print("SKIP: JAX sees no GPU")
+        sys.exit(77)
+
+
+if __name__ == "__main__":
+    _gpu_or_skip()
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from _common import kj, load_libraries  # noqa: E402
+from test_jax_cpu import iterate_jnp, spring_data, springs_jnp  # noqa: E402
+
+
+class GpuTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        load_libraries()
+
+    def test_forward_grad_vmap(self) -> None:
+        saxpy = kj.jax_kernel("demo::saxpy", enable_backward=True)
+        x = jnp.linspace(0, 1, 100_000, dtype=jnp.float32)
+        y = jnp.cos(x)
+        np.testing.assert_allclose(jax.jit(lambda x, y: saxpy(x, y, 3.0))(x, y), 3 * x + y, rtol=1e-6)
+        g = jax.jit(jax.grad(lambda x: jnp.sum(saxpy(x, y, 3.0) ** 2)))(x)
+        np.testing.assert_allclose(g, 2 * (3 * x + y) * 3, rtol=1e-5)
+        xs = jnp.stack([x, 2 * x])
+        np.testing.assert_allclose(jax.vmap(lambda x: saxpy(x, y, 3.0))(xs), 3 * xs + y, rtol=1e-6)
+
+    def test_springs_and_loops(self) -> None:
+        springs = kj.jax_kernel("demo::springs", enable_backward=True, launch_dims=20, output_dims={"f": (12,)})
+        x, pairs, rest = spring_data()
+        w = jnp.ones((12, 3), jnp.float32)
+        g = jax.grad(lambda x: jnp.sum(w * springs(x, pairs, rest, 40.0)))(x)
+        r = jax.grad(lambda x: jnp.sum(w * springs_jnp(x, pairs, rest, 40.0)))(x)
+        np.testing.assert_allclose(g, r, rtol=1e-3, atol=1e-3)
+        inout = kj.jax_kernel("demo::springs", in_out_argnames=("f",), launch_dims=20)
+        f0 = jnp.ones((12, 3), jnp.float32)
+        np.testing.assert_allclose(inout(x, pairs, rest, 10.0, f0), f0 + springs_jnp(x, pairs, rest, 10.0),
+                                   rtol=1e-4, atol=1e-4)
+        iterate = kj.jax_kernel("demo::iterate", enable_backward=True)
+        xd = jnp.linspace(0.1, 1.0, 64, dtype=jnp.float32)
+        np.testing.assert_allclose(iterate(xd, xd, 5), iterate_jnp(xd, xd, 5), rtol=1e-5)
+
+    def test_jit_captured_as_cuda_graph(self) -> None:
+        saxpy = kj.jax_kernel("demo::saxpy")
+        x = jnp.ones(4096, jnp.float32)
+
+        @jax.jit
+        def step(x):
+            for _ in range(4):  # several kjit calls and XLA ops in one command buffer
+                x = saxpy(x, x, 0.5) + 1.0
+            return x
+
+        want = x
+        for _ in range(4):
+            want = 1.5 * want + 1.0
+        for _ in range(3):  # later runs replay the captured graph
+            np.testing.assert_allclose(step(x), want, rtol=1e-6)
+        hlo = step.lower(x).compile().as_text()
+        self.assertIn("kjit_launch", hlo)
+
+    def test_callable_and_callback(self) -> None:
+        f = kj.jax_callable("tests::saxpy_twice", graph_mode=kj.GraphMode.XLA)
+        x = jnp.arange(16, dtype=jnp.float32)
+        y = jnp.ones(16, jnp.float32)
+        np.testing.assert_allclose(jax.jit(lambda x, y: f(x, y, 2.0))(x, y), 2 * (2 * x + y) + y)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

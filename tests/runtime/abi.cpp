@@ -1,0 +1,117 @@
+// The parameter packer writes what generated kernels read: launch bounds, array descriptors
+// (data, grad, shape, byte strides, ndim) and values, each at its ABI layout.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "kjit/kjit.hpp"
+#include "param_packer.hpp"
+
+using namespace kjit;
+
+namespace abi_tests {
+using namespace kjit::dsl;
+KJIT_MODULE(runtime_abi)
+
+KJIT_KERNEL(probe, (Array<Float, 3> a, Double d, Vec3f v, Int8 small, Array<Int> ints, Array<Double> reals)) {
+  auto [i, j] = tid<2>();
+  If((i == 0) && (j == 0), [&] {
+    ints[0] = launch_dim(0);
+    ints[1] = launch_dim(1);
+    ints[2] = a.shape(0);
+    ints[3] = a.shape(1);
+    ints[4] = a.shape(2);
+    ints[5] = Int(small);
+    reals[0] = d;
+    reals[1] = Double(v.x());
+    reals[2] = Double(v.y());
+    reals[3] = Double(v.z());
+    reals[4] = Double(a(1, 2, 3));
+  });
+}
+
+KJIT_KERNEL(copy2d, (Array<Float, 2> src, Array<Float, 2> dst)) {
+  auto [i, j] = tid<2>();
+  dst(i, j) = src(i, j);
+}
+}  // namespace abi_tests
+
+TEST_CASE("a generated kernel reads back the launch bounds, array metadata and values packed") {
+  auto a = zeros<float>({2, 3, 4});
+  std::vector<float> host(24);
+  for (int k = 0; k < 24; ++k) host[size_t(k)] = float(k) * 0.5f;
+  a = NdArray::from_vector(host, {2, 3, 4});
+  auto ints = zeros<int32_t>({6});
+  auto reals = zeros<double>({5});
+  launch(abi_tests::probe, Dims{5, 7}, a, 2.25, vec3f{{1.5f, -2.0f, 3.25f}}, int8_t(-7), ints, reals);
+  CHECK(ints.to_vector<int32_t>() == std::vector<int32_t>{5, 7, 2, 3, 4, -7});
+  auto r = reals.to_vector<double>();
+  CHECK(r[0] == 2.25);
+  CHECK(r[1] == 1.5);
+  CHECK(r[2] == -2.0);
+  CHECK(r[3] == 3.25);
+  CHECK(r[4] == double(host[1 * 12 + 2 * 4 + 3]));  // a(1, 2, 3), row-major
+}
+
+TEST_CASE("byte strides are honoured: a transposed view reads transposed") {
+  std::vector<float> m = {1, 2, 3, 4, 5, 6};  // 2 x 3, row-major
+  auto src = NdArray::from_vector(m, {2, 3});
+  // The 3 x 2 transpose of the same memory: strides swapped.
+  auto t = NdArray::view(src.data(), src.element(), {3, 2}, src.device(), {4, 12});
+  auto dst = zeros<float>({3, 2});
+  launch(abi_tests::copy2d, Dims{3, 2}, t, dst);
+  CHECK(dst.to_vector<float>() == std::vector<float>{1, 4, 2, 5, 3, 6});
+}
+
+TEST_CASE("the packed bytes follow kjit/abi.h exactly") {
+  auto a = zeros<float>({2, 3, 4});
+  a.requires_grad();
+  auto ints = zeros<int32_t>({6});
+  auto reals = zeros<double>({5});
+  std::vector<LaunchArg> args{a, 2.25, vec3f{{1.5f, -2.0f, 3.25f}}, int8_t(-7), ints, reals};
+  const KernelDef& k = abi_tests::probe.def();
+  kj::launch_bounds_t bounds = detail::make_bounds(k, Dims{5, 7});
+  detail::PackedParams p;
+  detail::pack_launch(p, k, bounds, args, nullptr, Device::cpu());
+  REQUIRE(p.count() == 7);
+  const auto* b = static_cast<const kj::launch_bounds_t*>(p.param(0));
+  CHECK(b->ndim == 2);
+  CHECK(b->shape[0] == 5);
+  CHECK(b->shape[1] == 7);
+  CHECK(b->shape[2] == 1);
+  CHECK(b->size == 35);
+  const auto* d = static_cast<const kj::array_t<void>*>(p.param(1));
+  CHECK(d->data == a.data());
+  CHECK(d->grad == a.grad().data());
+  CHECK(d->ndim == 3);
+  CHECK(d->shape[0] == 2);
+  CHECK(d->shape[2] == 4);
+  CHECK(d->strides[0] == 48);
+  CHECK(d->strides[1] == 16);
+  CHECK(d->strides[2] == 4);
+  CHECK(*static_cast<const double*>(p.param(2)) == 2.25);
+  float v[3];
+  std::memcpy(v, p.param(3), sizeof v);
+  CHECK(v[2] == 3.25f);
+  CHECK(*static_cast<const int8_t*>(p.param(4)) == -7);
+  for (size_t i = 0; i < p.count(); ++i) {
+    if (i == 4) continue;  // the int8 has no alignment to keep
+    CHECK(reinterpret_cast<uintptr_t>(p.param(i)) % 4 == 0);
+  }
+  CHECK(reinterpret_cast<uintptr_t>(p.param(1)) % alignof(kj::array_t<void>) == 0);
+  CHECK(reinterpret_cast<uintptr_t>(p.param(2)) % alignof(double) == 0);
+}
+
+TEST_CASE("adjoint launches pack one adjoint per parameter after the parameters") {
+  auto x = zeros<float>({4}), y = zeros<float>({4}), out = zeros<float>({4});
+  auto gx = zeros<float>({4});
+  const KernelDef* k = Registry::get().find_kernel("demo::saxpy");
+  if (!k) return;  // the example header is not linked into this binary
+  std::vector<LaunchArg> args{x, y, 2.0f, out}, adj{gx, {}, {}, out};
+  detail::PackedParams p;
+  detail::pack_launch(p, *k, detail::make_bounds(*k, 4), args, &adj, Device::cpu());
+  REQUIRE(p.count() == 9);
+  CHECK(static_cast<const kj::array_t<void>*>(p.param(5))->data == gx.data());
+  CHECK(static_cast<const kj::array_t<void>*>(p.param(6))->data == nullptr);  // absent: null
+  CHECK(*static_cast<const float*>(p.param(7)) == 0.0f);                    // absent value: zero
+}

@@ -1,0 +1,55 @@
+// NdArray: shapes, strides, copies, gradient buffers, half-precision round trips.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "kjit/kjit.hpp"
+
+using namespace kjit;
+
+TEST_CASE("arrays: shape, strides, contiguity, round trips") {
+  auto a = NdArray::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(a.ndim() == 2);
+  CHECK(a.size() == 6);
+  CHECK(a.strides() == std::vector<int64_t>{12, 4});
+  CHECK(a.is_contiguous());
+  CHECK(a.to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK_THROWS_WITH_AS(a.to_vector<double>(), doctest::Contains("holds float32, not float64"), Error);
+  auto b = a.copy();
+  b.zero();
+  CHECK(a.to_vector<float>()[0] == 1);
+  CHECK(b.to_vector<float>()[0] == 0);
+  b.copy_from(a);
+  CHECK(b.to_vector<float>() == a.to_vector<float>());
+  CHECK_THROWS_WITH_AS(NdArray::zeros(a.element(), {1, 2, 3, 4, 5}), doctest::Contains("1 to 4 dimensions"), Error);
+  CHECK_THROWS_WITH_AS(from_vector(std::vector<float>{1, 2}, {3}), doctest::Contains("2 values for an array of 3"), Error);
+}
+
+TEST_CASE("gradient buffers are zeroed, shaped like their array, and reset by zero_grad") {
+  auto a = zeros<vec3f>({5});
+  CHECK(!a.has_grad());
+  CHECK(!a.grad().defined());
+  a.requires_grad();
+  CHECK(a.grad().shape() == a.shape());
+  CHECK(a.grad().element() == a.element());
+  auto g = a.grad().to_vector<vec3f>();
+  for (auto& v : g) CHECK((v[0] == 0 && v[1] == 0 && v[2] == 0));
+}
+
+TEST_CASE("cpu allocations are 64-byte aligned") {
+  for (int n : {1, 3, 17, 1000}) CHECK(reinterpret_cast<uintptr_t>(zeros<float>({n}).data()) % 64 == 0);
+}
+
+TEST_CASE("float16 and bfloat16 convert with round-to-nearest-even") {
+  CHECK(float(half(1.0f)) == 1.0f);
+  CHECK(float(half(65504.0f)) == 65504.0f);
+  CHECK(std::isinf(float(half(70000.0f))));
+  CHECK(float(half(1.0f + 1.0f / 4096)) == 1.0f);  // ties to even
+  CHECK(float(half(5.96046448e-8f)) == 5.96046448e-8f);  // smallest subnormal
+  CHECK(float(half(-2.5f)) == -2.5f);
+  CHECK(float(bfloat16(3.140625f)) == 3.140625f);
+  CHECK(float(bfloat16(1.0f + 1.0f / 256)) == 1.0f);  // ties to even
+  auto h = from_vector(std::vector<half>{half(0.5f), half(-3.0f)});
+  auto back = h.to_vector<half>();
+  CHECK(float(back[1]) == -3.0f);
+}
