@@ -38,6 +38,14 @@ KJIT_KERNEL(fifty, (Array<Vec3f> x, Array<float> s, Array<Quatf> q, Array<float>
   b = b + cw_mul(v, w).z() + sign(b) + degrees(a);                              // 48-50 cw_mul sign degrees
   out[i] = b;
 }
+/// 50 scalar operations (for comparison: the size of an adjoint, not which builtins).
+KJIT_KERNEL(fifty_scalar, (Array<float> s, Array<float> out)) {
+  Int i = tid();
+  Float a = s[i];
+  Var<float> b = a;
+  for (int k = 0; k < 25; ++k) b = sin(b) * a + Float(b);
+  out[i] = b;
+}
 }  // namespace bench_dsl
 
 namespace {
@@ -65,6 +73,8 @@ void run(benchmark::State& state, const kjit::KernelDef& k, bool with_adjoint) {
 
 static void BM_nvrtc_saxpy(benchmark::State& state) { run(state, demo::saxpy.def(), true); }
 static void BM_nvrtc_fifty_builtins(benchmark::State& state) { run(state, bench_dsl::fifty.def(), true); }
+static void BM_nvrtc_fifty_scalar_ops(benchmark::State& state) { run(state, bench_dsl::fifty_scalar.def(), true); }
+BENCHMARK(BM_nvrtc_fifty_scalar_ops)->UseManualTime()->Iterations(3)->Unit(benchmark::kMillisecond);
 static void BM_nvrtc_saxpy_forward_only(benchmark::State& state) { run(state, demo::saxpy.def(), false); }
 static void BM_nvrtc_fifty_builtins_forward_only(benchmark::State& state) { run(state, bench_dsl::fifty.def(), false); }
 BENCHMARK(BM_nvrtc_saxpy)->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);

@@ -5,7 +5,11 @@
 #define KJ_FUNC __device__ __forceinline__
 #define KJ_FUNC_BIG __device__ __noinline__
 #define KJ_CUDA 1
+/// Keeps NVVM from unrolling a loop: unrolled bodies of the larger builtins (lane sweeps of
+/// dual-number adjoints, Jacobi sweeps, noise corners) make ptxas slow for no run-time gain.
+#define KJ_NO_UNROLL _Pragma("unroll 1")
 #else
+#define KJ_NO_UNROLL
 #include <math.h>
 #include <stdio.h>
 #define KJ_FUNC inline __attribute__((always_inline))

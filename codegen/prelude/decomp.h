@@ -9,7 +9,7 @@ namespace kj {
 template <int R, int N, class T>
 KJ_FUNC_BIG void jacobi_columns(mat_t<R, N, T>& b, mat_t<N, N, T>& v) {
   for (int i = 0; i < N; ++i) for (int j = 0; j < N; ++j) v.c[i][j] = T(i == j ? 1 : 0);
-  for (int sweep = 0; sweep < 8; ++sweep) {
+  KJ_NO_UNROLL for (int sweep = 0; sweep < 8; ++sweep) {
     for (int p = 0; p < N - 1; ++p) {
       for (int q = p + 1; q < N; ++q) {
         T alpha = T(0), beta = T(0), gamma = T(0);
@@ -114,7 +114,7 @@ template <class T> KJ_FUNC_BIG eig3_t<T> eig3(const mat_t<3, 3, T>& m) {
   mat_t<3, 3, T> a;
   for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) a.c[i][j] = i <= j ? m.c[i][j] : m.c[j][i];
   for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.Q.c[i][j] = T(i == j ? 1 : 0);
-  for (int sweep = 0; sweep < 8; ++sweep) {
+  KJ_NO_UNROLL for (int sweep = 0; sweep < 8; ++sweep) {
     for (int p = 0; p < 2; ++p) for (int q = p + 1; q < 3; ++q) {
       if (a.c[p][q] == T(0) && sweep > 0) continue;
       T theta = T(0.5) * atan2(T(2) * a.c[p][q], a.c[q][q] - a.c[p][p]);

@@ -82,17 +82,17 @@ template <class X> KJ_FUNC constexpr int lanes_of() { return int(sizeof(X) / siz
 /// Adjoints of f(a), f(a, b), f(a, b, c) by forward-mode sweeps over the input lanes.
 template <class F, class A, class R>
 KJ_FUNC_BIG void adj_dual(F f, const A& a, A& adj_a, const R& adj_ret) {
-  for (int l = 0; l < lanes_of<A>(); ++l) lane_of(adj_a, l) += tangent_dot(f(seed(a, l)), adj_ret);
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<A>(); ++l) lane_of(adj_a, l) += tangent_dot(f(seed(a, l)), adj_ret);
 }
 template <class F, class A, class B, class R>
 KJ_FUNC_BIG void adj_dual(F f, const A& a, const B& b, A& adj_a, B& adj_b, const R& adj_ret) {
-  for (int l = 0; l < lanes_of<A>(); ++l) lane_of(adj_a, l) += tangent_dot(f(seed(a, l), seed(b, -1)), adj_ret);
-  for (int l = 0; l < lanes_of<B>(); ++l) lane_of(adj_b, l) += tangent_dot(f(seed(a, -1), seed(b, l)), adj_ret);
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<A>(); ++l) lane_of(adj_a, l) += tangent_dot(f(seed(a, l), seed(b, -1)), adj_ret);
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<B>(); ++l) lane_of(adj_b, l) += tangent_dot(f(seed(a, -1), seed(b, l)), adj_ret);
 }
 template <class F, class A, class B, class C, class R>
 KJ_FUNC_BIG void adj_dual(F f, const A& a, const B& b, const C& c, A& adj_a, B& adj_b, C& adj_c, const R& adj_ret) {
-  for (int l = 0; l < lanes_of<A>(); ++l) lane_of(adj_a, l) += tangent_dot(f(seed(a, l), seed(b, -1), seed(c, -1)), adj_ret);
-  for (int l = 0; l < lanes_of<B>(); ++l) lane_of(adj_b, l) += tangent_dot(f(seed(a, -1), seed(b, l), seed(c, -1)), adj_ret);
-  for (int l = 0; l < lanes_of<C>(); ++l) lane_of(adj_c, l) += tangent_dot(f(seed(a, -1), seed(b, -1), seed(c, l)), adj_ret);
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<A>(); ++l) lane_of(adj_a, l) += tangent_dot(f(seed(a, l), seed(b, -1), seed(c, -1)), adj_ret);
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<B>(); ++l) lane_of(adj_b, l) += tangent_dot(f(seed(a, -1), seed(b, l), seed(c, -1)), adj_ret);
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<C>(); ++l) lane_of(adj_c, l) += tangent_dot(f(seed(a, -1), seed(b, -1), seed(c, l)), adj_ret);
 }
 }  // namespace kj

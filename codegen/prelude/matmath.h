@@ -59,8 +59,18 @@ template <class T> KJ_FUNC T determinant(const mat_t<4, 4, T>& m) {
   }
   return s;
 }
-template <int N, class T> KJ_FUNC void adj_determinant(const mat_t<N, N, T>& m, T ret, mat_t<N, N, T>& adj_m, T adj_ret) {
-  adj_dual([&](const dual_of<mat_t<N, N, T>>& x) { return determinant(x); }, m, adj_m, adj_ret);
+/// d det / d A = the cofactor matrix (written out for 2x2 and 3x3; 4x4 through dual numbers).
+template <class T> KJ_FUNC void adj_determinant(const mat_t<2, 2, T>& m, T ret, mat_t<2, 2, T>& adj_m, T g) {
+  adj_m.c[0][0] += g * m.c[1][1]; adj_m.c[0][1] -= g * m.c[1][0]; adj_m.c[1][0] -= g * m.c[0][1]; adj_m.c[1][1] += g * m.c[0][0];
+}
+template <class T> KJ_FUNC void adj_determinant(const mat_t<3, 3, T>& m, T ret, mat_t<3, 3, T>& adj_m, T g) {
+  for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) {
+    int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+    adj_m.c[i][j] += g * (m.c[i1][j1] * m.c[i2][j2] - m.c[i1][j2] * m.c[i2][j1]);
+  }
+}
+template <class T> KJ_FUNC void adj_determinant(const mat_t<4, 4, T>& m, T ret, mat_t<4, 4, T>& adj_m, T adj_ret) {
+  adj_dual([&](const dual_of<mat_t<4, 4, T>>& x) { return determinant(x); }, m, adj_m, adj_ret);
 }
 }  // namespace kj
 
@@ -71,7 +81,7 @@ namespace kj {
 template <int N, class T, bool approx = false> KJ_FUNC_BIG mat_t<N, N, T> inverse_impl(mat_t<N, N, T> a) {
   mat_t<N, N, T> inv = {};
   for (int i = 0; i < N; ++i) inv.c[i][i] = T(1);
-  for (int col = 0; col < N; ++col) {
+  KJ_NO_UNROLL for (int col = 0; col < N; ++col) {
     int p = col;
     for (int r = col + 1; r < N; ++r) if (abs(a.c[r][col]) > abs(a.c[p][col])) p = r;
     if (a.c[p][col] == T(0)) { mat_t<N, N, T> z = {}; return z; }

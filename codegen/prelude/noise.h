@@ -33,7 +33,7 @@ template <int N, class T> KJ_FUNC_BIG perlin_t<N, T> perlin(kj_uint32 seed, cons
     d1[d] = T(30) * u * u * (u * (u - T(2)) + T(1));
     s1[d] = T(60) * u * (u * (T(2) * u - T(3)) + T(1));
   }
-  for (int corner = 0; corner < (1 << N); ++corner) {
+  KJ_NO_UNROLL for (int corner = 0; corner < (1 << N); ++corner) {
     kj_int32 cell[N];
     T off[N], w[N], dw[N], ddw[N];
     for (int d = 0; d < N; ++d) {
@@ -99,7 +99,7 @@ KJ_FUNC_BIG vec_t<M, T> curl_impl(kj_uint32 state, const vec_t<N, T>& x, kj_uint
                                   const vec_t<M, T>* adj_ret, vec_t<N, T>* adj_x, T* adj_lac, T* adj_gain) {
   vec_t<M, T> out = {};
   T freq = T(1), amp = T(1), dfreq = T(0), damp = T(0);  // d freq / d lacunarity, d amp / d gain
-  for (kj_uint32 o = 0; o < octaves; ++o) {
+  KJ_NO_UNROLL for (kj_uint32 o = 0; o < octaves; ++o) {
     vec_t<N, T> xs = x * freq;
     T C[M], J[M][N];  // the curl at xs and its Jacobian in xs
     if (N == 2) {

@@ -181,13 +181,35 @@ template <class T> KJ_FUNC quat_t<T> quat_twist(const vec_t<3, T>& axis, const q
 template <class T> KJ_FUNC T quat_twist_angle(const vec_t<3, T>& axis, const quat_t<T>& q) { return T(2) * atan2(abs(dot(axis, vec_part(q))), q.w); }
 template <class T> KJ_FUNC T quat_twist_angle_signed(const vec_t<3, T>& axis, const quat_t<T>& q) { return T(2) * atan2(dot(axis, vec_part(q)), q.w); }
 
-// Adjoints: the same templated code over dual numbers.
-template <class T> KJ_FUNC void adj_quat_from_axis_angle(const vec_t<3, T>& a, T angle, const quat_t<T>&, vec_t<3, T>& adj_a, T& adj_angle, const quat_t<T>& g) { adj_dual([](const dual_of<vec_t<3, T>>& x, const dual_of<T>& y) { return quat_from_axis_angle(x, y); }, a, angle, adj_a, adj_angle, g); }
+// Adjoints. The common small ones are written out (they compile faster than dual sweeps);
+// the rest run the same templated code over dual numbers.
+/// quat_rotate (sign = 1) and quat_rotate_inv (sign = -1): r = p (2w^2 - 1) + sign 2w (v x p)
+/// + 2 v (v . p).
+template <class T> KJ_FUNC void adj_rotate(const quat_t<T>& q, const vec_t<3, T>& p, T sign, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) {
+  vec_t<3, T> v = vec_part(q);
+  T vg = dot(v, g), vp = dot(v, p), w2 = T(2) * q.w;
+  adj_p += g * (w2 * q.w - T(1)) + cross(g, v) * (sign * w2) + v * (T(2) * vg);
+  vec_t<3, T> adj_v = cross(p, g) * (sign * w2) + p * (T(2) * vg) + g * (T(2) * vp);
+  adj_q += make_quat(adj_v, T(4) * q.w * dot(p, g) + sign * T(2) * dot(cross(v, p), g));
+}
+template <class T> KJ_FUNC void adj_quat_rotate(const quat_t<T>& q, const vec_t<3, T>& p, const vec_t<3, T>&, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) { adj_rotate(q, p, T(1), adj_q, adj_p, g); }
+template <class T> KJ_FUNC void adj_quat_rotate_inv(const quat_t<T>& q, const vec_t<3, T>& p, const vec_t<3, T>&, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) { adj_rotate(q, p, T(-1), adj_q, adj_p, g); }
+template <class T> KJ_FUNC void adj_quat_to_matrix(const quat_t<T>& q, const mat_t<3, 3, T>&, quat_t<T>& adj_q, const mat_t<3, 3, T>& G) {
+  T x = q.x, y = q.y, z = q.z, w = q.w;
+  const T(*g)[3] = G.c;
+  adj_q.x += T(2) * (y * (g[0][1] + g[1][0]) + z * (g[0][2] + g[2][0]) + w * (g[2][1] - g[1][2])) - T(4) * x * (g[1][1] + g[2][2]);
+  adj_q.y += T(2) * (x * (g[0][1] + g[1][0]) + z * (g[1][2] + g[2][1]) + w * (g[0][2] - g[2][0])) - T(4) * y * (g[0][0] + g[2][2]);
+  adj_q.z += T(2) * (x * (g[0][2] + g[2][0]) + y * (g[1][2] + g[2][1]) + w * (g[1][0] - g[0][1])) - T(4) * z * (g[0][0] + g[1][1]);
+  adj_q.w += T(2) * (z * (g[1][0] - g[0][1]) + y * (g[0][2] - g[2][0]) + x * (g[2][1] - g[1][2]));
+}
+template <class T> KJ_FUNC void adj_quat_from_axis_angle(const vec_t<3, T>& a, T angle, const quat_t<T>&, vec_t<3, T>& adj_a, T& adj_angle, const quat_t<T>& g) {
+  T h = angle * T(0.5), s = sin(h), c = cos(h);
+  vec_t<3, T> gv = vec_part(g);
+  adj_a += gv * s;
+  adj_angle += (dot(a, gv) * c - g.w * s) * T(0.5);
+}
 template <class T> KJ_FUNC void adj_quat_to_axis_angle(const quat_t<T>& q, const axis_angle_t<T>&, quat_t<T>& adj_q, const axis_angle_t<T>& g) { adj_dual([](const dual_of<quat_t<T>>& x) { return quat_to_axis_angle(x); }, q, adj_q, g); }
 template <class T> KJ_FUNC void adj_quat_inverse(const quat_t<T>& q, const quat_t<T>&, quat_t<T>& adj_q, const quat_t<T>& g) { adj_q += conjugate(g); }
-template <class T> KJ_FUNC void adj_quat_rotate(const quat_t<T>& q, const vec_t<3, T>& p, const vec_t<3, T>&, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) { adj_dual([](const dual_of<quat_t<T>>& x, const dual_of<vec_t<3, T>>& y) { return quat_rotate(x, y); }, q, p, adj_q, adj_p, g); }
-template <class T> KJ_FUNC void adj_quat_rotate_inv(const quat_t<T>& q, const vec_t<3, T>& p, const vec_t<3, T>&, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) { adj_dual([](const dual_of<quat_t<T>>& x, const dual_of<vec_t<3, T>>& y) { return quat_rotate_inv(x, y); }, q, p, adj_q, adj_p, g); }
-template <class T> KJ_FUNC void adj_quat_to_matrix(const quat_t<T>& q, const mat_t<3, 3, T>&, quat_t<T>& adj_q, const mat_t<3, 3, T>& g) { adj_dual([](const dual_of<quat_t<T>>& x) { return quat_to_matrix(x); }, q, adj_q, g); }
 template <int N, class T> KJ_FUNC void adj_quat_from_matrix(const mat_t<N, N, T>& m, const quat_t<T>&, mat_t<N, N, T>& adj_m, const quat_t<T>& g) { adj_dual([](const dual_of<mat_t<N, N, T>>& x) { return quat_from_matrix(x); }, m, adj_m, g); }
 template <class T> KJ_FUNC void adj_quat_from_euler(const vec_t<3, T>& e, kj_int32 i, kj_int32 j, kj_int32 k, const quat_t<T>&, vec_t<3, T>& adj_e, const quat_t<T>& g) { adj_dual([&](const dual_of<vec_t<3, T>>& x) { return quat_from_euler(x, i, j, k); }, e, adj_e, g); }
 template <class T> KJ_FUNC void adj_quat_rpy(T r, T p, T y, const quat_t<T>&, T& adj_r, T& adj_p, T& adj_y, const quat_t<T>& g) { adj_dual([](const dual_of<T>& a, const dual_of<T>& b, const dual_of<T>& c) { return quat_rpy(a, b, c); }, r, p, y, adj_r, adj_p, adj_y, g); }

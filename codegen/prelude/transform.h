@@ -43,8 +43,12 @@ template <class T> KJ_FUNC transform_t<T> transform_multiply(const transform_t<T
   return transform_t<T>{quat_rotate(a.q, b.p) + a.p, a.q * b.q};
 }
 template <class T> KJ_FUNC transform_t<T> operator*(const transform_t<T>& a, const transform_t<T>& b) { return transform_multiply(a, b); }
+/// (a.q b.p + a.p, a.q b.q): the rotation's adjoint and the quaternion product's.
 template <class T> KJ_FUNC void adj_mul(const transform_t<T>& a, const transform_t<T>& b, const transform_t<T>&, transform_t<T>& adj_a, transform_t<T>& adj_b, const transform_t<T>& g) {
-  adj_dual([](const dual_of<transform_t<T>>& x, const dual_of<transform_t<T>>& y) { return transform_multiply(x, y); }, a, b, adj_a, adj_b, g);
+  adj_a.p += g.p;
+  adj_rotate(a.q, b.p, T(1), adj_a.q, adj_b.p, g.p);
+  adj_a.q += g.q * conjugate(b.q);
+  adj_b.q += conjugate(a.q) * g.q;
 }
 template <class T> KJ_FUNC vec_t<3, T> transform_get_translation(const transform_t<T>& t) { return t.p; }
 template <class T> KJ_FUNC quat_t<T> transform_get_rotation(const transform_t<T>& t) { return t.q; }
@@ -131,9 +135,30 @@ template <class T> KJ_FUNC void adj_transform_get_rotation(const transform_t<T>&
 template <class T> KJ_FUNC void adj_transform_set_translation(const transform_t<T>&, const vec_t<3, T>&, const transform_t<T>&, transform_t<T>& adj_t, vec_t<3, T>& adj_p, const transform_t<T>& g) { adj_t.q += g.q; adj_p += g.p; }
 template <class T> KJ_FUNC void adj_transform_set_rotation(const transform_t<T>&, const quat_t<T>&, const transform_t<T>&, transform_t<T>& adj_t, quat_t<T>& adj_q, const transform_t<T>& g) { adj_t.p += g.p; adj_q += g.q; }
 template <class T> KJ_FUNC void adj_transform_multiply(const transform_t<T>& a, const transform_t<T>& b, const transform_t<T>& r, transform_t<T>& adj_a, transform_t<T>& adj_b, const transform_t<T>& g) { adj_mul(a, b, r, adj_a, adj_b, g); }
-template <class T> KJ_FUNC void adj_transform_inverse(const transform_t<T>& t, const transform_t<T>&, transform_t<T>& adj_t, const transform_t<T>& g) { adj_dual([](const dual_of<transform_t<T>>& x) { return transform_inverse(x); }, t, adj_t, g); }
-template <class X, class T> KJ_FUNC void adj_transform_point(const X& t, const vec_t<3, T>& p, const vec_t<3, T>&, X& adj_t, vec_t<3, T>& adj_p, const vec_t<3, T>& g) { adj_dual([](const dual_of<X>& x, const dual_of<vec_t<3, T>>& y) { return transform_point(x, y); }, t, p, adj_t, adj_p, g); }
-template <class X, class T> KJ_FUNC void adj_transform_vector(const X& t, const vec_t<3, T>& v, const vec_t<3, T>&, X& adj_t, vec_t<3, T>& adj_v, const vec_t<3, T>& g) { adj_dual([](const dual_of<X>& x, const dual_of<vec_t<3, T>>& y) { return transform_vector(x, y); }, t, v, adj_t, adj_v, g); }
+/// (-rotate(q*, p), q*).
+template <class T> KJ_FUNC void adj_transform_inverse(const transform_t<T>& t, const transform_t<T>&, transform_t<T>& adj_t, const transform_t<T>& g) {
+  quat_t<T> adj_qi = g.q;
+  adj_rotate(conjugate(t.q), t.p, T(1), adj_qi, adj_t.p, -g.p);
+  adj_t.q += conjugate(adj_qi);
+}
+template <class T> KJ_FUNC void adj_transform_point(const transform_t<T>& t, const vec_t<3, T>& p, const vec_t<3, T>&, transform_t<T>& adj_t, vec_t<3, T>& adj_p, const vec_t<3, T>& g) {
+  adj_t.p += g;
+  adj_rotate(t.q, p, T(1), adj_t.q, adj_p, g);
+}
+template <class T> KJ_FUNC void adj_transform_vector(const transform_t<T>& t, const vec_t<3, T>& v, const vec_t<3, T>&, transform_t<T>& adj_t, vec_t<3, T>& adj_v, const vec_t<3, T>& g) {
+  adj_rotate(t.q, v, T(1), adj_t.q, adj_v, g);
+}
+/// A 4x4 matrix applied to (p, 1) (a point) or (v, 0) (a vector).
+template <class T> KJ_FUNC void adj_transform_point(const mat_t<4, 4, T>& m, const vec_t<3, T>& p, const vec_t<3, T>&, mat_t<4, 4, T>& adj_m, vec_t<3, T>& adj_p, const vec_t<3, T>& g) {
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) { adj_m.c[i][j] += g.c[i] * p.c[j]; adj_p.c[j] += g.c[i] * m.c[i][j]; }
+    adj_m.c[i][3] += g.c[i];
+  }
+}
+template <class T> KJ_FUNC void adj_transform_vector(const mat_t<4, 4, T>& m, const vec_t<3, T>& v, const vec_t<3, T>&, mat_t<4, 4, T>& adj_m, vec_t<3, T>& adj_v, const vec_t<3, T>& g) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) { adj_m.c[i][j] += g.c[i] * v.c[j]; adj_v.c[j] += g.c[i] * m.c[i][j]; }
+}
 template <class T> KJ_FUNC void adj_transform_to_matrix(const transform_t<T>& t, const mat_t<4, 4, T>&, transform_t<T>& adj_t, const mat_t<4, 4, T>& g) { adj_dual([](const dual_of<transform_t<T>>& x) { return transform_to_matrix(x); }, t, adj_t, g); }
 template <class T> KJ_FUNC void adj_transform_from_matrix(const mat_t<4, 4, T>& m, const transform_t<T>&, mat_t<4, 4, T>& adj_m, const transform_t<T>& g) { adj_dual([](const dual_of<mat_t<4, 4, T>>& x) { return transform_from_matrix(x); }, m, adj_m, g); }
 template <class T> KJ_FUNC void adj_transform_compose(const vec_t<3, T>& p, const quat_t<T>& q, const vec_t<3, T>& s, const mat_t<4, 4, T>&, vec_t<3, T>& adj_p, quat_t<T>& adj_q, vec_t<3, T>& adj_s, const mat_t<4, 4, T>& g) { adj_dual([](const dual_of<vec_t<3, T>>& x, const dual_of<quat_t<T>>& y, const dual_of<vec_t<3, T>>& z) { return transform_compose(x, y, z); }, p, q, s, adj_p, adj_q, adj_s, g); }
