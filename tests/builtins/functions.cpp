@@ -60,6 +60,32 @@ KJIT_KERNEL(gathers, (Array<double> a, Array<double> out)) {
   out[i] = gather_sum(a, i, (i + 1) % a.shape(0));
 }
 KJIT_KERNEL(marks, (Array<double> x, Array<double> out)) { out[tid()] = marked(x[tid()]); }
+/// Device functions (one with a user adjoint) called inside a dynamic loop and a branch,
+/// against the same computation written inline.
+inline const auto step_fn = func("step_fn", [](auto v, auto k) { return v + spring(v, 1.0, k) * 0.1; });
+/// x^2 with a correct user adjoint.
+inline const auto square = func("square", [](auto x) { return x * x; })
+                               .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * 2.0 * x; });
+KJIT_KERNEL(called_in_loop, (Array<Vec3d> x, Array<double> k, Int steps, Array<Vec3d> out)) {
+  Int i = tid();
+  Var<Vec3d> v = x[i];
+  For(0, steps, [&](Int s) {
+    v = step_fn(v, k[i]);
+    If(s % 2 == 0, [&] { v.y() = v.y() + square(v.x()) * 0.01; }).Else([&] { v = v * 0.9; });
+  });
+  out[i] = v;
+}
+KJIT_KERNEL(inline_loop, (Array<Vec3d> x, Array<double> k, Int steps, Array<Vec3d> out)) {
+  Int i = tid();
+  Var<Vec3d> v = x[i];
+  For(0, steps, [&](Int s) {
+    Vec3d d = v;
+    Double len = length(d);
+    v = d + d * (k[i] * (len - 1.0) / len) * 0.1;
+    If(s % 2 == 0, [&] { v.y() = v.y() + v.x() * v.x() * 0.01; }).Else([&] { v = v * 0.9; });
+  });
+  out[i] = v;
+}
 KJIT_KERNEL(claims, (Array<double> x, Array<int32_t> counter, Array<int32_t> slots, Array<double> out)) {
   Int s = claim(counter, slots);
   out[s] = x[tid()] * 3.0;
@@ -110,6 +136,20 @@ TEST_CASE("a device function with a carried loop and a branch: values and gradie
   launch(funcs::loops_inline, 4, from_vector(x), from_vector(c), 6, b);
   CHECK(a.to_vector<double>() == b.to_vector<double>());
   GradCheckReport r = check_gradients(funcs::loops, 4, {from_vector(x), from_vector(c), 6, zeros<double>({4})});
+  INFO(r.str());
+  CHECK(r.passed());
+}
+
+TEST_CASE("device functions called in a dynamic loop and a branch: values and gradients") {
+  std::vector<vec3d> x{vec3d{{1.2, 0.3, -0.5}}, vec3d{{-0.7, 1.5, 0.4}}};
+  std::vector<double> k{0.8, 1.3};
+  NdArray a = zeros<vec3d>({2}), b = zeros<vec3d>({2});
+  launch(funcs::called_in_loop, 2, from_vector(x), from_vector(k), 5, a);
+  launch(funcs::inline_loop, 2, from_vector(x), from_vector(k), 5, b);
+  auto va = a.to_vector<vec3d>(), vb = b.to_vector<vec3d>();
+  for (int i = 0; i < 2; ++i)
+    for (int c = 0; c < 3; ++c) CHECK(va[size_t(i)][c] == doctest::Approx(vb[size_t(i)][c]));
+  GradCheckReport r = check_gradients(funcs::called_in_loop, 2, {from_vector(x), from_vector(k), 5, zeros<vec3d>({2})});
   INFO(r.str());
   CHECK(r.passed());
 }
