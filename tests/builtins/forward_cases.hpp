@@ -29,9 +29,9 @@ struct FwdCase {
   std::string builtin;
   std::vector<ArgSpec> args;
   /// The expected result lanes from the input lanes (as the kernel saw them)...
-  std::function<Lanes(const Inputs&)> ref;
+  std::function<Lanes(const Inputs&)> ref = nullptr;
   /// ...or the largest violation of the properties the result must have.
-  std::function<double(const Inputs&, const Lanes&)> check;
+  std::function<double(const Inputs&, const Lanes&)> check = nullptr;
   double tol32 = 2e-6;  ///< relative to max(1, |expected|)
   double tol64 = 1e-11;
   std::vector<ir::Scalar> variants = {ir::Scalar::F64, ir::Scalar::F32};

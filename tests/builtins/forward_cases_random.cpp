@@ -13,7 +13,6 @@ using namespace ref;
 
 namespace {
 const std::vector<double> kStates = {0, 1, 12345, 4294967295.0, 2024, 77, 3000000000.0};
-Type vec(int n) { return Type::vector(n, Scalar::F32); }
 
 FwdCase draw(const char* name, std::vector<ArgSpec> extra, std::function<Lanes(uint32_t, const Inputs&)> f, double tol = 1e-6) {
   std::vector<ArgSpec> args{UInt(kStates)};
