@@ -1,3 +1,6 @@
+# Kernel libraries in CMake: kjit_add_kernel_library builds one, kjit_precompile fills the
+# module cache with its modules at build time.
+
 # kjit_add_kernel_library(NAME SOURCES...): a shared library of kernels (their headers
 # included by SOURCES). Its kernels register themselves when it loads; `kjit precompile`
 # builds their modules. Source paths are recorded relative to the project, so module keys
@@ -6,4 +9,78 @@ function(kjit_add_kernel_library name)
   add_library(${name} SHARED ${ARGN})
   target_link_libraries(${name} PUBLIC kjit)
   target_compile_options(${name} PRIVATE "-fmacro-prefix-map=${PROJECT_SOURCE_DIR}/=")
+endfunction()
+
+# kjit_precompile(TARGET <kernel library>
+#                 [ARCHS sm_80 sm_90 ...] [CPU] [ALL_DEVICES | CURRENT_DEVICE] [PTX] [NO_ADJOINT]
+#                 [MODULES name ...] [CACHE_DIR folder] [JOBS n])
+# Runs `kjit precompile` on the kernel library after it builds, so that programs using it find
+# every module in the cache and compile nothing. Adds the target <library>_precompile (built
+# by default); it reruns whenever the library (or the kjit tool) changes. The options are those
+# of `kjit precompile` (docs/CLI.md). CACHE_DIR (relative to the current binary folder) is the
+# cache to fill — a folder to ship with an application; without it the builder's own cache
+# ($KJIT_CACHE_DIR, else ~/.cache/kjit) is filled. The tool is this build's kjit when kjit is
+# part of the build, else $KJIT_EXECUTABLE, else `kjit` found in PATH.
+function(kjit_precompile)
+  cmake_parse_arguments(P "CPU;ALL_DEVICES;CURRENT_DEVICE;PTX;NO_ADJOINT" "TARGET;CACHE_DIR;JOBS"
+                        "ARCHS;MODULES" ${ARGN})
+  if(NOT P_TARGET)
+    message(FATAL_ERROR "kjit_precompile: name the kernel library with TARGET <target>")
+  endif()
+  if(P_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "kjit_precompile(${P_TARGET}): unknown arguments ${P_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT P_ARCHS AND NOT P_CPU AND NOT P_ALL_DEVICES AND NOT P_CURRENT_DEVICE)
+    message(FATAL_ERROR "kjit_precompile(${P_TARGET}): give ARCHS sm_80 sm_90 ..., CPU, "
+                        "ALL_DEVICES or CURRENT_DEVICE")
+  endif()
+
+  if(KJIT_EXECUTABLE)
+    set(tool "${KJIT_EXECUTABLE}")
+    set(tool_target "")
+  elseif(KJIT_BUILD_TOOLS)  # kjit is part of this build: its tool target may come later
+    set(tool "$<TARGET_FILE:kjit_tool>")
+    set(tool_target kjit_tool)
+  else()
+    find_program(KJIT_EXECUTABLE kjit)
+    if(NOT KJIT_EXECUTABLE)
+      message(FATAL_ERROR "kjit_precompile: the kjit tool was not found; set KJIT_EXECUTABLE")
+    endif()
+    set(tool "${KJIT_EXECUTABLE}")
+    set(tool_target "")
+  endif()
+
+  set(args precompile "$<TARGET_FILE:${P_TARGET}>")
+  if(P_ARCHS)
+    list(JOIN P_ARCHS "," archs)
+    list(APPEND args --arch "${archs}")
+  endif()
+  foreach(flag CPU ALL_DEVICES CURRENT_DEVICE PTX NO_ADJOINT)
+    if(P_${flag})
+      string(TOLOWER "${flag}" option)
+      string(REPLACE "_" "-" option "${option}")
+      list(APPEND args "--${option}")
+    endif()
+  endforeach()
+  foreach(m IN LISTS P_MODULES)
+    list(APPEND args --module "${m}")
+  endforeach()
+  set(where "the user's cache")
+  if(P_CACHE_DIR)
+    get_filename_component(cache_dir "${P_CACHE_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+    list(APPEND args --cache-dir "${cache_dir}")
+    set(where "${cache_dir}")
+  endif()
+  if(P_JOBS)
+    list(APPEND args --jobs "${P_JOBS}")
+  endif()
+
+  set(stamp "${CMAKE_CURRENT_BINARY_DIR}/kjit_precompile/${P_TARGET}.stamp")
+  add_custom_command(OUTPUT "${stamp}"
+    COMMAND "${tool}" ${args}
+    COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
+    DEPENDS ${P_TARGET} ${tool_target}
+    COMMENT "kjit precompile ${P_TARGET} into ${where}"
+    VERBATIM)
+  add_custom_target(${P_TARGET}_precompile ALL DEPENDS "${stamp}")
 endfunction()

@@ -43,6 +43,9 @@ void emit_entry_points(SourceWriter& w, const std::string& entry, const std::str
   std::string sig = "extern \"C\" __global__ void " + entry + "(kj::launch_bounds_t dim";
   for (const EntryParam& p : params) sig += ", " + p.type + " " + p.name;
   w.line(sig + ") {");
+  // Unrolling the grid-stride loop (NVVM's default, 4x) roughly doubles compile time for
+  // no gain on memory-bound kernels: most threads run one or two iterations.
+  w.line("#pragma unroll 1", 1);
   w.line("for (kj_int64 kj_index = (kj_int64)blockIdx.x * blockDim.x + threadIdx.x; kj_index < dim.size;", 1);
   w.line("     kj_index += (kj_int64)blockDim.x * gridDim.x)", 1);
   w.line(body + "(" + call_args + ");", 2);

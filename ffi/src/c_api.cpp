@@ -108,7 +108,7 @@ KJIT_FFI_EXPORT const char* kjit_ffi_callable_signature(const char* name) {
 }
 
 /// The handler of callable `name` with graph mode `mode` ("none", "xla", "kjit",
-/// "kjit_staged", "kjit_staged_ex") on `platform`; null on error.
+/// "kjit_staged_ex", "kjit_staged") on `platform`; null on error.
 KJIT_FFI_EXPORT void* kjit_ffi_callable_handler(const char* name, const char* mode, const char* platform) {
   return capture(
       [&]() -> void* {

@@ -1,7 +1,8 @@
 // C++ callables as XLA FFI targets (Warp's jax_callable): registry, call decoding into a
-// CallContext, and the graph modes.
+// CallContext, and dispatch to the graph modes (callable_graphs.cpp).
 #include "callables.hpp"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -9,20 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graph_cache.hpp"
+#include "callable_graphs.hpp"
 #include "kernel_info.hpp"
 #include "launch_plan.hpp"
 #include "slots.hpp"
 
 namespace kjit::ffi {
 
-/// Fills a CallContext's private parts (friend of CallContext).
-struct CallableAccess {
-  static std::vector<std::string>& names(CallContext& c) { return c.names_; }
-  static std::vector<LaunchArg>& args(CallContext& c) { return c.args_; }
-  static LaunchOptions& options(CallContext& c) { return c.options_; }
-  static Platform& platform(CallContext& c) { return c.platform_; }
-};
+using detail::CallableAccess;
 
 const LaunchArg& CallContext::arg(std::string_view name) const {
   for (size_t i = 0; i < names_.size(); ++i)
@@ -41,8 +36,8 @@ const char* to_string(GraphMode mode) {
     case GraphMode::None: return "none";
     case GraphMode::Xla: return "xla";
     case GraphMode::Kjit: return "kjit";
-    case GraphMode::KjitStaged: return "kjit_staged";
     case GraphMode::KjitStagedEx: return "kjit_staged_ex";
+    case GraphMode::KjitStaged: return "kjit_staged";
   }
   return "?";
 }
@@ -55,18 +50,17 @@ struct CallableDef {
   std::string name;
   std::vector<ParamInfo> params;
   std::vector<int> arrays;
-  CallableFn fn;
   CallableOptions options;
+  GraphCallable graph;  ///< the function, and what the graph modes need
 };
 
 /// A callable name's state; never freed once created (trampoline slots point at it).
 struct CallableEntry {
+  explicit CallableEntry(int max) : graphs(max) {}
   std::string name;
   mutable std::shared_mutex mutex;
   std::shared_ptr<const CallableDef> def;  // null once unregistered
-  std::mutex graphs_mutex;
-  std::map<int, std::unique_ptr<GraphCache>> graphs;  // per CUDA ordinal
-  int graph_cache_max = 32;
+  CallableGraphs graphs;                   // the Kjit* modes' graphs, per CUDA device
 };
 
 struct Table {
@@ -112,8 +106,13 @@ LaunchArg scalar_arg(const ParamInfo& p, const unsigned char* b) {
   return LaunchArg();
 }
 
-/// Decodes a callable's frame into `ctx`; returns the graph key (addresses, static bytes).
-GraphKey decode(const xla::CallFrame* f, const CallableDef& def, Platform platform, CallContext& ctx) {
+template <class T>
+void append_bytes(std::string& s, const T& v) {
+  s.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+/// Decodes a callable's frame into `ctx`, and what the graph modes need of it into `call`.
+void decode(const xla::CallFrame* f, const CallableDef& def, Platform platform, CallContext& ctx, CallShape& call) {
   const Where pre{"kjit callable '", &def.name};
   int64_t io[kMaxParams];
   int n_io = 0;
@@ -142,7 +141,7 @@ GraphKey decode(const xla::CallFrame* f, const CallableDef& def, Platform platfo
     device = Device::cuda(ordinal < 0 ? 0 : ordinal);
     stream = Stream::wrap(device, stream_of(f));
   }
-  GraphKey key;
+  call.clear();
   auto& names = CallableAccess::names(ctx);
   auto& args = CallableAccess::args(ctx);
   names.clear();
@@ -156,18 +155,18 @@ GraphKey decode(const xla::CallFrame* f, const CallableDef& def, Platform platfo
         invalid(pre + "static argument '" + p.name + "' is a " + p.type.str() + "; callables take scalar static values");
       alignas(16) unsigned char bytes[16] = {};
       read_static(pre, f->attrs, p, bytes);
-      uint64_t bits = 0;
-      std::memcpy(&bits, bytes, size_t(p.element_bytes));
-      key.push_back(bits);
+      call.statics.append(reinterpret_cast<const char*>(bytes), size_t(p.element_bytes));
       args.push_back(scalar_arg(p, bytes));
       continue;
     }
     const xla::Buffer* b;
     const char* role = "array argument";
+    ArrayRole r = ArrayRole::Input;
     if (in_i < nin) {
       if (is_io[pi]) {  // write through the result XLA aliased to the input
         check_array(pre, p, arg_buffer(f, in_i), role);
         b = &ret_buffer(f, io_i++);
+        r = ArrayRole::InOut;
       } else {
         b = &arg_buffer(f, in_i);
       }
@@ -175,20 +174,23 @@ GraphKey decode(const xla::CallFrame* f, const CallableDef& def, Platform platfo
     } else {
       b = &ret_buffer(f, n_io + out_i++);
       role = "output";
+      r = ArrayRole::Output;
     }
     int br = check_array(pre, p, *b, role);
     Shape shape;
     for (int d = 0; d < br + p.ndim; ++d) shape.push_back(b->dims[d]);
-    key.push_back(reinterpret_cast<uint64_t>(b->data));
-    for (int64_t d : shape) key.push_back(uint64_t(d));
-    args.push_back(LaunchArg(NdArray::view(b->data, p.type.element(), shape, device)));
+    NdArray view = NdArray::view(b->data, p.type.element(), shape, device);
+    call.arrays.push_back({int(pi), r, size_t(view.size()) * view.element_bytes()});
+    call.shapes.push_back(char(r));
+    append_bytes(call.shapes, int32_t(shape.size()));
+    for (int64_t d : shape) append_bytes(call.shapes, d);
+    args.push_back(LaunchArg(view));
   }
   if (io_i != n_io) invalid(pre + "the in/out parameters must be input arrays");
   LaunchOptions& o = CallableAccess::options(ctx);
   o.device = device;
   o.stream = stream;
   CallableAccess::platform(ctx) = platform;
-  return key;
 }
 
 class CallableTarget final : public SlotTarget {
@@ -202,15 +204,22 @@ class CallableTarget final : public SlotTarget {
     std::shared_ptr<const CallableDef> def = current(*entry_);
     if (!def) fail(xla::kNotFound, "kjit: callable '" + entry_->name + "' is no longer registered");
     thread_local CallContext ctx;
-    decode(frame, *def, platform, ctx);
+    thread_local CallShape call;
+    decode(frame, *def, platform, ctx, call);
+    // The cpu has no graphs: every mode runs the function, as None does.
     if (platform == Platform::Cpu || mode_ == GraphMode::None || mode_ == GraphMode::Xla) {
-      def->fn(ctx);
+      def->graph.fn(ctx);
       return;
     }
-    // kjit's own CUDA graphs need the runtime's capture API (kjit/runtime/graph.hpp).
-    fail(xla::kUnimplemented, "kjit callable '" + entry_->name + "': graph mode '" + to_string(mode_) +
-                                  "' needs kjit's CUDA graph runtime, which this build does not have yet; "
-                                  "use graph mode 'xla' or 'none'");
+    // Errors name the callable and the mode (a capture that failed was aborted first).
+    auto where = [&] { return "kjit callable '" + def->name + "' (graph mode '" + to_string(mode_) + "'): "; };
+    try {
+      entry_->graphs.run(mode_, def->graph, ctx, call);
+    } catch (const Error& e) {
+      fail(code_for(e.kind()), where() + e.what());
+    } catch (const HandlerError& e) {
+      fail(e.code, where() + e.message);
+    }
   }
 
  private:
@@ -221,9 +230,9 @@ class CallableTarget final : public SlotTarget {
 }  // namespace
 
 GraphMode parse_graph_mode(const std::string& s) {
-  for (GraphMode m : {GraphMode::None, GraphMode::Xla, GraphMode::Kjit, GraphMode::KjitStaged, GraphMode::KjitStagedEx})
+  for (GraphMode m : {GraphMode::None, GraphMode::Xla, GraphMode::Kjit, GraphMode::KjitStagedEx, GraphMode::KjitStaged})
     if (s == to_string(m)) return m;
-  throw Error(ErrorKind::User, "unknown graph mode '" + s + "' (none, xla, kjit, kjit_staged, kjit_staged_ex)");
+  throw Error(ErrorKind::User, "unknown graph mode '" + s + "' (none, xla, kjit, kjit_staged_ex, kjit_staged)");
 }
 
 std::string callable_signature(const std::string& name) {
@@ -267,9 +276,31 @@ std::vector<std::string> callable_names() {
 
 using namespace detail;
 
+namespace {
+/// The names in `list` (unset: every array parameter) as one flag per parameter; a User error
+/// for a name that is not an array parameter.
+std::vector<bool> stage_flags(const CallableDef& def, const std::optional<std::vector<std::string>>& list,
+                              const char* option) {
+  std::vector<bool> flags(def.params.size(), false);
+  for (size_t i = 0; i < def.params.size(); ++i) flags[i] = !list && def.params[i].is_array;
+  if (!list) return flags;
+  for (const std::string& n : *list) {
+    size_t i = 0;
+    while (i < def.params.size() && def.params[i].name != n) ++i;
+    if (i == def.params.size() || !def.params[i].is_array)
+      throw Error(ErrorKind::User, "register_callable('" + def.name + "'): CallableOptions::" + option +
+                                       " names '" + n + "', which is not an array parameter of the callable");
+    flags[i] = true;
+  }
+  return flags;
+}
+}  // namespace
+
 void register_callable(const std::string& name, std::vector<KernelParam> params, CallableFn fn,
                        const CallableOptions& options) {
   if (!fn) throw Error(ErrorKind::User, "register_callable('" + name + "'): no function");
+  if (options.graph_cache_max < 0)
+    throw Error(ErrorKind::User, "register_callable('" + name + "'): graph_cache_max must be >= 0 (0 = unbounded)");
   auto def = std::make_shared<CallableDef>();
   def->name = name;
   for (const KernelParam& kp : params) {
@@ -278,27 +309,31 @@ void register_callable(const std::string& name, std::vector<KernelParam> params,
   }
   if (def->params.size() > size_t(kMaxParams))
     throw Error(ErrorKind::User, "register_callable('" + name + "'): at most " + std::to_string(kMaxParams) + " parameters");
-  def->fn = std::move(fn);
   def->options = options;
+  def->graph.name = name;
+  def->graph.fn = std::move(fn);
+  def->graph.preload_kernels = options.preload_kernels;
+  def->graph.stage_in = stage_flags(*def, options.stage_in, "stage_in");
+  def->graph.stage_out = stage_flags(*def, options.stage_out, "stage_out");
+  // Graphs of an earlier registration must never be replayed for this one, not even those a
+  // call still running captures after the caches below are cleared: the generation keys them.
+  static std::atomic<uint64_t> generations{0};
+  def->graph.generation = ++generations;
   Table& t = table();
   CallableEntry* e;
   {
     std::lock_guard<std::mutex> lock(t.mutex);
     auto& p = t.entries[name];
     if (!p) {
-      p = std::make_unique<CallableEntry>();
+      p = std::make_unique<CallableEntry>(options.graph_cache_max);
       p->name = name;
     }
     e = p.get();
   }
   std::unique_lock<std::shared_mutex> lock(e->mutex);
   e->def = std::move(def);
-  std::lock_guard<std::mutex> g(e->graphs_mutex);
-  e->graph_cache_max = options.graph_cache_max;
-  for (auto& [ordinal, cache] : e->graphs) {
-    cache->clear();  // graphs captured from the old function are stale
-    cache->set_max(options.graph_cache_max);
-  }
+  e->graphs.clear();  // graphs captured from the old function are stale
+  e->graphs.set_max(options.graph_cache_max);
 }
 
 bool unregister_callable(const std::string& name) {
@@ -307,8 +342,7 @@ bool unregister_callable(const std::string& name) {
   std::unique_lock<std::shared_mutex> lock(e->mutex);
   bool had = e->def != nullptr;
   e->def.reset();
-  std::lock_guard<std::mutex> g(e->graphs_mutex);
-  for (auto& [ordinal, cache] : e->graphs) cache->clear();
+  e->graphs.clear();
   return had;
 }
 
@@ -320,33 +354,23 @@ void for_entries(const std::string& name, F&& f) {
   if (!name.empty() && !t.entries.count(name))
     throw Error(ErrorKind::User, "no C++ callable named '" + name + "' is registered");
   for (auto& [n, e] : t.entries)
-    if (name.empty() || n == name) {
-      std::lock_guard<std::mutex> g(e->graphs_mutex);
-      f(*e);
-    }
+    if (name.empty() || n == name) f(*e);
 }
 }  // namespace
 
 size_t graph_cache_size(const std::string& callable) {
   size_t n = 0;
-  for_entries(callable, [&](CallableEntry& e) {
-    for (auto& [o, c] : e.graphs) n += c->size();
-  });
+  for_entries(callable, [&](CallableEntry& e) { n += e.graphs.size(); });
   return n;
 }
 
 void clear_graph_cache(const std::string& callable) {
-  for_entries(callable, [](CallableEntry& e) {
-    for (auto& [o, c] : e.graphs) c->clear();
-  });
+  for_entries(callable, [](CallableEntry& e) { e.graphs.clear(); });
 }
 
 void set_graph_cache_max(const std::string& callable, int max) {
   if (max < 0) throw Error(ErrorKind::User, "graph_cache_max must be >= 0 (0 = unbounded), got " + std::to_string(max));
-  for_entries(callable, [&](CallableEntry& e) {
-    e.graph_cache_max = max;
-    for (auto& [o, c] : e.graphs) c->set_max(max);
-  });
+  for_entries(callable, [&](CallableEntry& e) { e.graphs.set_max(max); });
 }
 
 xla::Handler* callable_handler(const std::string& name, GraphMode mode, Platform platform) {

@@ -8,7 +8,7 @@
 
 namespace kjit::ffi::detail {
 
-/// "none" / "xla" / "kjit" / "kjit_staged" / "kjit_staged_ex" to a GraphMode; a User error otherwise.
+/// "none" / "xla" / "kjit" / "kjit_staged_ex" / "kjit_staged" to a GraphMode; a User error otherwise.
 GraphMode parse_graph_mode(const std::string& s);
 /// The signature JSON of callable `name` (as kernels', plus "graph_mode" and "graph_cache_max").
 std::string callable_signature(const std::string& name);

@@ -1,7 +1,11 @@
 // Loading modules ahead of launches, and building them for targets without loading.
 #include "kjit/runtime/modules.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <thread>
 
 #include "cuda/cuda_backend.hpp"
 #include "kjit/compiler/build.hpp"
@@ -25,8 +29,38 @@ ModuleBuild describe(const std::string& module, const compiler::Artifact& a) {
   b.key = a.key;
   b.from_cache = a.origin == compiler::ArtifactOrigin::Cached;
   b.milliseconds = a.compile_ms;
-  b.bytes = a.target.is_gpu() ? a.image.size() : size_t(a.meta.value("artifact_bytes", 0));
+  // A cpu artifact is a file; meta.json records its size.
+  const nlohmann::json* artifact = a.meta.is_object() && a.meta.contains("artifact") ? &a.meta["artifact"] : nullptr;
+  b.bytes = a.target.is_gpu() ? a.image.size()
+                              : artifact && artifact->is_object() ? artifact->value("size", size_t(0)) : 0;
   return b;
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// One request of build_modules_for. Each request gets its own ModuleSource, so that no
+/// lazily filled field of a source is shared between threads.
+ModuleBuildResult build_request(const ModuleBuildRequest& request, compiler::Cache& cache) {
+  auto started = std::chrono::steady_clock::now();
+  ModuleBuildResult r;
+  r.build.module = request.module;
+  r.build.target = request.target;
+  try {
+    compiler::Target target = compiler::Target::parse(request.target);
+    r.build.target = target.name();
+    const ModuleDef& def = find(request.module);
+    detail::ModuleInput in = detail::module_input(def, request.options.value_or(def.options()));
+    r.build.key = compiler::module_key(in.source, target, in.compile);
+    compiler::Artifact a = compiler::build_module(in.source, target, in.compile, cache);
+    r.build = describe(request.module, a);
+    r.ok = true;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  r.build.milliseconds = ms_since(started);
+  return r;
 }
 }  // namespace
 
@@ -63,9 +97,39 @@ ModuleBuild build_module_for(const std::string& module_name, const std::string& 
   auto started = std::chrono::steady_clock::now();
   compiler::Artifact a = compiler::build_module(in.source, compiler::Target::parse(target), in.compile);
   ModuleBuild b = describe(module_name, a);
-  if (b.from_cache)
-    b.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (b.from_cache) b.milliseconds = ms_since(started);
   return b;
+}
+
+std::vector<ModuleBuildResult> build_modules_for(const std::vector<ModuleBuildRequest>& requests,
+                                                 compiler::Cache& cache, unsigned jobs,
+                                                 const ModuleBuildCallback& on_done) {
+  std::vector<ModuleBuildResult> results(requests.size());
+  std::atomic<size_t> next{0};
+  std::mutex report;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < requests.size();) {
+      results[i] = build_request(requests[i], cache);
+      if (on_done) {
+        std::lock_guard<std::mutex> lock(report);
+        on_done(i, results[i]);
+      }
+    }
+  };
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  size_t threads = std::min<size_t>(jobs, requests.size());
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();  // the calling thread builds too
+  for (std::thread& t : helpers) t.join();
+  return results;
+}
+
+ModuleCompileInput module_compile_input(const std::string& module_name,
+                                        const std::optional<ModuleOptions>& options) {
+  const ModuleDef& def = find(module_name);
+  detail::ModuleInput in = detail::module_input(def, options.value_or(def.options()));
+  return ModuleCompileInput{std::move(in.source), std::move(in.compile)};
 }
 
 }  // namespace kjit

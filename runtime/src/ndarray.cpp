@@ -39,10 +39,36 @@ std::shared_ptr<void> own(const Device& device, void* p) {
 
 }  // namespace
 
-int64_t NdArray::size() const { return shape_.empty() ? 0 : count(shape_); }
+int64_t NdArray::size() const {
+  if (ndim_ == 0) return 0;
+  int64_t n = 1;
+  for (int d = 0; d < ndim_; ++d) n *= shape_[size_t(d)];
+  return n;
+}
+
+int64_t NdArray::shape(int dim) const {
+  if (dim < 0 || dim >= ndim_)
+    throw Error(ErrorKind::User, "shape(" + std::to_string(dim) + ") of a " + std::to_string(ndim_) + "-D array");
+  return shape_[size_t(dim)];
+}
 
 bool NdArray::is_contiguous() const {
-  return strides_ == row_major(shape_, int64_t(element_bytes()));
+  int64_t s = int64_t(element_bytes());
+  for (int d = ndim_ - 1; d >= 0; --d) {
+    if (strides_[size_t(d)] != s) return false;
+    s *= shape_[size_t(d)];
+  }
+  return true;
+}
+
+void NdArray::set_layout(const Shape& shape, const std::vector<int64_t>& strides) {
+  ndim_ = int(shape.size());
+  shape_ = {};
+  strides_ = {};
+  for (size_t d = 0; d < shape.size(); ++d) {
+    shape_[d] = shape[d];
+    strides_[d] = strides[d];
+  }
 }
 
 NdArray NdArray::empty(ir::Type element, const Shape& shape, const Device& device) {
@@ -51,8 +77,7 @@ NdArray NdArray::empty(ir::Type element, const Shape& shape, const Device& devic
     throw Error(ErrorKind::User, "array elements are values, not " + element.str());
   NdArray a;
   a.element_ = element;
-  a.shape_ = shape;
-  a.strides_ = row_major(shape, element.element_bytes());
+  a.set_layout(shape, row_major(shape, element.element_bytes()));
   a.device_ = device;
   size_t bytes = size_t(count(shape)) * size_t(element.element_bytes());
   a.data_ = detail::allocate(device, bytes);
@@ -71,11 +96,11 @@ NdArray NdArray::view(void* data, ir::Type element, const Shape& shape, const De
   check_shape(shape);
   NdArray a;
   a.element_ = element;
-  a.shape_ = shape;
-  a.strides_ = strides.empty() ? row_major(shape, element.element_bytes()) : std::move(strides);
-  if (a.strides_.size() != shape.size())
-    throw Error(ErrorKind::User, "view: " + std::to_string(a.strides_.size()) + " strides for " +
+  if (strides.empty()) strides = row_major(shape, element.element_bytes());
+  if (strides.size() != shape.size())
+    throw Error(ErrorKind::User, "view: " + std::to_string(strides.size()) + " strides for " +
                                      std::to_string(shape.size()) + " dimensions");
+  a.set_layout(shape, strides);
   a.device_ = device;
   a.data_ = data;
   a.grad_ = grad;
@@ -114,13 +139,13 @@ void NdArray::zero(const Stream& stream) {
 }
 
 NdArray NdArray::to(const Device& device, const Stream& stream) const {
-  NdArray out = empty(element_, shape_, device);
+  NdArray out = empty(element_, shape(), device);
   out.copy_from(*this, stream);
   return out;
 }
 
 void NdArray::copy_from(const NdArray& src, const Stream& stream) {
-  if (src.element_ != element_ || src.shape_ != shape_)
+  if (src.element_ != element_ || !same_shape(src))
     throw Error(ErrorKind::User, "copy_from: " + src.element_.str() + " array of another shape or type "
                                      "than this " + element_.str() + " array");
   if (!is_contiguous() || !src.is_contiguous())
@@ -148,8 +173,8 @@ kj::array_t<void> NdArray::descriptor() const {
   if (!defined()) return d;
   d.data = data_;
   d.grad = grad_;
-  d.ndim = kj_int32(shape_.size());
-  for (size_t i = 0; i < shape_.size(); ++i) {
+  d.ndim = kj_int32(ndim_);
+  for (size_t i = 0; i < size_t(ndim_); ++i) {
     d.shape[i] = kj_int32(shape_[i]);
     d.strides[i] = strides_[i];
   }

@@ -169,7 +169,7 @@ void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bo
       check_array(kernel, i, adjoint, a, device);
       if (adjoint) {
         const NdArray& primal = args[i].array();
-        if (a.array().shape() != primal.shape())
+        if (!a.array().same_shape(primal))
           throw Error(ErrorKind::User, where(kernel, i, true) + " must have the shape of the array it is "
                                                                "the gradient of");
       }

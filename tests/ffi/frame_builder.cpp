@@ -16,17 +16,25 @@ void get_message(xla::ErrorGetMessageArgs* args) {
 
 void destroy_error(xla::ErrorDestroyArgs* args) { delete reinterpret_cast<FakeError*>(args->error); }
 
+thread_local void* t_stream = nullptr;
+thread_local int t_ordinal = 0;
+
 xla::Error* get_stream(xla::StreamGetArgs* args) {
-  args->stream = nullptr;
+  args->stream = t_stream;
   return nullptr;
 }
 
 xla::Error* get_ordinal(xla::DeviceOrdinalGetArgs* args) {
-  args->device_ordinal = 0;
+  args->device_ordinal = t_ordinal;
   return nullptr;
 }
 
 }  // namespace
+
+void set_execution_context(void* stream, int ordinal) {
+  t_stream = stream;
+  t_ordinal = ordinal;
+}
 
 const xla::Api* fake_api() {
   static xla::Api api = [] {

@@ -18,9 +18,12 @@ struct FakeError {
   std::string message;
 };
 
-/// The fake XLA api: Error_Create allocates a FakeError; Stream_Get returns `stream`;
-/// DeviceOrdinal_Get returns `ordinal`.
+/// The fake XLA api: Error_Create allocates a FakeError; Stream_Get and DeviceOrdinal_Get
+/// report what set_execution_context set on the calling thread.
 const xla::Api* fake_api();
+/// What the fake api reports as XLA's stream and device ordinal to calls on this thread
+/// (initially nullptr and 0), as XLA's executor threads each have their own.
+void set_execution_context(void* stream, int ordinal);
 /// The FakeError behind an error pointer made by fake_api() (and frees it on reset).
 struct Outcome {
   bool ok = true;

@@ -1,9 +1,9 @@
 // C++ callables (several kernel launches as one FFI target) and generic callbacks, driven
-// with hand-built frames on the cpu; the LRU graph cache of GraphMode::Kjit.
+// with hand-built frames on the cpu, where every graph mode runs the callable directly (the
+// CUDA graph modes are tested on the fake driver in test_callable_graphs.cpp).
 #include <doctest/doctest.h>
 
 #include "frame_builder.hpp"
-#include "graph_cache.hpp"
 #include "saxpy.hpp"
 
 using namespace kjit;
@@ -103,20 +103,40 @@ TEST_CASE("a callback gets typed views of buffers, attributes and context") {
   CHECK(reinterpret_cast<void*>(ffi::callback_handler("tests::throws", ffi::Platform::Cpu)) == nullptr);
 }
 
-TEST_CASE("the graph cache keeps the most recently used graphs within its bound") {
-  std::vector<intptr_t> destroyed;
-  ffi::detail::GraphCache cache([&](void* g) { destroyed.push_back(intptr_t(g)); }, 2);
-  cache.insert({1}, reinterpret_cast<void*>(11));
-  cache.insert({2}, reinterpret_cast<void*>(22));
-  CHECK(cache.find({1}) == reinterpret_cast<void*>(11));  // 1 is now the most recent
-  cache.insert({3}, reinterpret_cast<void*>(33));         // evicts 2
-  CHECK(destroyed == std::vector<intptr_t>{22});
-  CHECK(cache.find({2}) == nullptr);
-  CHECK(cache.size() == 2);
-  cache.set_max(1);
-  CHECK(cache.size() == 1);
-  CHECK(cache.find({3}) == reinterpret_cast<void*>(33));
-  cache.clear();
-  CHECK(cache.size() == 0);
-  CHECK(destroyed.size() == 3);
+TEST_CASE("on the cpu platform every graph mode runs the callable as None does") {
+  std::vector<float> x{1, 2, 3}, y{10, 20, 30};
+  for (ffi::GraphMode mode : {ffi::GraphMode::None, ffi::GraphMode::Xla, ffi::GraphMode::Kjit,
+                              ffi::GraphMode::KjitStagedEx, ffi::GraphMode::KjitStaged}) {
+    CAPTURE(ffi::to_string(mode));
+    xla::Handler* h = ffi::callable_handler("tests::saxpy_twice", mode, ffi::Platform::Cpu);
+    REQUIRE(reinterpret_cast<void*>(h) != nullptr);
+    for (int call_no = 0; call_no < 2; ++call_no) {  // a second call runs again: nothing is replayed
+      std::vector<float> out(3, -1.f);
+      FrameBuilder b;
+      b.arg(xla::kF32, {3}, x.data()).arg(xla::kF32, {3}, y.data()).ret(xla::kF32, {3}, out.data());
+      b.attr_scalar("a", xla::kF32, float(call_no + 2));
+      auto o = call(h, b.frame());
+      REQUIRE_MESSAGE(o.ok, o.message);
+      const float a = float(call_no + 2);
+      for (size_t i = 0; i < 3; ++i) CHECK(out[i] == a * (a * x[i] + y[i]) + y[i]);
+    }
+  }
+  CHECK(ffi::graph_cache_size("tests::saxpy_twice") == 0);  // no graph on the cpu
+}
+
+TEST_CASE("staging options must name array parameters") {
+  ffi::CallableOptions o;
+  o.stage_in = std::vector<std::string>{"a"};
+  auto params = ffi::params<dsl::Array<float>, dsl::Float>({"x", "a"});
+  CHECK_THROWS_WITH_AS(ffi::register_callable("tests::bad_stage", params, [](const ffi::CallContext&) {}, o),
+                       "register_callable('tests::bad_stage'): CallableOptions::stage_in names 'a', which is not an "
+                       "array parameter of the callable",
+                       Error);
+  o.stage_in.reset();
+  o.stage_out = std::vector<std::string>{"nope"};
+  CHECK_THROWS_AS(ffi::register_callable("tests::bad_stage", params, [](const ffi::CallContext&) {}, o), Error);
+  o.stage_out.reset();
+  o.graph_cache_max = -1;
+  CHECK_THROWS_AS(ffi::register_callable("tests::bad_stage", params, [](const ffi::CallContext&) {}, o), Error);
+  CHECK_FALSE(ffi::unregister_callable("tests::bad_stage"));
 }

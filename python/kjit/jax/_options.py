@@ -24,8 +24,8 @@ class GraphMode(enum.IntEnum):
     XLA = 1  #: XLA captures it into its command buffers (Warp's GraphMode.JAX)
     JAX = 1  #: alias of XLA, Warp's name
     KJIT = 2  #: kjit captures and caches one graph per set of buffer addresses (Warp's WARP)
-    KJIT_STAGED = 3  #: one graph over stable staging buffers, copies around it (Warp's WARP_STAGED)
-    KJIT_STAGED_EX = 4  #: as KJIT_STAGED with the copies inside the graph (Warp's WARP_STAGED_EX)
+    KJIT_STAGED = 3  #: one graph over stable staging buffers, copies inside it (Warp's WARP_STAGED)
+    KJIT_STAGED_EX = 4  #: as KJIT_STAGED with the copies around the graph (Warp's WARP_STAGED_EX)
 
     @property
     def c_name(self) -> str:

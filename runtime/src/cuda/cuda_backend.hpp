@@ -80,11 +80,37 @@ void capture_abort(int ordinal, void* stream) noexcept;
 /// Replays an instantiated graph on `stream` (nullptr: the thread's default stream).
 void graph_launch(int ordinal, void* graph_exec, void* stream);
 void graph_destroy(int ordinal, void* graph_exec) noexcept;
+/// Whether `stream` is being captured right now by anyone (kjit or the application): work
+/// put on it joins that capture, and a second capture cannot begin on it.
+bool stream_capturing(int ordinal, void* stream);
+
+/// A device-to-device copy issued on a stream during its capture.
+struct CapturedCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t bytes = 0;
+};
+/// Ends the capture of `stream` like capture_end, but keeps the captured graph (`*graph`,
+/// released with graph_release after the executable) and finds the memcpy node of each of
+/// `copies` in it (`nodes`, in the same order), so that graph_set_copy can re-point them
+/// between replays. A copy without its node is an Internal error.
+void* capture_end_with_copies(int ordinal, void* stream, const std::vector<CapturedCopy>& copies,
+                              void** graph, std::vector<void*>* nodes);
+/// Makes memcpy node `node` of the executable `graph_exec` copy from `src` to `dst` from the
+/// next launch on (the size stays that of the capture). Launches already queued keep the old
+/// addresses; the caller serialises this with its own launches of `graph_exec`.
+void graph_set_copy(int ordinal, void* graph_exec, void* node, void* dst, const void* src);
+/// Destroys a graph kept by capture_end_with_copies.
+void graph_release(int ordinal, void* graph) noexcept;
 /// Streams being captured right now, process-wide. Modules must not be unloaded while it is
 /// above zero (kjit's module tables never unload; anything that does must check this).
 int capturing_count();
 /// Whether the calling thread is capturing a stream right now: synchronous device work (a
 /// blocking copy, a module load) would break the capture, so callers skip or refuse it.
 bool this_thread_capturing();
+/// Module loads refused so far on this thread because it was capturing (module_load's User
+/// error). A caller that captures work it did not write compares it before and after, to tell
+/// "a module was not loaded yet" from other failures, and can then run the work eagerly once.
+uint64_t refused_module_loads();
 
 }  // namespace kjit::cuda

@@ -7,20 +7,26 @@
 namespace kjit::cuda {
 
 namespace {
+thread_local uint64_t t_refused_loads = 0;
+
 bool is_elf(const std::vector<char>& image) {
   return image.size() >= 4 && std::memcmp(image.data(), "\x7f" "ELF", 4) == 0;
 }
 }  // namespace
 
+uint64_t refused_module_loads() { return t_refused_loads; }
+
 void* module_load(int ordinal, const std::vector<char>& image) {
   if (image.empty())
     throw Error(ErrorKind::Internal, "internal error: an empty module image for cuda:" +
                                          std::to_string(ordinal));
-  if (this_thread_capturing())
+  if (this_thread_capturing()) {
+    ++t_refused_loads;
     throw Error(ErrorKind::User,
                 "a kernel module would be loaded on cuda:" + std::to_string(ordinal) +
                     " while this thread captures a CUDA graph; load modules before capturing "
                     "(kjit::preload_module, or launch each kernel once before the capture)");
+  }
   DeviceState& dev = device(ordinal);
   ContextScope scope(dev);
   // PTX must end in a NUL; add one rather than let the driver read past the buffer.

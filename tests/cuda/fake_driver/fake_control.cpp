@@ -56,6 +56,15 @@ State& enter(std::unique_lock<std::recursive_mutex>& lock, const char* name) {
   return s;
 }
 
+CUresult take_injected_failure(State& s, const char* name) {
+  if (s.injected.empty()) return CUDA_SUCCESS;
+  auto it = s.injected.find(name);
+  if (it == s.injected.end()) return CUDA_SUCCESS;
+  CUresult r = it->second;
+  s.injected.erase(it);
+  return r;
+}
+
 bool this_thread_captures(State& s) {
   for (Stream* st : s.streams)
     if (st->capturing && st->capture_thread == std::this_thread::get_id()) return true;
@@ -90,6 +99,18 @@ bool is_device_range(State& s, uintptr_t ptr, size_t bytes) {
 
 void add_node(Stream* st, GraphNode node) { st->graph->nodes.push_back(std::move(node)); }
 
+void record_copy(State& s, const GraphNode& node, int device, uintptr_t stream, LaunchOrigin origin) {
+  CopyRecord r;
+  r.device = device;
+  r.dst = node.dst;
+  r.src = node.memset_value >= 0 ? 0 : node.src;
+  r.bytes = node.bytes;
+  r.memset = node.memset_value >= 0;
+  r.stream = stream;
+  r.origin = origin;
+  s.copies.push_back(r);
+}
+
 // --- control API -----------------------------------------------------------------------------
 
 void reset() {
@@ -111,9 +132,17 @@ void clear_records() {
   std::lock_guard<std::recursive_mutex> lock(s.mutex);
   s.calls.clear();
   s.launches.clear();
+  s.copies.clear();
   s.module_loads.clear();
   s.proc_requests.clear();
   s.destroyed_execs.clear();
+  s.injected.clear();
+}
+
+void fail_next_call(const std::string& name, int result) {
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mutex);
+  s.injected[name] = CUresult(result);
 }
 
 #define FAKE_READ(expr)                                   \
@@ -123,6 +152,7 @@ void clear_records() {
 
 std::vector<CallRecord> calls() { FAKE_READ(s.calls); }
 std::vector<LaunchRecord> launches() { FAKE_READ(s.launches); }
+std::vector<CopyRecord> copies() { FAKE_READ(s.copies); }
 std::vector<ModuleRecord> module_loads() { FAKE_READ(s.module_loads); }
 std::vector<ProcRequest> proc_requests() { FAKE_READ(s.proc_requests); }
 std::vector<uintptr_t> destroyed_graph_execs() { FAKE_READ(s.destroyed_execs); }

@@ -31,6 +31,18 @@ struct LaunchRecord {
   std::vector<std::vector<unsigned char>> params;
 };
 
+/// One copy or memset on a stream: performed at once (Direct), recorded into a graph by a
+/// capture (Captured), or performed by a graph launch (Replayed). Synchronous copies are not
+/// recorded here (see calls()).
+struct CopyRecord {
+  int device = -1;
+  uintptr_t dst = 0, src = 0;  ///< src is 0 for a memset
+  size_t bytes = 0;
+  bool memset = false;
+  uintptr_t stream = 0;
+  LaunchOrigin origin = LaunchOrigin::Direct;
+};
+
 /// One module load.
 struct ModuleRecord {
   int device = -1;
@@ -55,11 +67,15 @@ struct CallRecord {
 /// Re-reads the configuration and forgets all state and records. Pair it with
 /// kjit::cuda::detail::reset_for_testing() so that kjit opens the driver afresh.
 void reset();
-/// Forgets the records, keeping state (contexts, memory, modules).
+/// Forgets the records and injected failures, keeping state (contexts, memory, modules).
 void clear_records();
+/// Makes the next call of entry point `name` ("cuGraphInstantiateWithFlags") return `result`
+/// (a CUresult) without doing anything; later calls behave normally again.
+void fail_next_call(const std::string& name, int result);
 
 std::vector<CallRecord> calls();
 std::vector<LaunchRecord> launches();
+std::vector<CopyRecord> copies();
 std::vector<ModuleRecord> module_loads();
 std::vector<ProcRequest> proc_requests();
 /// Number of primary-context retains minus releases of `device`.

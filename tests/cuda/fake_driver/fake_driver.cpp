@@ -7,9 +7,10 @@
 
 using namespace kjit::fake_cuda;
 
-#define FAKE_ENTER()                          \
-  std::unique_lock<std::recursive_mutex> lock; \
-  State& s = enter(lock, __func__)
+#define FAKE_ENTER()                                                  \
+  std::unique_lock<std::recursive_mutex> lock;                         \
+  State& s = enter(lock, __func__);                                    \
+  if (CUresult injected = take_injected_failure(s, __func__)) return injected
 #define FAKE_REQUIRE_INIT() \
   if (!s.initialised) return CUDA_ERROR_NOT_INITIALIZED
 

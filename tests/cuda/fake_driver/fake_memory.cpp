@@ -7,9 +7,10 @@
 
 using namespace kjit::fake_cuda;
 
-#define FAKE_ENTER()                          \
-  std::unique_lock<std::recursive_mutex> lock; \
-  State& s = enter(lock, __func__)
+#define FAKE_ENTER()                                                  \
+  std::unique_lock<std::recursive_mutex> lock;                         \
+  State& s = enter(lock, __func__);                                    \
+  if (CUresult injected = take_injected_failure(s, __func__)) return injected
 // Calls that need a current context, as in the real driver.
 #define FAKE_REQUIRE_CONTEXT()                                  \
   if (!s.initialised) return CUDA_ERROR_NOT_INITIALIZED;        \
@@ -29,9 +30,11 @@ CUresult enqueue(State& s, CUstream handle, GraphNode node, int device) {
   if (!valid || (st && st->device != device)) return CUDA_ERROR_INVALID_HANDLE;
   if (st && st->capturing) {
     if (st->capture_thread != std::this_thread::get_id()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    record_copy(s, node, device, reinterpret_cast<uintptr_t>(handle), LaunchOrigin::Captured);
     add_node(st, std::move(node));
     return CUDA_SUCCESS;
   }
+  record_copy(s, node, device, reinterpret_cast<uintptr_t>(handle), LaunchOrigin::Direct);
   if (node.memset_value >= 0)
     std::memset(reinterpret_cast<void*>(node.dst), node.memset_value, node.bytes);
   else

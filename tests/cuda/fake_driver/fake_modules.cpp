@@ -1,15 +1,17 @@
 // The fake CUDA driver's module, function, launch and graph entry points. Launches do not run
 // anything: they record the configuration and the exact parameter bytes, read with the layout
 // the image declares (PTX .param list or the cubin's .nv.info).
+#include <algorithm>
 #include <cstring>
 
 #include "fake_state.hpp"
 
 using namespace kjit::fake_cuda;
 
-#define FAKE_ENTER()                          \
-  std::unique_lock<std::recursive_mutex> lock; \
-  State& s = enter(lock, __func__)
+#define FAKE_ENTER()                                                  \
+  std::unique_lock<std::recursive_mutex> lock;                         \
+  State& s = enter(lock, __func__);                                    \
+  if (CUresult injected = take_injected_failure(s, __func__)) return injected
 #define FAKE_REQUIRE_CONTEXT()                           \
   if (!s.initialised) return CUDA_ERROR_NOT_INITIALIZED; \
   Context* ctx = current_context();                      \
@@ -31,19 +33,33 @@ Function* function_of(State& s, CUfunction handle) {
   return nullptr;
 }
 
-void replay(State& s, const std::vector<GraphNode>& nodes, uintptr_t stream) {
+void replay(State& s, const std::vector<GraphNode>& nodes, int device, uintptr_t stream) {
   for (const GraphNode& n : nodes) {
     if (n.is_launch) {
       LaunchRecord r = n.launch;
       r.origin = LaunchOrigin::Replayed;
       r.stream = stream;
       s.launches.push_back(r);
-    } else if (n.memset_value >= 0) {
+      continue;
+    }
+    record_copy(s, n, device, stream, LaunchOrigin::Replayed);
+    if (n.memset_value >= 0) {
       std::memset(reinterpret_cast<void*>(n.dst), n.memset_value, n.bytes);
     } else {
       std::memmove(reinterpret_cast<void*>(n.dst), reinterpret_cast<const void*>(n.src), n.bytes);
     }
   }
+}
+
+/// The live graph holding node `handle` (a pointer into its node list) and the node's index.
+Graph* graph_of_node(State& s, CUgraphNode handle, size_t* index) {
+  auto* n = reinterpret_cast<const GraphNode*>(handle);
+  for (Graph* g : s.graphs)
+    if (!g->nodes.empty() && n >= g->nodes.data() && n < g->nodes.data() + g->nodes.size()) {
+      *index = size_t(n - g->nodes.data());
+      return g;
+    }
+  return nullptr;
 }
 
 }  // namespace
@@ -244,7 +260,7 @@ CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph,
   FAKE_REQUIRE_CONTEXT();
   auto* g = reinterpret_cast<Graph*>(graph);
   if (!s.graphs.count(g)) return CUDA_ERROR_INVALID_HANDLE;
-  auto* e = new GraphExec{g->device, g->nodes};
+  auto* e = new GraphExec{g->device, g->nodes, g};
   s.graph_execs.insert(e);
   *exec = reinterpret_cast<CUgraphExec>(e);
   return CUDA_SUCCESS;
@@ -258,7 +274,7 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   bool valid = false;
   Stream* st = stream_of(s, stream, &valid);
   if (!valid || (st && st->device != ctx->device)) return CUDA_ERROR_INVALID_HANDLE;
-  replay(s, e->nodes, reinterpret_cast<uintptr_t>(stream));
+  replay(s, e->nodes, e->device, reinterpret_cast<uintptr_t>(stream));
   return CUDA_SUCCESS;
 }
 
@@ -276,5 +292,76 @@ CUresult CUDAAPI cuGraphDestroy(CUgraph graph) {
   auto* g = reinterpret_cast<Graph*>(graph);
   if (!s.graphs.erase(g)) return CUDA_ERROR_INVALID_HANDLE;
   delete g;
+  return CUDA_SUCCESS;
+}
+
+// Node handles are pointers into a graph's node list, which never changes after the capture.
+// The fake keeps only what kjit asks of nodes: their type, a copy's parameters, and updating a
+// copy in an executable instantiated from the graph.
+
+CUresult CUDAAPI cuGraphGetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) {
+  FAKE_ENTER();
+  auto* g = reinterpret_cast<Graph*>(graph);
+  if (!s.graphs.count(g) || !count) return CUDA_ERROR_INVALID_VALUE;
+  if (nodes) {
+    for (size_t i = 0; i < *count; ++i)
+      nodes[i] = i < g->nodes.size() ? reinterpret_cast<CUgraphNode>(&g->nodes[i]) : nullptr;
+    *count = std::min(*count, g->nodes.size());
+  } else {
+    *count = g->nodes.size();
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType* type) {
+  FAKE_ENTER();
+  size_t i = 0;
+  Graph* g = graph_of_node(s, node, &i);
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  const GraphNode& n = g->nodes[i];
+  *type = n.is_launch ? CU_GRAPH_NODE_TYPE_KERNEL
+                      : n.memset_value >= 0 ? CU_GRAPH_NODE_TYPE_MEMSET : CU_GRAPH_NODE_TYPE_MEMCPY;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphMemcpyNodeGetParams(CUgraphNode node, CUDA_MEMCPY3D* params) {
+  FAKE_ENTER();
+  size_t i = 0;
+  Graph* g = graph_of_node(s, node, &i);
+  if (!g || !params) return CUDA_ERROR_INVALID_VALUE;
+  const GraphNode& n = g->nodes[i];
+  if (n.is_launch || n.memset_value >= 0) return CUDA_ERROR_INVALID_VALUE;
+  *params = CUDA_MEMCPY3D{};
+  params->srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  params->srcDevice = n.src;
+  params->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  params->dstDevice = n.dst;
+  params->WidthInBytes = n.bytes;
+  params->Height = 1;
+  params->Depth = 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                                const CUDA_MEMCPY3D* params, CUcontext ctx) {
+  FAKE_ENTER();
+  auto* e = reinterpret_cast<GraphExec*>(exec);
+  if (!s.graph_execs.count(e)) return CUDA_ERROR_INVALID_HANDLE;
+  size_t i = 0;
+  Graph* g = graph_of_node(s, node, &i);
+  // As the real driver: the node must come from the graph the executable was instantiated
+  // from, stay a one-dimensional device copy of a non-zero size, and run in its context.
+  if (!g || g != e->source || !params || !ctx) return CUDA_ERROR_INVALID_VALUE;
+  if (reinterpret_cast<Context*>(ctx)->device != e->device) return CUDA_ERROR_INVALID_CONTEXT;
+  GraphNode& n = e->nodes[i];
+  if (n.is_launch || n.memset_value >= 0 || params->Height != 1 || params->Depth != 1 ||
+      params->WidthInBytes == 0 || params->srcMemoryType != CU_MEMORYTYPE_DEVICE ||
+      params->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
+      !is_device_range(s, params->dstDevice, params->WidthInBytes) ||
+      !is_device_range(s, params->srcDevice, params->WidthInBytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  n.dst = params->dstDevice;
+  n.src = params->srcDevice;
+  n.bytes = params->WidthInBytes;
   return CUDA_SUCCESS;
 }

@@ -58,6 +58,7 @@ struct Graph {
 struct GraphExec {
   int device = 0;
   std::vector<GraphNode> nodes;
+  const Graph* source = nullptr;  ///< what it was instantiated from (node updates name its nodes)
 };
 
 struct Stream {
@@ -91,12 +92,17 @@ struct State {
   // records
   std::vector<CallRecord> calls;
   std::vector<LaunchRecord> launches;
+  std::vector<CopyRecord> copies;
   std::vector<ModuleRecord> module_loads;
   std::vector<ProcRequest> proc_requests;
   std::vector<uintptr_t> destroyed_execs;
+  // injected failures: entry point -> the result its next call returns
+  std::map<std::string, CUresult> injected;
 };
 
 State& state();
+/// The failure injected for the next call of `name` (CUDA_SUCCESS when none), now used up.
+CUresult take_injected_failure(State& s, const char* name);
 /// The calling thread's current context (nullptr when none).
 Context* current_context();
 /// Records a call; returns the state, locked by `lock`.
@@ -110,5 +116,7 @@ Stream* stream_of(State& s, CUstream handle, bool* valid);
 bool is_device_range(State& s, uintptr_t ptr, size_t bytes);
 /// Makes a graph node from work on a capturing stream.
 void add_node(Stream* st, GraphNode node);
+/// Records a copy or memset node's work.
+void record_copy(State& s, const GraphNode& node, int device, uintptr_t stream, LaunchOrigin origin);
 
 }  // namespace kjit::fake_cuda

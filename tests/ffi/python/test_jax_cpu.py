@@ -200,6 +200,18 @@ class CallableTests(unittest.TestCase):
         self.assertEqual(f.graph_cache_size, 0)  # graphs are CUDA only
         kj.clear_jax_callable_graph_cache(f)
 
+    def test_graph_modes_run_eagerly_on_cpu(self) -> None:
+        # The cpu has no CUDA graphs: every mode runs the function on every call, as NONE does.
+        x = jnp.arange(16, dtype=jnp.float32)
+        y = jnp.ones(16, jnp.float32)
+        for mode in kj.GraphMode:
+            with self.subTest(mode=mode.name):
+                f = kj.jax_callable("tests::saxpy_twice", graph_mode=mode)
+                for a in (2.0, 3.0, 2.0):
+                    out = jax.jit(lambda x, y, a: f(x, y, a), static_argnums=2)(x + a, y, a)
+                    np.testing.assert_allclose(out, a * (a * (x + a) + y) + y)
+                self.assertEqual(f.graph_cache_size, 0)
+
     def test_callback(self) -> None:
         name = kj.register_ffi_callback("tests::scale")
         x = jnp.arange(6, dtype=jnp.float32)

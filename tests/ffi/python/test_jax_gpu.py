@@ -1,5 +1,6 @@
 """kjit kernels from JAX on the CUDA platform (ctest label gpu): jit, grad, vmap, in/out,
-a callable, a callback, and a jitted function that XLA captures into a CUDA graph.
+a callable (in every graph mode, against its eager launches), a callback, and a jitted function
+that XLA captures into a CUDA graph.
 
 Exits 77 (skipped), saying why, without a GPU or without a CUDA-enabled jaxlib."""
 
@@ -91,6 +92,30 @@ class GpuTests(unittest.TestCase):
         x = jnp.arange(16, dtype=jnp.float32)
         y = jnp.ones(16, jnp.float32)
         np.testing.assert_allclose(jax.jit(lambda x, y: f(x, y, 2.0))(x, y), 2 * (2 * x + y) + y)
+
+    def test_callable_graph_modes_match_eager(self) -> None:
+        # The same callable in every graph mode gives what its eager launches give (NONE),
+        # call after call: new inputs, new outputs, a changed static value.
+        x = jnp.linspace(-1, 1, 10_000, dtype=jnp.float32)
+        y = jnp.sin(x)
+        eager = kj.jax_callable("tests::saxpy_twice", graph_mode=kj.GraphMode.NONE)
+        eager_step = jax.jit(lambda x, y, a: eager(x, y, a), static_argnums=2)
+        wants = [np.asarray(eager_step(x + i, y, 2.0 + (i == 3))) for i in range(5)]
+        np.testing.assert_allclose(wants[0], 2 * (2 * x + y) + y, rtol=1e-5, atol=1e-6)
+        for mode in (kj.GraphMode.XLA, kj.GraphMode.KJIT, kj.GraphMode.KJIT_STAGED_EX, kj.GraphMode.KJIT_STAGED):
+            with self.subTest(mode=mode.name):
+                f = kj.jax_callable("tests::saxpy_twice", graph_mode=mode, preload_kernels=("demo::saxpy",))
+                kj.clear_jax_callable_graph_cache(f)
+                step = jax.jit(lambda x, y, a: f(x, y, a), static_argnums=2)
+                for i in range(5):  # later calls replay; XLA may hand other buffers each time
+                    np.testing.assert_array_equal(np.asarray(step(x + i, y, 2.0 + (i == 3))), wants[i])
+                if mode in (kj.GraphMode.KJIT_STAGED_EX, kj.GraphMode.KJIT_STAGED):
+                    # one graph per static value (XLA's one compute stream, one shape)
+                    self.assertLessEqual(f.graph_cache_size, 2)
+                elif mode == kj.GraphMode.KJIT:
+                    self.assertGreaterEqual(f.graph_cache_size, 2)
+                kj.clear_jax_callable_graph_cache(f)
+                self.assertEqual(f.graph_cache_size, 0)
 
 
 if __name__ == "__main__":

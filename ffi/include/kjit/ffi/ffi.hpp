@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,15 +39,18 @@ namespace kjit::ffi {
 enum class Platform { Cpu, Cuda };
 
 /// How a callable's device work may be captured into CUDA graphs (Warp's GraphMode). On the
-/// cpu platform every mode simply runs the callable.
+/// cpu platform every mode simply runs the callable (as None).
 enum class GraphMode {
   None,          ///< never captured: the callable may synchronise, allocate or copy to the host
   Xla,           ///< XLA may capture the call into its own command buffers (the default)
-  Kjit,          ///< kjit captures one graph per distinct set of buffer addresses and static
-                 ///< values, replays it on a hit (LRU cache, default bound 32)
-  KjitStaged,    ///< kjit captures once over stable staging buffers; each call copies the
-                 ///< inputs in and the outputs out around the replay, so new XLA addresses reuse it
-  KjitStagedEx,  ///< as KjitStaged, with the copies captured inside the graph
+  Kjit,          ///< kjit captures one graph per distinct set of buffer addresses, shapes and
+                 ///< static values on XLA's stream, replays it on a hit (LRU, default bound 32)
+  KjitStaged,    ///< kjit captures over stable staging buffers (per device, stream and shapes);
+                 ///< the copies of the staged inputs in and outputs out are captured inside the
+                 ///< graph as memcpy nodes, re-pointed at the call's buffers before each replay,
+                 ///< so new XLA addresses reuse the graph (Warp's WARP_STAGED)
+  KjitStagedEx,  ///< as KjitStaged, with the copies made on the stream around the replay,
+                 ///< outside the graph (Warp's WARP_STAGED_EX)
 };
 
 /// "none", "xla", "kjit", "kjit_staged", "kjit_staged_ex".
@@ -55,10 +59,23 @@ const char* to_string(GraphMode mode);
 /// Options of a registered callable.
 struct CallableOptions {
   GraphMode graph_mode = GraphMode::Xla;
-  /// Graphs kept per callable and device in GraphMode::Kjit (least recently used go first);
+  /// Graphs kept per callable and device in the Kjit* modes (least recently used go first);
   /// 0 = unbounded.
   int graph_cache_max = 32;
+  /// Kernels (qualified names, "demo::saxpy") whose modules are loaded on a device before the
+  /// callable's first capture there. A module that is still missing at capture time makes
+  /// that one call run eagerly instead (loading it); the next call captures.
+  std::vector<std::string> preload_kernels;
+  /// The staged modes: array parameters whose buffers are copied into staging buffers before
+  /// the replay (inputs, in/out arrays) and out after it (outputs, in/out arrays). Unset: every
+  /// input (resp. output). Unstaged arrays are used in place: their addresses are part of the
+  /// graph's key, so a new address captures a new graph.
+  std::optional<std::vector<std::string>> stage_in, stage_out;
 };
+
+namespace detail {
+struct CallableAccess;  // fills a CallContext (ffi/src)
+}  // namespace detail
 
 /// What a callable receives: its arguments as arrays viewing XLA's buffers (and static values),
 /// the device and the stream to launch on.
@@ -87,7 +104,7 @@ class CallContext {
   }
 
  private:
-  friend struct CallableAccess;
+  friend struct detail::CallableAccess;
   std::vector<std::string> names_;
   std::vector<LaunchArg> args_;
   LaunchOptions options_;
@@ -132,9 +149,10 @@ class CallableRegistration {
   std::string name_;
 };
 
-/// Graphs cached by GraphMode::Kjit for `callable` (all callables when empty), all devices.
+/// Graphs cached by the Kjit* modes for `callable` (all callables when empty), all devices.
 size_t graph_cache_size(const std::string& callable = "");
-/// Releases the cached graphs of `callable` (all callables when empty).
+/// Releases the cached graphs of `callable` (all callables when empty) and the staging
+/// buffers only they used.
 void clear_graph_cache(const std::string& callable = "");
 /// Changes the cache bound of `callable` (0 = unbounded), trimming it if needed.
 void set_graph_cache_max(const std::string& callable, int max);

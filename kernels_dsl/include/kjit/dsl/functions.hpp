@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "kjit/dsl/array.hpp"
 #include "kjit/dsl/var.hpp"
@@ -130,13 +131,18 @@ class Func {
     return fn;
   }
 
+  // Parameter handles in declaration order (indices, not a counter: the order is explicit).
+  template <class... H, size_t... I>
+  std::tuple<H...> make_handles(std::index_sequence<I...>) const {
+    return std::tuple<H...>{H(detail::BoundTag{}, detail::FuncTracing::param(I, loc_))...};
+  }
+
   template <class R, class... H, class F>
   std::shared_ptr<ir::Function> trace_body(const F& f, const std::vector<ir::Type>& types, Loc loc) const {
     auto fn = detail::FuncTracing::make(name_, types, loc_);
     {
       detail::Tracer tracer(*fn, name_);
-      size_t k = 0;
-      std::tuple<H...> handles{H(detail::BoundTag{}, detail::FuncTracing::param(k++, loc_))...};
+      auto handles = make_handles<H...>(std::index_sequence_for<H...>{});
       if constexpr (std::is_void_v<R>) {
         std::apply(f, handles);
       } else {
@@ -163,8 +169,7 @@ class Func {
       if (types[k].is_array()) g->params[next++].name = "adj_a" + std::to_string(k);
     {
       detail::Tracer tracer(*g, name_);
-      size_t k = 0;
-      std::tuple<H...> handles{H(detail::BoundTag{}, detail::FuncTracing::param(k++, loc_))...};
+      auto handles = make_handles<H...>(std::index_sequence_for<H...>{});
       std::vector<int64_t> out_vars;
       size_t array_param = types.size() + (std::is_void_v<R> ? 0 : 1);
       auto slots = std::apply([&](const auto&... h) { return std::make_tuple(adjoint_slot(h, out_vars, array_param)...); }, handles);

@@ -2,10 +2,20 @@
 // of their first launch, with what each step did (compiled or cached, how long).
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kjit/compiler/compile_options.hpp"
+#include "kjit/compiler/module_source.hpp"
+#include "kjit/module_options.hpp"
 #include "kjit/runtime/device.hpp"
+
+namespace kjit::compiler {
+class Cache;
+}
 
 namespace kjit {
 
@@ -40,5 +50,47 @@ std::vector<ModuleLoad> preload_module(const std::string& module_name, PreloadMo
 /// Builds module `module_name` for `target` ("sm_90", "compute_90", "cpu") into the disk
 /// cache without loading it (for deployment, and for GPUs this machine does not have).
 ModuleBuild build_module_for(const std::string& module_name, const std::string& target);
+
+/// One (module, target) pair for build_modules_for.
+struct ModuleBuildRequest {
+  std::string module;
+  std::string target;                    ///< "cpu", "sm_90", "compute_90"
+  std::optional<ModuleOptions> options;  ///< instead of the module's own (e.g. no adjoints)
+};
+
+/// What build_modules_for did with one request.
+struct ModuleBuildResult {
+  bool ok = false;
+  /// module and target always (the target as parsed when it parses); the key as soon as the
+  /// module traced; the rest when ok. `milliseconds` is the request's wall time: the cache
+  /// lookup for a hit, code generation + compile + publish for a miss.
+  ModuleBuild build;
+  std::string error;  ///< when !ok: the whole message (a compile error carries the log)
+};
+
+/// Called once per finished request, by one thread at a time, as builds finish (progress).
+/// It must not throw.
+using ModuleBuildCallback = std::function<void(size_t index, const ModuleBuildResult& result)>;
+
+/// Builds many (module, target) pairs into `cache` at once, on `jobs` threads (0: one per
+/// hardware thread), without loading them: what `kjit precompile` does. Results are in
+/// request order. A failure (unknown module or target, tracing error, compile error) is
+/// reported in its result and does not stop the others; nothing throws.
+std::vector<ModuleBuildResult> build_modules_for(const std::vector<ModuleBuildRequest>& requests,
+                                                 compiler::Cache& cache, unsigned jobs = 0,
+                                                 const ModuleBuildCallback& on_done = {});
+
+/// What the compiler is given for a module: its source (identity at once, text generated on
+/// demand) and compile options.
+struct ModuleCompileInput {
+  compiler::ModuleSource source;
+  compiler::CompileOptions options;
+};
+
+/// The compiler's input for module `module_name` built with `options` (default: the
+/// module's own). Traces its kernels; throws a User error for an unknown module or a
+/// tracing mistake. For tools that print or identify modules without building them.
+ModuleCompileInput module_compile_input(const std::string& module_name,
+                                        const std::optional<ModuleOptions>& options = {});
 
 }  // namespace kjit

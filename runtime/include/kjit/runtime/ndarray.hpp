@@ -2,6 +2,7 @@
 // buffer: the runtime's values for Array<T, N> kernel parameters.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -61,10 +62,14 @@ class NdArray {
   /// Whether this handle names an array (false for a default-constructed one).
   bool defined() const { return element_.shape != ir::Shape::Void; }
   const ir::Type& element() const { return element_; }
-  int ndim() const { return int(shape_.size()); }
-  const Shape& shape() const { return shape_; }
-  int64_t shape(int dim) const { return shape_.at(size_t(dim)); }
-  const std::vector<int64_t>& strides() const { return strides_; }
+  int ndim() const { return ndim_; }
+  /// The extents, outermost first.
+  Shape shape() const { return Shape(shape_.begin(), shape_.begin() + ndim_); }
+  int64_t shape(int dim) const;
+  /// Byte strides per dimension.
+  std::vector<int64_t> strides() const { return std::vector<int64_t>(strides_.begin(), strides_.begin() + ndim_); }
+  /// Whether `o` has the same dimensionality and extents.
+  bool same_shape(const NdArray& o) const { return ndim_ == o.ndim_ && shape_ == o.shape_; }
   /// Number of elements.
   int64_t size() const;
   /// Bytes of one element.
@@ -97,14 +102,18 @@ class NdArray {
   void copy_from_host(const void* src, size_t bytes);
   void copy_to_host(void* dst, size_t bytes) const;
   void check_element(const ir::Type& t, const char* what) const;
+  void set_layout(const Shape& shape, const std::vector<int64_t>& strides);
 
   std::shared_ptr<void> memory_;       ///< owns data_ (null for views)
   std::shared_ptr<void> grad_memory_;  ///< owns grad_ (null for views)
   void* data_ = nullptr;
   void* grad_ = nullptr;
   ir::Type element_;
-  Shape shape_;
-  std::vector<int64_t> strides_;
+  // Fixed-size extents and strides: copying an array (every launch argument is a copy)
+  // allocates nothing.
+  std::array<int64_t, kj::kMaxDims> shape_{};
+  std::array<int64_t, kj::kMaxDims> strides_{};
+  int ndim_ = 0;
   Device device_;
 };
 

@@ -1,0 +1,126 @@
+// `kjit cache`: stats, verify finding and removing a corrupted entry, prune obeying its bound,
+// clear asking for confirmation; on copies of the shared example cache.
+#include <doctest/doctest.h>
+
+#include "cli_fixtures.hpp"
+
+using namespace kjit::test;
+using namespace kjit::test::cli;
+
+namespace {
+
+/// A private copy of the example cache (sm_80 and sm_90 of three modules: six entries).
+std::string copied_example_cache(const TempDir& dir) {
+  const ExampleCache& cache = example_cache();
+  REQUIRE(cache.first.status == 0);
+  copy_cache(cache.dir, dir / "cache");
+  return dir / "cache";
+}
+
+nlohmann::json stats(const std::string& cache) {
+  Run r = run_kjit("cache stats --json --cache-dir " + cache);
+  REQUIRE(r.status == 0);
+  return r.json();
+}
+
+}  // namespace
+
+TEST_CASE("cache stats reports what the folder holds") {
+  TempDir dir("cli-cache-stats");
+  std::string cache = copied_example_cache(dir);
+  Run r = run_kjit("cache stats --entries --cache-dir " + cache);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("cache folder  " + cache + " (read-write)") != std::string::npos);
+  CHECK(r.out.find("entries       6, ") != std::string::npos);
+  CHECK(r.out.find("by target     sm_80 3, sm_90 3") != std::string::npos);
+  CHECK(r.out.find("saxpy    sm_90") != std::string::npos);
+
+  nlohmann::json j = stats(cache);
+  CHECK(j["dir"] == cache);
+  CHECK(j["list"].size() == 6);
+  uint64_t sum = 0;
+  for (const auto& e : j["list"]) sum += e["bytes"].get<uint64_t>();
+  CHECK(j["bytes"] == sum);
+
+  // A folder that does not exist is reported, not created.
+  Run none = run_kjit("cache stats --cache-dir " + dir / "nothing");
+  CHECK(none.status == 0);
+  CHECK(none.out.find("no cache at " + dir / "nothing") != std::string::npos);
+  CHECK(!path_exists(dir / "nothing"));
+}
+
+TEST_CASE("cache verify finds a corrupted entry, removes it, and a rebuild replaces it") {
+  TempDir dir("cli-cache-verify");
+  std::string cache = copied_example_cache(dir);
+  nlohmann::json before = stats(cache);
+  std::string victim;
+  for (const auto& e : before["list"])
+    if (e["module"] == "saxpy" && e["target"] == "sm_90") victim = e["path"];
+  REQUIRE(!victim.empty());
+  // Flip one byte in the middle of the cubin: same size, another SHA-256.
+  REQUIRE(run_command("printf 'X' | dd of=" + victim + "/module.cubin bs=1 seek=200 conv=notrunc 2>/dev/null") == 0);
+
+  Run r = run_kjit("cache verify --cache-dir " + cache);
+  CHECK(r.status == 1);
+  CHECK(r.out.find("checked 6 entries in " + cache + ": 5 valid, 1 bad") != std::string::npos);
+  CHECK(r.out.find("removed " + victim + ": ") != std::string::npos);
+  CHECK(r.out.find("SHA-256") != std::string::npos);
+  CHECK(!path_exists(victim));
+
+  Run again = run_kjit("cache verify --json --cache-dir " + cache);
+  CHECK(again.status == 0);
+  CHECK(again.json()["checked"] == 5);
+  CHECK(again.json()["problems"].empty());
+
+  // precompile rebuilds exactly the removed one.
+  Run rebuild = run_kjit("precompile " + kDemoLibrary + " --arch sm_90 --module saxpy --json --cache-dir " + cache);
+  REQUIRE(rebuild.status == 0);
+  CHECK(rebuild.json()["modules"][0]["targets"][0]["status"] == "compiled");
+  CHECK(path_exists(victim + "/module.cubin"));
+}
+
+TEST_CASE("cache prune --max-size leaves at most that many bytes, least recently used out first") {
+  TempDir dir("cli-cache-prune");
+  std::string cache = copied_example_cache(dir);
+  nlohmann::json before = stats(cache);
+  uint64_t total = before["bytes"];
+  uint64_t bound = total / 2;
+
+  Run r = run_kjit("cache prune --max-size " + std::to_string(bound) + " --json --cache-dir " + cache);
+  REQUIRE(r.status == 0);
+  nlohmann::json p = r.json();
+  CHECK(p["max_size"] == bound);
+  CHECK(p["removed"].get<int>() > 0);
+  nlohmann::json after = stats(cache);
+  CHECK(after["bytes"].get<uint64_t>() <= bound);
+  CHECK(after["bytes"] == p["bytes_left"]);
+  CHECK(after["entries"] == p["entries_left"]);
+  CHECK(after["entries"].get<int>() + p["removed"].get<int>() == 6);
+  // The entries kept are the most recently used ones: the last of the list before.
+  size_t kept = after["entries"];
+  for (size_t i = 0; i < kept; ++i)
+    CHECK(after["list"][i]["key"] == before["list"][before["list"].size() - kept + i]["key"]);
+
+  Run human = run_kjit("cache prune --max-size 1K --cache-dir " + cache);
+  CHECK(human.status == 0);
+  CHECK(human.out.find("pruned " + cache + " to 1.0 KiB: removed ") != std::string::npos);
+  CHECK(stats(cache)["entries"] == 0);
+
+  Run bad = run_kjit("cache prune --max-size 12Q --cache-dir " + cache);
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--max-size: invalid size '12Q'") != std::string::npos);
+}
+
+TEST_CASE("cache clear asks for --yes when nobody can answer, then empties the folder") {
+  TempDir dir("cli-cache-clear");
+  std::string cache = copied_example_cache(dir);
+  Run refused = run(kTool + " cache clear --cache-dir " + cache + " </dev/null");
+  CHECK(refused.status == 2);
+  CHECK(refused.err.find("add --yes to confirm") != std::string::npos);
+  CHECK(stats(cache)["entries"] == 6);
+
+  Run r = run_kjit("cache clear --yes --cache-dir " + cache);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("removed 6 entries") != std::string::npos);
+  CHECK(stats(cache)["entries"] == 0);
+}
