@@ -69,4 +69,20 @@ namespace kj {
 template <class T> KJ_FUNC void adj_where(bool c, const T& a, const T& b, const T& ret, T& adj_a, T& adj_b, const T& adj_ret) {
   if (c) adj_a += adj_ret; else adj_b += adj_ret;
 }
+/// Warp's select(cond, value_if_false, value_if_true): where with the values swapped.
+template <class T> KJ_FUNC T select(bool c, const T& if_false, const T& if_true) { return c ? if_true : if_false; }
+template <class T> KJ_FUNC void adj_select(bool c, const T& a, const T& b, const T& ret, T& adj_a, T& adj_b, const T& adj_ret) {
+  if (c) adj_b += adj_ret; else adj_a += adj_ret;
+}
+}  // namespace kj
+
+//@chunk div_approx requires core arith
+namespace kj {
+/// Division that may trade accuracy for speed: CUDA's fast float division (about 2 ulp),
+/// exact division elsewhere. Its adjoint is that of division.
+template <class A, class B> KJ_FUNC auto div_approx(const A& a, const B& b) -> decltype(a / b) { return a / b; }
+#if KJ_CUDA
+KJ_FUNC float div_approx(float a, float b) { return __fdividef(a, b); }
+#endif
+template <class A, class B, class R> KJ_FUNC void adj_div_approx(const A& a, const B& b, const R& ret, A& adj_a, B& adj_b, const R& adj_ret) { adj_div(a, b, ret, adj_a, adj_b, adj_ret); }
 }  // namespace kj

@@ -1,8 +1,49 @@
-// kjit prelude: atomic read-modify-write on array elements (CUDA atomics, or compare-and-swap
-// loops on the host); vectors and matrices are updated one component at a time.
+// kjit prelude: atomic read-modify-write on array elements. CUDA's native atomics where they
+// exist, else a compare-and-swap loop on the element's bits (any 1-, 2-, 4- or 8-byte type);
+// on the host the compiler's __atomic builtins. Vectors, matrices, quaternions and transforms
+// are updated one component at a time.
 //@chunk atomic requires core
 namespace kj {
 #if KJ_CUDA
+template <class To, class From> KJ_FUNC To bitcast(const From& f) { union { From f; To t; } u; u.f = f; return u.t; }
+/// Replaces *p by f(*p) atomically; returns the previous value.
+template <class T, class F> KJ_FUNC T atomic_update(T* p, F f) {
+  if constexpr (sizeof(T) == 8) {
+    unsigned long long* u = (unsigned long long*)p;
+    unsigned long long old = *u, assumed;
+    do { assumed = old; old = atomicCAS(u, assumed, bitcast<unsigned long long>(f(bitcast<T>(assumed)))); } while (old != assumed);
+    return bitcast<T>(old);
+  } else if constexpr (sizeof(T) == 4) {
+    unsigned int* u = (unsigned int*)p;
+    unsigned int old = *u, assumed;
+    do { assumed = old; old = atomicCAS(u, assumed, bitcast<unsigned int>(f(bitcast<T>(assumed)))); } while (old != assumed);
+    return bitcast<T>(old);
+  } else if constexpr (sizeof(T) == 2) {
+    unsigned short int* u = (unsigned short int*)p;
+    unsigned short int old = *u, assumed;
+    do { assumed = old; old = atomicCAS(u, assumed, bitcast<unsigned short int>(f(bitcast<T>(assumed)))); } while (old != assumed);
+    return bitcast<T>(old);
+  } else {  // one byte: CAS on the aligned word that holds it
+    unsigned int* w = (unsigned int*)((unsigned long long)p & ~3ull);
+    unsigned int shift = (unsigned int)((unsigned long long)p & 3ull) * 8u;
+    unsigned int old = *w, assumed;
+    do {
+      assumed = old;
+      unsigned char next = bitcast<unsigned char>(f(bitcast<T>((unsigned char)(assumed >> shift))));
+      old = atomicCAS(w, assumed, (assumed & ~(0xffu << shift)) | ((unsigned int)next << shift));
+    } while (old != assumed);
+    return bitcast<T>((unsigned char)(old >> shift));
+  }
+}
+template <class T> KJ_FUNC bool same_bits(const T& a, const T& b) {
+  const unsigned char *x = (const unsigned char*)&a, *y = (const unsigned char*)&b;
+  for (int i = 0; i < int(sizeof(T)); ++i) if (x[i] != y[i]) return false;
+  return true;
+}
+/// Stores `value` when *p holds `compare` (bitwise); returns the previous value.
+template <class T> KJ_FUNC T atomic_cas(T* p, T compare, T value) {
+  return atomic_update(p, [&](T o) { return same_bits(o, compare) ? value : o; });
+}
 KJ_FUNC float atomic_add(float* p, float v) { return atomicAdd(p, v); }
 KJ_FUNC double atomic_add(double* p, double v) { return atomicAdd(p, v); }
 KJ_FUNC kj_int32 atomic_add(kj_int32* p, kj_int32 v) { return atomicAdd(p, v); }
@@ -15,30 +56,18 @@ KJ_FUNC kj_uint32 atomic_min(kj_uint32* p, kj_uint32 v) { return atomicMin(p, v)
 KJ_FUNC kj_uint32 atomic_max(kj_uint32* p, kj_uint32 v) { return atomicMax(p, v); }
 KJ_FUNC kj_int64 atomic_min(kj_int64* p, kj_int64 v) { return atomicMin((long long*)p, (long long)v); }
 KJ_FUNC kj_int64 atomic_max(kj_int64* p, kj_int64 v) { return atomicMax((long long*)p, (long long)v); }
-KJ_FUNC float atomic_min(float* p, float v) {
-  unsigned int* u = (unsigned int*)p;
-  unsigned int old = *u, assumed;
-  do { assumed = old; if (!(v < __uint_as_float(assumed))) break; old = atomicCAS(u, assumed, __float_as_uint(v)); } while (old != assumed);
-  return __uint_as_float(old);
-}
-KJ_FUNC float atomic_max(float* p, float v) {
-  unsigned int* u = (unsigned int*)p;
-  unsigned int old = *u, assumed;
-  do { assumed = old; if (!(__uint_as_float(assumed) < v)) break; old = atomicCAS(u, assumed, __float_as_uint(v)); } while (old != assumed);
-  return __uint_as_float(old);
-}
-KJ_FUNC double atomic_min(double* p, double v) {
-  unsigned long long* u = (unsigned long long*)p;
-  unsigned long long old = *u, assumed;
-  do { assumed = old; if (!(v < __longlong_as_double(assumed))) break; old = atomicCAS(u, assumed, __double_as_longlong(v)); } while (old != assumed);
-  return __longlong_as_double(old);
-}
-KJ_FUNC double atomic_max(double* p, double v) {
-  unsigned long long* u = (unsigned long long*)p;
-  unsigned long long old = *u, assumed;
-  do { assumed = old; if (!(__longlong_as_double(assumed) < v)) break; old = atomicCAS(u, assumed, __double_as_longlong(v)); } while (old != assumed);
-  return __longlong_as_double(old);
-}
+KJ_FUNC kj_int32 atomic_and(kj_int32* p, kj_int32 v) { return atomicAnd(p, v); }
+KJ_FUNC kj_uint32 atomic_and(kj_uint32* p, kj_uint32 v) { return atomicAnd(p, v); }
+KJ_FUNC kj_int32 atomic_or(kj_int32* p, kj_int32 v) { return atomicOr(p, v); }
+KJ_FUNC kj_uint32 atomic_or(kj_uint32* p, kj_uint32 v) { return atomicOr(p, v); }
+KJ_FUNC kj_int32 atomic_xor(kj_int32* p, kj_int32 v) { return atomicXor(p, v); }
+KJ_FUNC kj_uint32 atomic_xor(kj_uint32* p, kj_uint32 v) { return atomicXor(p, v); }
+KJ_FUNC kj_int32 atomic_exch(kj_int32* p, kj_int32 v) { return atomicExch(p, v); }
+KJ_FUNC kj_uint32 atomic_exch(kj_uint32* p, kj_uint32 v) { return atomicExch(p, v); }
+KJ_FUNC float atomic_exch(float* p, float v) { return atomicExch(p, v); }
+KJ_FUNC kj_int32 atomic_cas(kj_int32* p, kj_int32 c, kj_int32 v) { return atomicCAS(p, c, v); }
+KJ_FUNC kj_uint32 atomic_cas(kj_uint32* p, kj_uint32 c, kj_uint32 v) { return atomicCAS(p, c, v); }
+KJ_FUNC kj_uint64 atomic_cas(kj_uint64* p, kj_uint64 c, kj_uint64 v) { return atomicCAS((unsigned long long*)p, c, v); }
 #else
 template <class T, class F> KJ_FUNC T atomic_update(T* p, F f) {
   T old;
@@ -47,10 +76,19 @@ template <class T, class F> KJ_FUNC T atomic_update(T* p, F f) {
   while (!__atomic_compare_exchange(p, &old, &next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) next = f(old);
   return old;
 }
-template <class T> KJ_FUNC T atomic_add(T* p, T v) { return atomic_update(p, [v](T o) { return o + v; }); }
+template <class T> KJ_FUNC T atomic_cas(T* p, T compare, T value) {
+  __atomic_compare_exchange(p, &compare, &value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return compare;
+}
+#endif
+// Everything else through atomic_update (non-templates above win where they apply).
+template <class T> KJ_FUNC T atomic_add(T* p, T v) { return atomic_update(p, [v](T o) { return T(o + v); }); }
 template <class T> KJ_FUNC T atomic_min(T* p, T v) { return atomic_update(p, [v](T o) { return v < o ? v : o; }); }
 template <class T> KJ_FUNC T atomic_max(T* p, T v) { return atomic_update(p, [v](T o) { return o < v ? v : o; }); }
-#endif
+template <class T> KJ_FUNC T atomic_and(T* p, T v) { return atomic_update(p, [v](T o) { return T(o & v); }); }
+template <class T> KJ_FUNC T atomic_or(T* p, T v) { return atomic_update(p, [v](T o) { return T(o | v); }); }
+template <class T> KJ_FUNC T atomic_xor(T* p, T v) { return atomic_update(p, [v](T o) { return T(o ^ v); }); }
+template <class T> KJ_FUNC T atomic_exch(T* p, T v) { return atomic_update(p, [v](T) { return v; }); }
 template <class T> KJ_FUNC T atomic_sub(T* p, T v) { return atomic_add(p, T(-v)); }
 template <int N, class T> KJ_FUNC vec_t<N, T> atomic_add(vec_t<N, T>* p, const vec_t<N, T>& v) { vec_t<N, T> old; for (int i = 0; i < N; ++i) old.c[i] = atomic_add(&p->c[i], v.c[i]); return old; }
 template <int N, class T> KJ_FUNC vec_t<N, T> atomic_sub(vec_t<N, T>* p, const vec_t<N, T>& v) { vec_t<N, T> old; for (int i = 0; i < N; ++i) old.c[i] = atomic_sub(&p->c[i], v.c[i]); return old; }
@@ -58,4 +96,17 @@ template <int N, class T> KJ_FUNC vec_t<N, T> atomic_min(vec_t<N, T>* p, const v
 template <int N, class T> KJ_FUNC vec_t<N, T> atomic_max(vec_t<N, T>* p, const vec_t<N, T>& v) { vec_t<N, T> old; for (int i = 0; i < N; ++i) old.c[i] = atomic_max(&p->c[i], v.c[i]); return old; }
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> atomic_add(mat_t<R, C, T>* p, const mat_t<R, C, T>& v) { mat_t<R, C, T> old; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) old.c[i][j] = atomic_add(&p->c[i][j], v.c[i][j]); return old; }
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> atomic_sub(mat_t<R, C, T>* p, const mat_t<R, C, T>& v) { mat_t<R, C, T> old; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) old.c[i][j] = atomic_sub(&p->c[i][j], v.c[i][j]); return old; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> atomic_min(mat_t<R, C, T>* p, const mat_t<R, C, T>& v) { mat_t<R, C, T> old; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) old.c[i][j] = atomic_min(&p->c[i][j], v.c[i][j]); return old; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> atomic_max(mat_t<R, C, T>* p, const mat_t<R, C, T>& v) { mat_t<R, C, T> old; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) old.c[i][j] = atomic_max(&p->c[i][j], v.c[i][j]); return old; }
+/// Componentwise adds for the other aggregates (quaternions, transforms), lane by lane.
+template <template <class> class X, class T> KJ_FUNC X<T> atomic_add(X<T>* p, const X<T>& v) {
+  X<T> old;
+  for (int i = 0; i < int(sizeof(X<T>) / sizeof(T)); ++i) ((T*)&old)[i] = atomic_add((T*)p + i, ((const T*)&v)[i]);
+  return old;
+}
+template <template <class> class X, class T> KJ_FUNC X<T> atomic_sub(X<T>* p, const X<T>& v) {
+  X<T> old;
+  for (int i = 0; i < int(sizeof(X<T>) / sizeof(T)); ++i) ((T*)&old)[i] = atomic_sub((T*)p + i, ((const T*)&v)[i]);
+  return old;
+}
 }  // namespace kj

@@ -1,9 +1,12 @@
-// kjit prelude: scalar math builtins and their adjoints.
+// kjit prelude: scalar math builtins, each forward function beside its adjoint. float and
+// double map to the C math library (CUDA's under NVRTC); 16-bit floats compute in float32.
 //@chunk math requires core
 namespace kj {
-#define KJ_MATH1(name, f32, f64) \
-  KJ_FUNC float name(float x) { return ::f32(x); } \
-  KJ_FUNC double name(double x) { return ::f64(x); }
+// Forward functions: float, double, and a fallback for float16/bfloat16 through float32.
+#define KJ_MATH1(name, f32, f64)                                         \
+  KJ_FUNC float name(float x) { return ::f32(x); }                       \
+  KJ_FUNC double name(double x) { return ::f64(x); }                     \
+  template <class T> KJ_FUNC T name(T x) { return T(::f32(float(x))); }
 KJ_MATH1(sin, sinf, sin)
 KJ_MATH1(cos, cosf, cos)
 KJ_MATH1(tan, tanf, tan)
@@ -12,26 +15,136 @@ KJ_MATH1(log, logf, log)
 KJ_MATH1(sqrt, sqrtf, sqrt)
 KJ_MATH1(floor, floorf, floor)
 KJ_MATH1(ceil, ceilf, ceil)
+KJ_MATH1(asin, asinf, asin)
+KJ_MATH1(acos, acosf, acos)
+KJ_MATH1(atan, atanf, atan)
+KJ_MATH1(sinh, sinhf, sinh)
+KJ_MATH1(cosh, coshf, cosh)
+KJ_MATH1(tanh, tanhf, tanh)
+KJ_MATH1(cbrt, cbrtf, cbrt)
+KJ_MATH1(erf, erff, erf)
+KJ_MATH1(erfc, erfcf, erfc)
+KJ_MATH1(log2, log2f, log2)
+KJ_MATH1(log10, log10f, log10)
+KJ_MATH1(trunc, truncf, trunc)
+KJ_MATH1(round, roundf, round)  // halfway cases away from zero
+KJ_MATH1(rint, rintf, rint)     // halfway cases to even
 #undef KJ_MATH1
-KJ_FUNC float pow(float x, float y) { return ::powf(x, y); }
-KJ_FUNC double pow(double x, double y) { return ::pow(x, y); }
+#define KJ_MATH2(name, f32, f64)                                           \
+  KJ_FUNC float name(float x, float y) { return ::f32(x, y); }             \
+  KJ_FUNC double name(double x, double y) { return ::f64(x, y); }          \
+  template <class T> KJ_FUNC T name(T x, T y) { return T(::f32(float(x), float(y))); }
+KJ_MATH2(pow, powf, pow)
+KJ_MATH2(atan2, atan2f, atan2)
+KJ_MATH2(copysign, copysignf, copysign)
+#undef KJ_MATH2
 
-template <class T> KJ_FUNC void adj_sin(T x, T ret, T& adj_x, T adj_ret) { adj_x += kj::cos(x) * adj_ret; }
-template <class T> KJ_FUNC void adj_cos(T x, T ret, T& adj_x, T adj_ret) { adj_x -= kj::sin(x) * adj_ret; }
+template <class T> KJ_FUNC T degrees(T x) { return x * T(57.29577951308232); }
+template <class T> KJ_FUNC T radians(T x) { return x * T(0.017453292519943295); }
+/// The fractional part, with the sign of x: x - trunc(x).
+template <class T> KJ_FUNC T frac(T x) { return x - trunc(x); }
+
+template <class T> KJ_FUNC void adj_sin(T x, T ret, T& adj_x, T adj_ret) { adj_x += cos(x) * adj_ret; }
+template <class T> KJ_FUNC void adj_cos(T x, T ret, T& adj_x, T adj_ret) { adj_x -= sin(x) * adj_ret; }
 template <class T> KJ_FUNC void adj_tan(T x, T ret, T& adj_x, T adj_ret) { adj_x += (T(1) + ret * ret) * adj_ret; }
 template <class T> KJ_FUNC void adj_exp(T x, T ret, T& adj_x, T adj_ret) { adj_x += ret * adj_ret; }
 template <class T> KJ_FUNC void adj_log(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret / x; }
 template <class T> KJ_FUNC void adj_sqrt(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret / (T(2) * ret); }
 template <class T> KJ_FUNC void adj_pow(T x, T y, T ret, T& adj_x, T& adj_y, T adj_ret) {
-  adj_x += adj_ret * y * kj::pow(x, y - T(1));
-  if (x > T(0)) adj_y += adj_ret * ret * kj::log(x);
+  adj_x += adj_ret * y * pow(x, y - T(1));
+  if (x > T(0)) adj_y += adj_ret * ret * log(x);
 }
+template <class T> KJ_FUNC void adj_asin(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret / sqrt(T(1) - x * x); }
+template <class T> KJ_FUNC void adj_acos(T x, T ret, T& adj_x, T adj_ret) { adj_x -= adj_ret / sqrt(T(1) - x * x); }
+template <class T> KJ_FUNC void adj_atan(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret / (T(1) + x * x); }
+template <class T> KJ_FUNC void adj_atan2(T y, T x, T ret, T& adj_y, T& adj_x, T adj_ret) {
+  T r2 = x * x + y * y;
+  if (r2 > T(0)) { adj_y += adj_ret * x / r2; adj_x -= adj_ret * y / r2; }
+}
+template <class T> KJ_FUNC void adj_sinh(T x, T ret, T& adj_x, T adj_ret) { adj_x += cosh(x) * adj_ret; }
+template <class T> KJ_FUNC void adj_cosh(T x, T ret, T& adj_x, T adj_ret) { adj_x += sinh(x) * adj_ret; }
+template <class T> KJ_FUNC void adj_tanh(T x, T ret, T& adj_x, T adj_ret) { adj_x += (T(1) - ret * ret) * adj_ret; }
+template <class T> KJ_FUNC void adj_cbrt(T x, T ret, T& adj_x, T adj_ret) { if (ret != T(0)) adj_x += adj_ret / (T(3) * ret * ret); }
+template <class T> KJ_FUNC void adj_erf(T x, T ret, T& adj_x, T adj_ret) { adj_x += T(1.1283791670955126) * exp(-x * x) * adj_ret; }
+template <class T> KJ_FUNC void adj_erfc(T x, T ret, T& adj_x, T adj_ret) { adj_x -= T(1.1283791670955126) * exp(-x * x) * adj_ret; }
+template <class T> KJ_FUNC void adj_log2(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret / (x * T(0.6931471805599453)); }
+template <class T> KJ_FUNC void adj_log10(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret / (x * T(2.302585092994046)); }
+template <class T> KJ_FUNC void adj_degrees(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret * T(57.29577951308232); }
+template <class T> KJ_FUNC void adj_radians(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret * T(0.017453292519943295); }
+/// frac is x minus a piecewise constant: its derivative is 1 (Warp gives none).
+template <class T> KJ_FUNC void adj_frac(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret; }
+/// copysign(x, y) = ±x: d/dx is the product of the signs; y only chooses the sign.
+template <class T> KJ_FUNC void adj_copysign(T x, T y, T ret, T& adj_x, T& adj_y, T adj_ret) {
+  adj_x += ((x < T(0)) == (ret < T(0)) ? adj_ret : -adj_ret);
+}
+}  // namespace kj
+
+//@chunk erfinv requires math
+namespace kj {
+/// The inverse error function: Giles' single-precision approximation ("Approximating the
+/// erfinv function", GPU Gems 4) as a start, refined by Newton steps on erf (or on erfc for
+/// erfcinv, which keeps precision in the tail). Identical code on cpu and CUDA.
+template <class T> KJ_FUNC T erfinv_start(T w, T x) {
+  T p;
+  if (w < T(5)) {
+    w = w - T(2.5);
+    p = T(2.81022636e-08);
+    p = T(3.43273939e-07) + p * w; p = T(-3.5233877e-06) + p * w; p = T(-4.39150654e-06) + p * w;
+    p = T(0.00021858087) + p * w; p = T(-0.00125372503) + p * w; p = T(-0.00417768164) + p * w;
+    p = T(0.246640727) + p * w; p = T(1.50140941) + p * w;
+  } else {
+    w = sqrt(w) - T(3);
+    p = T(-0.000200214257);
+    p = T(0.000100950558) + p * w; p = T(0.00134934322) + p * w; p = T(-0.00367342844) + p * w;
+    p = T(0.00573950773) + p * w; p = T(-0.0076224613) + p * w; p = T(0.00943887047) + p * w;
+    p = T(1.00167406) + p * w; p = T(2.83297682) + p * w;
+  }
+  return p * x;
+}
+template <class T> KJ_FUNC_BIG T erfinv(T y) {
+  if (y <= T(-1) || y >= T(1)) return y == T(1) ? T(1) / T(0) : (y == T(-1) ? T(-1) / T(0) : T(0) / T(0));
+  T x = erfinv_start(-log((T(1) - y) * (T(1) + y)), y);
+  for (int k = 0; k < 2; ++k) x -= (erf(x) - y) / (T(1.1283791670955126) * exp(-x * x));
+  return x;
+}
+template <class T> KJ_FUNC_BIG T erfcinv(T y) {
+  if (y <= T(0) || y >= T(2)) return y == T(0) ? T(1) / T(0) : (y == T(2) ? T(-1) / T(0) : T(0) / T(0));
+  T x = erfinv_start(-log(y * (T(2) - y)), T(1) - y);
+  for (int k = 0; k < 2; ++k) x += (erfc(x) - y) / (T(1.1283791670955126) * exp(-x * x));
+  return x;
+}
+template <class T> KJ_FUNC void adj_erfinv(T y, T ret, T& adj_y, T adj_ret) { adj_y += T(0.886226925452758) * exp(ret * ret) * adj_ret; }
+template <class T> KJ_FUNC void adj_erfcinv(T y, T ret, T& adj_y, T adj_ret) { adj_y -= T(0.886226925452758) * exp(ret * ret) * adj_ret; }
+}  // namespace kj
+
+//@chunk classify requires core
+namespace kj {
+KJ_FUNC bool isnan(float x) { return (bits_of(x) & 0x7fffffffu) > 0x7f800000u; }
+KJ_FUNC bool isnan(double x) { return (bits_of(x) & 0x7fffffffffffffffull) > 0x7ff0000000000000ull; }
+KJ_FUNC bool isinf(float x) { return (bits_of(x) & 0x7fffffffu) == 0x7f800000u; }
+KJ_FUNC bool isinf(double x) { return (bits_of(x) & 0x7fffffffffffffffull) == 0x7ff0000000000000ull; }
+KJ_FUNC bool isfinite(float x) { return (bits_of(x) & 0x7f800000u) != 0x7f800000u; }
+KJ_FUNC bool isfinite(double x) { return (bits_of(x) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull; }
+template <class T> KJ_FUNC bool isnan(T x) { return isnan(float(x)); }
+template <class T> KJ_FUNC bool isinf(T x) { return isinf(float(x)); }
+template <class T> KJ_FUNC bool isfinite(T x) { return isfinite(float(x)); }
+}  // namespace kj
+
+//@chunk sign requires core
+namespace kj {
+/// -1 when x < 0, else 1 (componentwise on vectors).
+template <class T> KJ_FUNC T sign(T x) { return x < T(0) ? T(-1) : T(1); }
+/// 1 when x < 0, else 0 (Warp's step).
+template <class T> KJ_FUNC T step(T x) { return x < T(0) ? T(1) : T(0); }
+/// 1 when x != 0, else 0.
+template <class T> KJ_FUNC T nonzero(T x) { return x != T(0) ? T(1) : T(0); }
+template <int N, class T> KJ_FUNC vec_t<N, T> sign(vec_t<N, T> v) { for (int i = 0; i < N; ++i) v.c[i] = sign(v.c[i]); return v; }
 }  // namespace kj
 
 //@chunk abs requires core
 namespace kj {
 template <class T> KJ_FUNC T abs(T x) { return x < T(0) ? -x : x; }
-template <int N, class T> KJ_FUNC vec_t<N, T> abs(vec_t<N, T> v) { for (int i = 0; i < N; ++i) v.c[i] = kj::abs(v.c[i]); return v; }
+template <int N, class T> KJ_FUNC vec_t<N, T> abs(vec_t<N, T> v) { for (int i = 0; i < N; ++i) v.c[i] = abs(v.c[i]); return v; }
 template <class T> KJ_FUNC void adj_abs(T x, T ret, T& adj_x, T adj_ret) {
   if (x > T(0)) adj_x += adj_ret; else if (x < T(0)) adj_x -= adj_ret;
 }
@@ -44,13 +157,19 @@ template <int N, class T> KJ_FUNC void adj_abs(const vec_t<N, T>& x, const vec_t
 namespace kj {
 template <class T> KJ_FUNC T min(T a, T b) { return b < a ? b : a; }
 template <class T> KJ_FUNC T max(T a, T b) { return a < b ? b : a; }
-template <int N, class T> KJ_FUNC vec_t<N, T> min(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] = kj::min(a.c[i], b.c[i]); return a; }
-template <int N, class T> KJ_FUNC vec_t<N, T> max(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] = kj::max(a.c[i], b.c[i]); return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> min(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] = min(a.c[i], b.c[i]); return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> max(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] = max(a.c[i], b.c[i]); return a; }
+/// The smallest / largest component of a vector.
+template <int N, class T> KJ_FUNC T min(const vec_t<N, T>& v) { T m = v.c[0]; for (int i = 1; i < N; ++i) m = min(m, v.c[i]); return m; }
+template <int N, class T> KJ_FUNC T max(const vec_t<N, T>& v) { T m = v.c[0]; for (int i = 1; i < N; ++i) m = max(m, v.c[i]); return m; }
 // The gradient goes to the operand that was selected (the first one on ties).
 template <class T> KJ_FUNC void adj_min(T a, T b, T ret, T& adj_a, T& adj_b, T adj_ret) { if (b < a) adj_b += adj_ret; else adj_a += adj_ret; }
 template <class T> KJ_FUNC void adj_max(T a, T b, T ret, T& adj_a, T& adj_b, T adj_ret) { if (a < b) adj_b += adj_ret; else adj_a += adj_ret; }
 template <int N, class T> KJ_FUNC void adj_min(const vec_t<N, T>& a, const vec_t<N, T>& b, const vec_t<N, T>& ret, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b, const vec_t<N, T>& adj_ret) { for (int i = 0; i < N; ++i) adj_min(a.c[i], b.c[i], ret.c[i], adj_a.c[i], adj_b.c[i], adj_ret.c[i]); }
 template <int N, class T> KJ_FUNC void adj_max(const vec_t<N, T>& a, const vec_t<N, T>& b, const vec_t<N, T>& ret, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b, const vec_t<N, T>& adj_ret) { for (int i = 0; i < N; ++i) adj_max(a.c[i], b.c[i], ret.c[i], adj_a.c[i], adj_b.c[i], adj_ret.c[i]); }
+// One vector: the gradient goes to the first component holding the extreme value.
+template <int N, class T> KJ_FUNC void adj_min(const vec_t<N, T>& v, T ret, vec_t<N, T>& adj_v, T adj_ret) { for (int i = 0; i < N; ++i) if (v.c[i] == ret) { adj_v.c[i] += adj_ret; return; } }
+template <int N, class T> KJ_FUNC void adj_max(const vec_t<N, T>& v, T ret, vec_t<N, T>& adj_v, T adj_ret) { for (int i = 0; i < N; ++i) if (v.c[i] == ret) { adj_v.c[i] += adj_ret; return; } }
 }  // namespace kj
 
 //@chunk clamp requires core

@@ -22,6 +22,12 @@ template <int N, class T> KJ_FUNC T dot(const vec_t<N, T>& a, const vec_t<N, T>&
 template <int N, class T> KJ_FUNC bool operator==(const vec_t<N, T>& a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) if (!(a.c[i] == b.c[i])) return false; return true; }
 template <int N, class T> KJ_FUNC bool operator!=(const vec_t<N, T>& a, const vec_t<N, T>& b) { return !(a == b); }
 
+template <int N, class T> struct caster<vec_t<N, T>> {
+  template <class U> static KJ_FUNC vec_t<N, T> go(const vec_t<N, U>& v) { vec_t<N, T> r; for (int i = 0; i < N; ++i) r.c[i] = static_cast<T>(v.c[i]); return r; }
+};
+template <int N, class T> KJ_FUNC vec_t<N, T> operator/(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] /= b.c[i]; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T>& operator*=(vec_t<N, T>& a, T s) { for (int i = 0; i < N; ++i) a.c[i] *= s; return a; }
+
 template <int N, class T> KJ_FUNC T extract(const vec_t<N, T>& v, kj_int32 i) { return v.c[i]; }
 template <int N, class T> KJ_FUNC void adj_extract(const vec_t<N, T>& v, kj_int32 i, T ret, vec_t<N, T>& adj_v, T adj_ret) { adj_v.c[i] += adj_ret; }
 template <int N, class T> KJ_FUNC vec_t<N, T> insert(vec_t<N, T> v, kj_int32 i, T x) { v.c[i] = x; return v; }
@@ -38,6 +44,9 @@ namespace kj {
 template <int R, int C, class T>
 struct mat_t {
   T c[R][C];
+};
+template <int R, int C, class T> struct caster<mat_t<R, C, T>> {
+  template <class U> static KJ_FUNC mat_t<R, C, T> go(const mat_t<R, C, U>& m) { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = static_cast<T>(m.c[i][j]); return r; }
 };
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator+(mat_t<R, C, T> a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] += b.c[i][j]; return a; }
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator-(mat_t<R, C, T> a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] -= b.c[i][j]; return a; }

@@ -16,52 +16,84 @@ namespace kjit::codegen {
 // ---------------------------------------------------------------------------------------------
 // What cannot be differentiated.
 
-std::string adjoint_obstacle(const ir::Function& fn) {
+namespace {
+
+/// The first statement reading and the first writing an array, for messages.
+struct ArrayUse {
+  const ir::Stmt* read = nullptr;
+  const ir::Stmt* write = nullptr;
+};
+
+/// What stops `fn` (a kernel or a device function) from being differentiated, or "".
+/// `params` receives, per parameter, how the body (callees included) uses it as an array.
+std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
+  const std::string what = std::string(fn.is_function ? "device function '" : "kernel '") + fn.name + "'";
   std::map<ir::ValueId, size_t> param_of;
-  std::vector<const ir::Stmt*> first_read(fn.params.size(), nullptr), first_write(fn.params.size(), nullptr);
+  std::map<ir::ValueId, ArrayUse> arrays;
   std::vector<int> uses(fn.values.size(), 0);
   std::vector<const ir::Stmt*> atomics;
   std::string problem;
+  auto note = [&](ir::ValueId array, const ir::Stmt& s, bool write) {
+    ArrayUse& u = arrays[array];
+    if (write && !u.write) u.write = &s;
+    if (!write && !u.read) u.read = &s;
+  };
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     for (ir::ValueId a : s.args) ++uses[a];
     for (const ir::Block& r : s.regions)
       if (r.yield != ir::kNoValue) ++uses[r.yield];
     if (s.op == ir::Op::Param) param_of[s.result] = size_t(s.imm);
-    if (s.op == ir::Op::ArrayLoad) {
-      size_t p = param_of.at(s.args[0]);
-      if (!first_read[p]) first_read[p] = &s;
-    }
-    if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) {
-      size_t p = param_of.at(s.args[0]);
-      if (!first_write[p]) first_write[p] = &s;
-    }
+    if (s.op == ir::Op::ArrayLoad) note(s.args[0], s, false);
+    if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) note(s.args[0], s, true);
     if (s.op == ir::Op::ArrayAtomic) atomics.push_back(&s);
+    if (s.op == ir::Op::CallFunc && problem.empty()) {
+      const ir::Function& callee = *fn.callees.at(size_t(s.imm));
+      std::vector<ArrayUse> inner;
+      std::string p = obstacle_of(callee, inner);
+      if (!p.empty()) problem = p + " (called at " + s.loc.str() + ")";
+      for (size_t k = 0; k < s.args.size() && k < inner.size(); ++k) {
+        if (inner[k].read) note(s.args[k], s, false);
+        if (inner[k].write) note(s.args[k], s, true);
+      }
+    }
     if (s.op == ir::Op::While && problem.empty()) {
       ir::for_each_stmt(s.regions[0], [&](const ir::Stmt& c) {
-        bool effect = c.op == ir::Op::StoreVar || c.op == ir::Op::ArrayStore ||
-                      c.op == ir::Op::ArrayAtomic || c.op == ir::Op::Print;
+        bool effect = c.op == ir::Op::StoreVar || c.op == ir::Op::ArrayStore || c.op == ir::Op::ArrayAtomic ||
+                      c.op == ir::Op::Print || c.op == ir::Op::CallFunc;
         if (effect && problem.empty())
-          problem = "kernel '" + fn.name + "' at " + c.loc.str() +
+          problem = what + " at " + c.loc.str() +
                     ": a While condition changes state; the adjoint replays conditions and "
                     "needs them free of effects. Move the change into the loop body";
       });
     }
   });
+  params.assign(fn.params.size(), ArrayUse{});
+  for (const auto& [value, index] : param_of)
+    if (arrays.count(value)) params[index] = arrays[value];
+  // A user-supplied replay takes responsibility for what replaying the body would get wrong.
+  if (fn.custom_replay) return "";
   if (!problem.empty()) return problem;
-  for (size_t p = 0; p < fn.params.size(); ++p) {
-    if (first_read[p] && first_write[p])
-      return "kernel '" + fn.name + "': array '" + fn.params[p].name + "' is read at " +
-             first_read[p]->loc.str() + " and written at " + first_write[p]->loc.str() +
-             "; its adjoint would replay reads of values the forward launch overwrote. Write "
-             "results to a separate array, or build the module with enable_adjoint = false";
+  for (const auto& [value, u] : arrays) {
+    if (!u.read || !u.write) continue;
+    auto p = param_of.find(value);
+    const std::string name = p == param_of.end() ? "an array built from an address" : "array '" + fn.params[p->second].name + "'";
+    return what + ": " + name + " is read at " + u.read->loc.str() + " and written at " + u.write->loc.str() +
+           "; its adjoint would replay reads of values the forward launch overwrote. Write "
+           "results to a separate array, or build the module with enable_adjoint = false";
   }
   for (const ir::Stmt* a : atomics)
     if (uses[a->result] > 0)
-      return "kernel '" + fn.name + "' at " + a->loc.str() + ": the value returned by atomic_" +
-             ir::atomic_op_name(a->atomic_op()) +
-             " is used; the adjoint cannot replay an atomic's result. Use the returned value "
-             "only in kernels built without adjoints";
+      return what + " at " + a->loc.str() + ": the value returned by atomic_" + ir::atomic_op_name(a->atomic_op()) +
+             " is used; the adjoint cannot replay an atomic's result. Use the returned value only in "
+             "kernels built without adjoints, or give the device function a replay";
   return "";
+}
+
+}  // namespace
+
+std::string adjoint_obstacle(const ir::Function& fn) {
+  std::vector<ArrayUse> params;
+  return obstacle_of(fn, params);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -82,8 +114,9 @@ struct LoopInfo {
 class AdjointEmitter {
  public:
   AdjointEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
-                 const CodegenOptions& o, int first_loop, std::vector<ir::SourceLoc>& loops)
-      : w_(w), fn_(fn), n_(fn), ex_(n_, used), used_(used), o_(o), next_loop_(first_loop),
+                 const CodegenOptions& o, int first_loop, std::vector<ir::SourceLoc>& loops,
+                 const FunctionNames* functions)
+      : w_(w), fn_(fn), n_(fn), ex_(n_, used, functions), used_(used), o_(o), next_loop_(first_loop),
         loop_locs_(loops) {
     KJIT_CHECK(o.loop_checkpoints >= 2 && o.loop_checkpoints % 2 == 0,
                "loop_checkpoints must be an even number >= 2");
@@ -95,7 +128,13 @@ class AdjointEmitter {
     w_.line("// forward replay (no stores, atomics or prints: the forward launch did those)", 1);
     replay(fn_.body, 1);
     w_.line("// reverse sweep", 1);
+    if (fn_.is_function && fn_.body.yield != ir::kNoValue && differentiable(fn_.body.yield))
+      w_.line(adj(fn_.body.yield) + " += kj_adj_ret;", 1);
     reverse(fn_.body, 1);
+    if (fn_.is_function) {  // hand the parameters' adjoints back to the caller
+      for (const auto& [value, index] : param_of_)
+        if (differentiable(value)) w_.line(n_.adj_param(index) + " += " + adj(value) + ";", 1);
+    }
     return int(loop_list_.size());
   }
 
@@ -189,6 +228,11 @@ class AdjointEmitter {
   void replay(const ir::Block& b, int indent) {
     for (const ir::Stmt& s : b.stmts) {
       if (s.op == ir::Op::Param) continue;
+      if (s.op == ir::Op::CallFunc) {  // through the function's replay: no side effects twice
+        if (!s.type.is_void()) w_.user_line(v(s.result) + " = " + ex_.call_function(s, true) + ";", indent, s.loc);
+        continue;
+      }
+      if (s.op == ir::Op::Call && s.type.is_void()) continue;  // side effects: done forward
       if (ExprEmitter::is_expression(s)) {
         w_.user_line(v(s.result) + " = " + ex_.expr(s) + ";", indent, s.loc);
         continue;
@@ -291,6 +335,9 @@ class AdjointEmitter {
     for (auto it = b.stmts.rbegin(); it != b.stmts.rend(); ++it) reverse_stmt(*it, indent);
   }
 
+  /// Whether `array` has an adjoint array here (a parameter's; arrays built in the kernel
+  /// from an address have none).
+  bool has_adj_array(ir::ValueId array) const { return param_of_.count(array) != 0; }
   std::string adj_array(ir::ValueId array) const { return n_.adj_param(param_of_.at(array)); }
 
   /// Whether the indices of access `s` are exactly this thread's launch index: the flat
@@ -316,9 +363,13 @@ class AdjointEmitter {
   bool owned(ir::ValueId array) {
     auto it = owned_.find(array);
     if (it != owned_.end()) return it->second;
-    bool all = true;
+    // Inside device functions the caller's indices are unknown; an array passed to a device
+    // function may be read there anywhere.
+    bool all = !fn_.is_function;
     ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
       if (s.op == ir::Op::ArrayLoad && s.args[0] == array) all = all && own_index(s, s.args.size() - 1);
+      if (s.op == ir::Op::CallFunc)
+        for (ir::ValueId a : s.args) all = all && a != array;
     });
     owned_[array] = all;
     return all;
@@ -347,10 +398,16 @@ class AdjointEmitter {
       case ir::Op::Construct: {
         if (s.args.empty() || !differentiable(s.result)) break;
         for (size_t i = 0; i < s.args.size(); ++i)
-          w_.user_line(adj(s.args[i]) + " += " + component(adj(s.result), s.type, int(i)) + ";", indent, loc);
+          if (differentiable(s.args[i]))
+            w_.user_line(adj(s.args[i]) + " += " + component(adj(s.result), s.type, int(i)) + ";", indent, loc);
         break;
       }
       case ir::Op::Extract:
+        if (fn_.type_of(s.args[0]).shape == ir::Shape::Struct) {
+          if (differentiable(s.result))
+            w_.user_line(adj(s.args[0]) + "." + field_name(fn_.type_of(s.args[0]), s.imm) + " += " + adj(s.result) + ";", indent, loc);
+          break;
+        }
         if (differentiable(s.result) && differentiable(s.args[0])) {
           std::string call = "kj::adj_extract(" + v(s.args[0]);
           for (size_t i = 1; i < s.args.size(); ++i) call += ", " + v(s.args[i]);
@@ -358,6 +415,13 @@ class AdjointEmitter {
         }
         break;
       case ir::Op::Insert:
+        if (s.type.shape == ir::Shape::Struct) {
+          if (!differentiable(s.result)) break;
+          const std::string f = field_name(s.type, s.imm);
+          if (differentiable(s.args[1])) w_.user_line(adj(s.args[1]) + " += " + adj(s.result) + "." + f + ";", indent, loc);
+          w_.user_line("{ " + s.type.cpp() + " kj_t = " + adj(s.result) + "; kj_t." + f + " = {}; " + adj(s.args[0]) + " += kj_t; }", indent, loc);
+          break;
+        }
         if (differentiable(s.result)) {
           std::string call = "kj::adj_insert(" + v(s.args[0]);
           for (size_t i = 2; i < s.args.size(); ++i) call += ", " + v(s.args[i]);
@@ -378,7 +442,7 @@ class AdjointEmitter {
         if (var_differentiable(s.imm)) w_.user_line(n_.adj_var(s.imm) + " = {};", indent, loc);
         break;
       case ir::Op::ArrayLoad: {
-        if (!differentiable(s.result)) break;
+        if (!differentiable(s.result) || !has_adj_array(s.args[0])) break;
         const std::string a = adj_array(s.args[0]);
         std::string elem = "kj::elem(" + a;
         for (size_t i = 1; i < s.args.size(); ++i) elem += ", " + v(s.args[i]);
@@ -395,7 +459,7 @@ class AdjointEmitter {
       }
       case ir::Op::ArrayStore: {
         ir::ValueId value = s.args.back();
-        if (!differentiable(value)) break;
+        if (!differentiable(value) || !has_adj_array(s.args[0])) break;
         const std::string a = adj_array(s.args[0]);
         std::string elem = "kj::elem(" + a;
         for (size_t i = 1; i + 1 < s.args.size(); ++i) elem += ", " + v(s.args[i]);
@@ -404,7 +468,7 @@ class AdjointEmitter {
       }
       case ir::Op::ArrayAtomic: {
         ir::ValueId value = s.args.back();
-        if (!differentiable(value)) break;
+        if (!differentiable(value) || !has_adj_array(s.args[0])) break;
         const std::string a = adj_array(s.args[0]);
         std::string idx;
         for (size_t i = 1; i + 1 < s.args.size(); ++i) idx += ", " + v(s.args[i]);
@@ -443,16 +507,41 @@ class AdjointEmitter {
       case ir::Op::While:
         reverse_loop(s, indent);
         break;
+      case ir::Op::Print:  // print(): the adjoints of the printed values
+        if (s.bits == 1) w_.user_line(ex_.print(s, true) + ";", indent, loc);
+        break;
+      case ir::Op::CallFunc:
+        reverse_call(s, indent);
+        break;
       default:
-        break;  // constants, indices, shapes, prints: no adjoint
+        break;  // constants, indices, shapes, printf: no adjoint
     }
+  }
+
+  /// The adjoint call of device function CallFunc `s` (see function_codegen.hpp for the
+  /// signature): arguments, result, the adjoint of each differentiable argument, adj_ret.
+  void reverse_call(const ir::Stmt& s, int indent) {
+    const ir::Function& f = *fn_.callees.at(size_t(s.imm));
+    if (!function_has_adjoint(f)) return;
+    std::string call = "adj_" + ex_.function_name(f) + "(dim, kj_index";
+    for (ir::ValueId a : s.args) call += ", " + v(a);
+    if (!s.type.is_void()) call += ", " + v(s.result);
+    for (ir::ValueId a : s.args) {
+      const ir::Type& t = fn_.type_of(a);
+      if (!t.is_differentiable()) continue;
+      if (t.is_array()) call += ", " + (has_adj_array(a) ? adj_array(a) : t.cpp() + "{}");
+      else call += ", " + adj(a);
+    }
+    if (!s.type.is_void() && differentiable(s.result)) call += ", " + adj(s.result);
+    w_.user_line(call + ");", indent, s.loc);
   }
 
   /// Whether reversing `b` produces any code (differentiable values or loops inside).
   bool has_reverse(const ir::Block& b) const {
     bool any = false;
     ir::for_each_stmt(b, [&](const ir::Stmt& s) {
-      if (s.op == ir::Op::For || s.op == ir::Op::While) any = true;
+      if (s.op == ir::Op::For || s.op == ir::Op::While || s.op == ir::Op::CallFunc) any = true;
+      if (s.op == ir::Op::Print && s.bits == 1) any = true;
       if (s.result != ir::kNoValue && differentiable(s.result)) any = true;
       if ((s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic || s.op == ir::Op::StoreVar) &&
           !s.args.empty() && differentiable(s.args.back()))
@@ -466,7 +555,9 @@ class AdjointEmitter {
       case ir::Shape::Vector: return value + ".c[" + std::to_string(i) + "]";
       case ir::Shape::Matrix:
         return value + ".c[" + std::to_string(i / t.cols) + "][" + std::to_string(i % t.cols) + "]";
-      case ir::Shape::Quat: return value + "." + "xyzw"[i];
+      case ir::Shape::Quat:
+      case ir::Shape::Transform: return "kj::extract(" + value + ", " + std::to_string(i) + ")";
+      case ir::Shape::Struct: return value + "." + field_name(t, i);
       default: break;
     }
     KJIT_CHECK(false, "adjoint of constructing a " + t.str() + " is not implemented");
@@ -544,9 +635,16 @@ std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {
 }
 
 int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
-                      const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops) {
+                      const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
+                      const FunctionNames* functions) {
   ir::Function lowered = lower_jumps(fn);
-  return AdjointEmitter(w, lowered, used, options, first_loop, loops).run();
+  return AdjointEmitter(w, lowered, used, options, first_loop, loops, functions).run();
+}
+
+bool function_has_adjoint(const ir::Function& f) {
+  for (const ir::Param& p : f.params)
+    if (p.type.is_differentiable()) return true;
+  return false;
 }
 
 }  // namespace kjit::codegen

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "expr_emitter.hpp"
 #include "kjit/codegen/codegen.hpp"
 #include "prelude.hpp"
 #include "source_writer.hpp"
@@ -25,6 +26,12 @@ std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn);
 /// exceeds its checkpoint bound), with their locations appended to `loops`.
 int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
                       const CodegenOptions& options, int first_loop,
-                      std::vector<ir::SourceLoc>& loops);
+                      std::vector<ir::SourceLoc>& loops, const FunctionNames* functions = nullptr);
+
+/// Whether device function `f` has an adjoint: it takes a differentiable value or array.
+/// Its adjoint is `adj_<name>(dim, kj_index, args..., [ret,] adjoint of each differentiable
+/// argument..., [adj_ret when the result is differentiable])`; the body of an automatic one
+/// reads adj_ret as `kj_adj_ret`.
+bool function_has_adjoint(const ir::Function& f);
 
 }  // namespace kjit::codegen

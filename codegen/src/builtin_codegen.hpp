@@ -23,6 +23,9 @@ struct BuiltinCodegen {
   const char* adjoint_chunk;
   /// `op` applies to integer operands only (float % is kj::mod).
   bool op_integers_only;
+  /// The function also takes the call site: the thread index and "file:line" (expect_near
+  /// reports where and in which thread it failed).
+  bool takes_site;
 };
 
 /// The row of `b`.

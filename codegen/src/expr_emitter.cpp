@@ -7,6 +7,7 @@
 
 #include "builtin_codegen.hpp"
 #include "kjit/error.hpp"
+#include "kjit/ir/structs.hpp"
 
 namespace kjit::codegen {
 
@@ -68,15 +69,69 @@ std::string literal_text(const ir::Stmt& s) {
   }
 }
 
+const std::string& field_name(const ir::Type& t, int64_t field) {
+  return ir::struct_info(t.struct_id).fields.at(size_t(field)).name;
+}
+
+std::string field_setter(const ir::Type& t, int64_t field) {
+  return ir::struct_info(t.struct_id).cpp_name + "__set_" + field_name(t, field);
+}
+
 bool ExprEmitter::is_expression(const ir::Stmt& s) {
   switch (s.op) {
-    case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Call:
-    case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
-    case ir::Op::LoadVar: case ir::Op::ArrayLoad: case ir::Op::ArrayShape:
+    case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
+    case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:
+    case ir::Op::ArrayLoad: case ir::Op::ArrayShape:
       return true;
+    case ir::Op::Call:
+      return !s.type.is_void();  // void builtins (expect_near, breakpoint) are statements
     default:
       return false;
   }
+}
+
+const std::string& ExprEmitter::function_name(const ir::Function& f) const {
+  KJIT_CHECK(functions_ && functions_->count(&f), "device function " + f.name + " has no name in this module");
+  return functions_->at(&f);
+}
+
+std::string ExprEmitter::call_function(const ir::Stmt& s, bool replay) {
+  const ir::Function& f = *n_.fn.callees.at(size_t(s.imm));
+  std::string out = function_name(f) + (replay ? "_replay" : "") + "(dim, kj_index";
+  for (ir::ValueId a : s.args) out += ", " + n_.value(a);
+  return out + ")";
+}
+
+namespace {
+/// The printf conversion of a scalar of type `t`, and the cast its argument gets.
+std::pair<const char*, const char*> print_spec(ir::Scalar s) {
+  switch (s) {
+    case ir::Scalar::Bool: case ir::Scalar::I8: case ir::Scalar::I16: case ir::Scalar::I32: return {"%d", "(int)"};
+    case ir::Scalar::U8: case ir::Scalar::U16: case ir::Scalar::U32: return {"%u", "(unsigned)"};
+    case ir::Scalar::I64: return {"%lld", "(long long)"};
+    case ir::Scalar::U64: return {"%llu", "(unsigned long long)"};
+    default: return {"%g", "(double)"};
+  }
+}
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '"' || c == '\\') out += std::string("\\") + c;
+    else out += c;
+  }
+  return out;
+}
+}  // namespace
+
+std::string ExprEmitter::print(const ir::Stmt& s, bool adjoint) const {
+  std::string text = "printf(\"" + std::string(adjoint ? "adj " : "") + escape(n_.fn.strings.at(size_t(s.imm))) + "\"";
+  for (ir::ValueId a : s.args) {
+    const ir::Type& t = n_.fn.type_of(a);
+    text += ", " + std::string(print_spec(t.scalar).second);
+    text += adjoint ? (t.is_float() ? n_.adj_value(a) : std::string("0")) : n_.value(a);
+  }
+  return text + ")";
 }
 
 std::string ExprEmitter::element(const ir::Stmt& s, size_t count) const {
@@ -97,8 +152,7 @@ std::string ExprEmitter::atomic(const ir::Stmt& s) {
 
 std::string ExprEmitter::call(const ir::Stmt& s) {
   const BuiltinCodegen& g = builtin_codegen(s.builtin());
-  const ir::Type& first = n_.fn.type_of(s.args.at(0));
-  bool use_op = g.op && !(g.op_integers_only && !first.is_integer());
+  bool use_op = g.op && !s.args.empty() && !(g.op_integers_only && !n_.fn.type_of(s.args[0]).is_integer());
   if (use_op) {
     const std::string op = g.op;
     if (op == "?:")
@@ -111,6 +165,7 @@ std::string ExprEmitter::call(const ir::Stmt& s) {
   if (g.chunk) prelude_.need(g.chunk);
   std::string out = std::string(g.function) + "(";
   for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
+  if (g.takes_site) out += ", kj_index, \"" + escape(s.loc.short_str()) + "\"";
   return out + ")";
 }
 
@@ -124,6 +179,12 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
     case ir::Op::Cast: return "kj::cast<" + s.type.cpp() + ">(" + n_.value(s.args[0]) + ")";
     case ir::Op::Construct: {
       if (s.args.empty()) return s.type.cpp() + "{}";
+      if (s.type.is_array()) {  // an array over a device address
+        prelude_.need("array");
+        std::string out = "kj::make_array<" + s.type.element().cpp() + ">(";
+        for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
+        return out + ")";
+      }
       // Vectors and matrices hold an array member (double braces); quaternions,
       // transforms and structs list their members (brace elision fills nested ones).
       bool array_member = s.type.shape == ir::Shape::Vector || s.type.shape == ir::Shape::Matrix;
@@ -132,11 +193,16 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
       return out + (array_member ? "}}" : "}");
     }
     case ir::Op::Extract: {
+      const ir::Type& whole = n_.fn.type_of(s.args[0]);
+      if (whole.shape == ir::Shape::Struct) return n_.value(s.args[0]) + "." + field_name(whole, s.imm);
       std::string out = "kj::extract(" + n_.value(s.args[0]);
       for (size_t i = 1; i < s.args.size(); ++i) out += ", " + n_.value(s.args[i]);
       return out + ")";
     }
     case ir::Op::Insert: {
+      const ir::Type& whole = n_.fn.type_of(s.args[0]);
+      if (whole.shape == ir::Shape::Struct)
+        return field_setter(whole, s.imm) + "(" + n_.value(s.args[0]) + ", " + n_.value(s.args[1]) + ")";
       std::string out = "kj::insert(" + n_.value(s.args[0]);
       for (size_t i = 2; i < s.args.size(); ++i) out += ", " + n_.value(s.args[i]);
       return out + ", " + n_.value(s.args[1]) + ")";

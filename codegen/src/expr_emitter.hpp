@@ -2,6 +2,7 @@
 // computes. Shared by the forward emitter and the adjoint's forward replay.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,20 @@ struct Names {
 /// The C++ text of a literal of scalar type `t` (from a Const statement).
 std::string literal_text(const ir::Stmt& s);
 
+/// The C++ names of a module's device functions (kjit/dsl/functions.hpp), by IR function.
+using FunctionNames = std::map<const ir::Function*, std::string>;
+
+/// The identifier of field `field` of struct type `t` ("mass").
+const std::string& field_name(const ir::Type& t, int64_t field);
+/// The setter generated for a user struct's field ("kj::demo__Particle__set_mass").
+std::string field_setter(const ir::Type& t, int64_t field);
+
 /// Writes expressions for value-producing statements and records the prelude chunks they
 /// need.
 class ExprEmitter {
  public:
-  ExprEmitter(const Names& names, PreludeUse& prelude) : n_(names), prelude_(prelude) {}
+  ExprEmitter(const Names& names, PreludeUse& prelude, const FunctionNames* functions = nullptr)
+      : n_(names), prelude_(prelude), functions_(functions) {}
 
   /// Whether `s` produces its value with an expression (rather than being control flow,
   /// a store, an atomic or a print).
@@ -44,11 +54,19 @@ class ExprEmitter {
   std::string element(const ir::Stmt& s, size_t count) const;
   /// The expression of an atomic statement (a call returning the previous value).
   std::string atomic(const ir::Stmt& s);
+  /// The call of device function CallFunc `s` (`replay`: its side-effect-free variant).
+  std::string call_function(const ir::Stmt& s, bool replay);
+  /// The name a module gives device function `f`.
+  const std::string& function_name(const ir::Function& f) const;
+  /// printf(...) of a Print statement (`adjoint`: the adjoints of its arguments, for the
+  /// reverse sweep of print()).
+  std::string print(const ir::Stmt& s, bool adjoint) const;
 
  private:
   std::string call(const ir::Stmt& s);
   const Names& n_;
   PreludeUse& prelude_;
+  const FunctionNames* functions_;
 };
 
 }  // namespace kjit::codegen

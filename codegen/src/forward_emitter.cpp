@@ -6,7 +6,7 @@
 namespace kjit::codegen {
 
 void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const ir::Block& block,
-                        int indent) {
+                        int indent, bool without_effects) {
   for (const ir::Stmt& s : block.stmts) {
     const ir::SourceLoc& loc = s.loc;
     if (s.op == ir::Op::Param) continue;  // parameters are named directly
@@ -24,17 +24,31 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         w.user_line(n.var(s.imm) + " = " + n.value(s.args[0]) + ";", indent, loc);
         break;
       case ir::Op::ArrayStore:
-        w.user_line(ex.element(s, s.args.size() - 2) + " = " + n.value(s.args.back()) + ";", indent, loc);
+        if (!without_effects)
+          w.user_line(ex.element(s, s.args.size() - 2) + " = " + n.value(s.args.back()) + ";", indent, loc);
         break;
       case ir::Op::ArrayAtomic:
-        w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.atomic(s) + ";", indent, loc);
+        if (without_effects)  // the value is the element's current one (a replay without effects)
+          w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.element(s, s.args.size() - 1 - (s.atomic_op() == ir::AtomicOp::Cas ? 2 : 1)) + ";", indent, loc);
+        else
+          w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.atomic(s) + ";", indent, loc);
+        break;
+      case ir::Op::Call:  // a builtin with no result: a side effect (expect_near, breakpoint)
+        if (!without_effects) w.user_line(ex.expr(s) + ";", indent, loc);
+        break;
+      case ir::Op::CallFunc:
+        if (s.type.is_void()) {
+          if (!without_effects) w.user_line(ex.call_function(s, false) + ";", indent, loc);
+        } else {
+          w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.call_function(s, without_effects) + ";", indent, loc);
+        }
         break;
       case ir::Op::If:
         w.user_line("if (" + n.value(s.args[0]) + ") {", indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, without_effects);
         if (!s.regions[1].stmts.empty()) {
           w.user_line("} else {", indent, loc);
-          emit_forward_block(w, ex, n, s.regions[1], indent + 1);
+          emit_forward_block(w, ex, n, s.regions[1], indent + 1, without_effects);
         }
         w.user_line("}", indent, loc);
         break;
@@ -44,32 +58,23 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         w.user_line("for (kj_int32 " + i + " = " + begin + "; " + step + " > 0 ? " + i + " < " + end +
                         " : (" + step + " < 0 && " + i + " > " + end + "); " + i + " += " + step + ") {",
                     indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, without_effects);
         w.user_line("}", indent, loc);
         break;
       }
       case ir::Op::While:
         w.user_line("for (;;) {", indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, without_effects);
         w.user_line("if (!" + n.value(s.regions[0].yield) + ") break;", indent + 1, loc);
-        emit_forward_block(w, ex, n, s.regions[1], indent + 1);
+        emit_forward_block(w, ex, n, s.regions[1], indent + 1, without_effects);
         w.user_line("}", indent, loc);
         break;
       case ir::Op::Break: w.user_line("break;", indent, loc); break;
       case ir::Op::Continue: w.user_line("continue;", indent, loc); break;
       case ir::Op::Return: w.user_line("return;", indent, loc); break;
-      case ir::Op::Print: {
-        std::string text = "printf(\"";
-        for (char c : n.fn.strings.at(size_t(s.imm))) {
-          if (c == '\n') text += "\\n";
-          else if (c == '"' || c == '\\') text += std::string("\\") + c;
-          else text += c;
-        }
-        text += "\"";
-        for (ir::ValueId a : s.args) text += ", " + n.value(a);
-        w.user_line(text + ");", indent, loc);
+      case ir::Op::Print:
+        if (!without_effects) w.user_line(ex.print(s, false) + ";", indent, loc);
         break;
-      }
       default:
         KJIT_CHECK(false, std::string("forward codegen does not handle ") + ir::op_name(s.op));
     }

@@ -7,6 +7,8 @@
 #include "forward_emitter.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/serializer.hpp"
+#include "kjit/ir/structs.hpp"
+#include "module_plan.hpp"
 #include "prelude_requirements.hpp"
 
 namespace kjit::codegen {
@@ -15,6 +17,36 @@ std::string CodegenOptions::fingerprint() const {
   return "adjoint=" + std::to_string(enable_adjoint) + ";lines=" + std::to_string(line_directives) +
          ";checkpoints=" + std::to_string(loop_checkpoints);
 }
+
+namespace {
+/// A struct's layout as the FFI shim reads it: name, size, alignment, and each field's name,
+/// type, offset (bytes) and, for nested structs, its own layout.
+nlohmann::json describe_struct(uint16_t id) {
+  const ir::StructInfo& info = ir::struct_info(id);
+  nlohmann::json fields = nlohmann::json::array();
+  for (const ir::StructField& f : info.fields) {
+    nlohmann::json j{{"name", f.name}, {"type", f.type.str()}, {"offset", f.offset},
+                     {"scalar", ir::scalar_name(f.type.scalar)}, {"lanes", f.type.lanes()},
+                     {"differentiable", f.type.is_differentiable()}};
+    if (f.type.shape == ir::Shape::Struct) {
+      j["scalar"] = nullptr;
+      j["struct"] = describe_struct(f.type.struct_id);
+    }
+    fields.push_back(j);
+  }
+  return {{"name", info.name}, {"size", info.size}, {"align", info.align}, {"fields", fields}};
+}
+
+/// Whether `fn` (or a device function it calls) contains a device-side check.
+bool has_checks(const ir::Function& fn) {
+  bool any = false;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::Call && s.builtin() == ir::Builtin::ExpectNear) any = true;
+    if (s.op == ir::Op::CallFunc && has_checks(*fn.callees.at(size_t(s.imm)))) any = true;
+  });
+  return any;
+}
+}  // namespace
 
 nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   nlohmann::json params = nlohmann::json::array();
@@ -27,6 +59,10 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
     j["scalar"] = ir::scalar_name(p.type.scalar);
     j["lanes"] = p.type.element().lanes();
     j["differentiable"] = p.type.is_differentiable();
+    if (p.type.shape == ir::Shape::Struct) {
+      j["scalar"] = nullptr;  // the layout below says what the element holds
+      j["struct"] = describe_struct(p.type.struct_id);
+    }
     params.push_back(j);
   }
   nlohmann::json k;
@@ -35,6 +71,7 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   k["launch_ndim"] = fn.launch_ndim;
   k["forward"] = entry_name(fn.name, EntryKind::Forward);
   k["adjoint"] = with_adjoint ? nlohmann::json(entry_name(fn.name, EntryKind::Adjoint)) : nlohmann::json();
+  k["checks"] = has_checks(fn);  // device-side checks report through the status word
   return k;
 }
 
@@ -49,23 +86,27 @@ std::vector<std::string> entry_points(const std::vector<const ir::Function*>& ke
   return out;
 }
 
-nlohmann::json describe_module(const std::vector<const ir::Function*>& kernels,
-                               const CodegenOptions& options) {
+namespace {
+nlohmann::json describe_planned(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options,
+                                const ModulePlan& plan) {
   nlohmann::json out = nlohmann::json::array();
-  int loop_count = 0;
-  for (const ir::Function* fn : kernels) {
-    std::string obstacle = options.enable_adjoint ? adjoint_obstacle(*fn) : "";
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const std::string& obstacle = plan.obstacles[i];
     bool with_adjoint = options.enable_adjoint && obstacle.empty();
     nlohmann::json loops = nlohmann::json::array();
-    if (with_adjoint)
-      for (const ir::SourceLoc& loc : adjoint_loops(*fn))
-        loops.push_back({{"status", ++loop_count}, {"loc", loc.str()}});
-    nlohmann::json k = describe_kernel(*fn, with_adjoint);
+    for (const PlannedLoop& l : plan.kernel_loops[i]) loops.push_back({{"status", l.status}, {"loc", l.loc.str()}});
+    nlohmann::json k = describe_kernel(*kernels[i], with_adjoint);
     if (!obstacle.empty()) k["adjoint_error"] = obstacle;
     k["loops"] = loops;
     out.push_back(k);
   }
   return out;
+}
+}  // namespace
+
+nlohmann::json describe_module(const std::vector<const ir::Function*>& kernels,
+                               const CodegenOptions& options) {
+  return describe_planned(kernels, options, plan_module(kernels, options));
 }
 
 GeneratedModule generate_module(const std::string& module_name,
@@ -80,10 +121,14 @@ GeneratedModule generate_module(const std::string& module_name,
 
   PreludeUse used;  // what the emitters ask for; must be covered by the plan
   std::set<std::string> entries;
-  int loop_count = 0;  // adjoint loops of the module, numbered across kernels
-  for (const ir::Function* fn : kernels) {
+  const ModulePlan plan = plan_module(kernels, options);
+  std::set<std::string> available = prelude_closure(planned);
+  emit_structs(w, plan, available.count("atomic") != 0);
+  emit_functions(w, plan, used, options, options.enable_adjoint);
+  for (size_t kernel_index = 0; kernel_index < kernels.size(); ++kernel_index) {
+    const ir::Function* fn = kernels[kernel_index];
     Names names(*fn);
-    ExprEmitter ex(names, used);
+    ExprEmitter ex(names, used, &plan.names);
     w.line("");
     w.line("// kernel " + fn->name + " (" + fn->loc.short_str() + ")");
     const std::string fwd = entry_name(fn->name, EntryKind::Forward);
@@ -97,35 +142,30 @@ GeneratedModule generate_module(const std::string& module_name,
     emit_entry_points(w, fwd, fwd + "_body", params);
     out.entry_points.push_back(fwd);
 
-    std::string obstacle = options.enable_adjoint ? adjoint_obstacle(*fn) : "";
-    bool with_adjoint = options.enable_adjoint && obstacle.empty();
-    nlohmann::json loops = nlohmann::json::array();
+    bool with_adjoint = options.enable_adjoint && plan.obstacles[kernel_index].empty();
     if (with_adjoint) {
       const std::string adj = entry_name(fn->name, EntryKind::Adjoint);
       auto adj_params = entry_params(*fn, names, EntryKind::Adjoint);
       open_body_function(w, adj + "_body", adj_params);
       std::vector<ir::SourceLoc> locs;
-      int first = loop_count;
-      loop_count += emit_adjoint_body(w, *fn, used, options, first, locs);
+      const std::vector<PlannedLoop>& planned_loops = plan.kernel_loops[kernel_index];
+      int first = planned_loops.empty() ? 0 : planned_loops.front().status - 1;
+      int count = emit_adjoint_body(w, *fn, used, options, first, locs, &plan.names);
       for (size_t i = 0; i < locs.size(); ++i)
-        loops.push_back({{"status", first + int(i) + 1}, {"loc", locs[i].str()}});
+        KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
+                   "adjoint loop numbering differs from the module plan");
       w.line("}");
       emit_entry_points(w, adj, adj + "_body", adj_params);
       out.entry_points.push_back(adj);
     }
-    nlohmann::json k = describe_kernel(*fn, with_adjoint);
-    if (!obstacle.empty()) k["adjoint_error"] = obstacle;
-    k["loops"] = loops;
-    out.kernels.push_back(k);
   }
+  out.kernels = describe_planned(kernels, options, plan);
 
   // Every chunk an emitter used must have been planned (with its requirements) up front.
-  std::set<std::string> available = prelude_closure(planned);
   for (const std::string& c : used.chunks())
     KJIT_CHECK(available.count(c), "codegen used prelude chunk '" + c + "' that was not planned");
-  KJIT_CHECK(out.kernels == describe_module(kernels, options) &&
-                 out.entry_points == entry_points(kernels, options),
-             "describe_module or entry_points disagree with the generated module");
+  KJIT_CHECK(out.entry_points == entry_points(kernels, options),
+             "entry_points disagrees with the generated module");
   out.text = w.text();
   out.source_map = std::move(w.source_map());
   return out;

@@ -1,59 +1,89 @@
-// Reads the prelude chunks a module needs off its IR.
+// Reads the prelude chunks a module needs off its IR: the chunks of its value types, of the
+// builtins it calls (and their adjoints), of arrays, atomics, loops and device functions.
 #include "prelude_requirements.hpp"
 
+#include <set>
+
 #include "builtin_codegen.hpp"
+#include "kjit/ir/structs.hpp"
 
 namespace kjit::codegen {
 
 namespace {
-void need_type(PreludeUse& use, const ir::Type& t) {
+
+void need_type(PreludeUse& use, const ir::Type& t, bool with_adjoint) {
+  if (t.is_array()) use.need("array");
   switch (t.shape) {
     case ir::Shape::Vector: use.need("vec"); break;
     case ir::Shape::Matrix: use.need("mat"); break;
+    case ir::Shape::Quat: use.need("quat"); break;
+    case ir::Shape::Transform: use.need("transform"); break;
+    case ir::Shape::Struct: {
+      const ir::StructInfo& info = ir::struct_info(t.struct_id);
+      if (!info.prelude_chunk.empty()) use.need(info.prelude_chunk);
+      // User structs get an atomic_add for their adjoint arrays.
+      if (info.prelude_chunk.empty() && with_adjoint) use.need("atomic");
+      for (const ir::StructField& f : info.fields) need_type(use, f.type, with_adjoint);
+      return;
+    }
     default: break;
   }
-  if (t.is_array()) use.need("array");
+  if (t.scalar == ir::Scalar::F16 || t.scalar == ir::Scalar::BF16) use.need("half");
 }
+
+void need_function(PreludeUse& use, const ir::Function& fn, bool with_adjoint,
+                   std::set<const ir::Function*>& seen) {
+  if (!seen.insert(&fn).second) return;
+  for (const ir::Type& t : fn.values) need_type(use, t, with_adjoint);
+  for (const ir::Param& p : fn.params) need_type(use, p.type, with_adjoint);
+  for (const ir::LocalVar& v : fn.vars) need_type(use, v.type, with_adjoint);
+  bool differentiable = false;
+  for (const ir::Param& p : fn.params) differentiable |= p.type.is_differentiable();
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    switch (s.op) {
+      case ir::Op::ArrayLoad:
+      case ir::Op::ArrayStore:
+        use.need("array");
+        if (with_adjoint && differentiable) use.need("atomic");
+        break;
+      case ir::Op::ArrayAtomic:
+        use.need("array");
+        use.need("atomic");
+        break;
+      case ir::Op::For:
+      case ir::Op::While:
+        if (with_adjoint) use.need("status");
+        break;
+      case ir::Op::Call: {
+        const BuiltinCodegen& g = builtin_codegen(s.builtin());
+        bool function = !g.op || s.args.empty() ||
+                        (g.op_integers_only && !fn.type_of(s.args[0]).is_integer());
+        if (function && g.chunk) use.need(g.chunk);
+        bool float_args = false;
+        for (ir::ValueId a : s.args) float_args |= fn.type_of(a).is_differentiable();
+        if (with_adjoint && g.adjoint && float_args) use.need(g.adjoint_chunk);
+        // The product of transforms is an operator defined with the transform builtins.
+        if (s.builtin() == ir::Builtin::Mul && fn.type_of(s.args[0]).shape == ir::Shape::Transform)
+          use.need("transformmath");
+        break;
+      }
+      case ir::Op::CallFunc:
+        need_function(use, *fn.callees.at(size_t(s.imm)), with_adjoint, seen);
+        break;
+      default:
+        break;
+    }
+  });
+  if (fn.custom_adjoint) need_function(use, *fn.custom_adjoint, false, seen);
+  if (fn.custom_replay) need_function(use, *fn.custom_replay, false, seen);
+}
+
 }  // namespace
 
 PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, bool with_adjoint) {
   PreludeUse use;
-  for (const ir::Function* fn : kernels) {
-    for (const ir::Type& t : fn->values) need_type(use, t);
-    for (const ir::Param& p : fn->params) need_type(use, p.type);
-    for (const ir::LocalVar& v : fn->vars) need_type(use, v.type);
-    bool differentiable = false;
-    for (const ir::Param& p : fn->params) differentiable |= p.type.is_differentiable();
-    ir::for_each_stmt(fn->body, [&](const ir::Stmt& s) {
-      switch (s.op) {
-        case ir::Op::ArrayLoad:
-        case ir::Op::ArrayStore:
-          use.need("array");
-          if (with_adjoint && differentiable) use.need("atomic");
-          break;
-        case ir::Op::ArrayAtomic:
-          use.need("array");
-          use.need("atomic");
-          break;
-        case ir::Op::For:
-        case ir::Op::While:
-          if (with_adjoint) use.need("status");
-          break;
-        case ir::Op::Call: {
-          const BuiltinCodegen& g = builtin_codegen(s.builtin());
-          const ir::Type& first = fn->type_of(s.args.at(0));
-          bool function = !g.op || (g.op_integers_only && !first.is_integer());
-          if (function && g.chunk) use.need(g.chunk);
-          bool float_args = false;
-          for (ir::ValueId a : s.args) float_args |= fn->type_of(a).is_float();
-          if (with_adjoint && g.adjoint && float_args) use.need(g.adjoint_chunk);
-          break;
-        }
-        default:
-          break;
-      }
-    });
-  }
+  std::set<const ir::Function*> seen;
+  for (const ir::Function* fn : kernels) need_function(use, *fn, with_adjoint, seen);
   return use;
 }
 

@@ -1,38 +1,44 @@
-// Builtin table: names, categories, differentiability, and the type rule of every builtin.
-#include <string>
+// Builtin table: names, categories, differentiability, the type rule of every builtin, the
+// rules of the operators, and the Warp-name counterparts (builtins and intrinsics).
+#include <cstring>
+#include <mutex>
 #include <unordered_map>
 
+#include "builtin_rules.hpp"
 #include "kjit/error.hpp"
-#include "kjit/ir/builtins.hpp"
 
 namespace kjit::ir {
 
-/// Type rules: each returns the result type, or nullopt with *error set.
 namespace rules {
-namespace {
 
 std::string list(const Type* a, int n) {
   std::string s;
   for (int i = 0; i < n; ++i) s += (i ? ", " : "") + a[i].str();
   return s.empty() ? "nothing" : s;
 }
-std::optional<Type> fail(std::string* error, const char* name, const char* expected,
-                         const Type* a, int n) {
+
+std::optional<Type> fail(std::string* error, const char* name, const char* expected, const Type* a,
+                         int n) {
   *error = std::string(name) + " expects " + expected + ", got " + list(a, n);
   return std::nullopt;
 }
-bool value(const Type& t) { return !t.is_array() && !t.is_void() && t.shape != Shape::Struct; }
-bool numeric(const Type& t) { return value(t) && t.scalar != Scalar::Bool; }
-bool numeric_scalar(const Type& t) { return t.is_scalar() && t.scalar != Scalar::Bool; }
-bool integer_scalar(const Type& t) { return t.is_scalar() && t.is_integer(); }
-bool float_scalar(const Type& t) { return t.is_scalar() && t.is_float(); }
-bool float_vector(const Type& t) { return t.is_vector() && t.is_float(); }
-Type bool_type() { return Type::scalar_of(Scalar::Bool); }
 
-}  // namespace
-
-#define KJIT_RULE(name) \
-  std::optional<Type> name(const char* fn, const Type* a, int n, std::string* error)
+Type result_struct(const std::string& cpp_name, const char* chunk, std::vector<ResultField> fields) {
+  static std::mutex mutex;
+  static auto* ids = new std::unordered_map<std::string, uint16_t>;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = ids->find(cpp_name);
+  if (it != ids->end()) return Type::structure(it->second);
+  StructInfo info;
+  info.name = cpp_name;
+  info.cpp_name = cpp_name;
+  info.prelude_chunk = chunk;
+  for (const ResultField& f : fields) info.fields.push_back(StructField{f.name, f.type, 0});
+  layout_struct(info);
+  uint16_t id = register_struct(std::move(info));
+  ids->emplace(cpp_name, id);
+  return Type::structure(id);
+}
 
 KJIT_RULE(arith) {
   if (n == 2 && numeric(a[0]) && a[0] == a[1]) return a[0];
@@ -45,7 +51,7 @@ KJIT_RULE(mul) {
     if (numeric_scalar(x) && x == y) return x;
     if (numeric(x) && !x.is_scalar() && y.is_scalar() && y.scalar == x.scalar) return x;
     if (numeric(y) && !y.is_scalar() && x.is_scalar() && x.scalar == y.scalar) return y;
-    if (x.scalar == y.scalar && numeric(x)) {
+    if (x.scalar == y.scalar && numeric(x) && numeric(y)) {
       if (x.is_matrix() && y.is_vector() && x.cols == y.rows) return Type::vector(x.rows, x.scalar);
       if (x.is_vector() && y.is_matrix() && x.rows == y.rows) return Type::vector(y.cols, x.scalar);
       if (x.is_matrix() && y.is_matrix() && x.cols == y.rows)
@@ -65,7 +71,7 @@ KJIT_RULE(div) {
     const Type &x = a[0], &y = a[1];
     if (numeric_scalar(x) && x == y) return x;
     if (numeric(x) && !x.is_scalar() && y.is_scalar() && y.scalar == x.scalar) return x;
-    if (numeric(y) && !y.is_scalar() && x.is_scalar() && x.scalar == y.scalar) return y;
+    if (numeric(y) && y.is_vector() && x.is_scalar() && x.scalar == y.scalar) return y;
   }
   return fail(error, fn, "scalars of one type, or a vector/matrix and its scalar", a, n);
 }
@@ -110,52 +116,10 @@ KJIT_RULE(equality_compare) {
   return fail(error, fn, "two values of the same type", a, n);
 }
 
-KJIT_RULE(float_unary) {
-  if (n == 1 && float_scalar(a[0])) return a[0];
-  return fail(error, fn, "one floating-point scalar", a, n);
-}
-
-KJIT_RULE(float_binary) {
-  if (n == 2 && float_scalar(a[0]) && a[0] == a[1]) return a[0];
-  return fail(error, fn, "two floating-point scalars of the same type", a, n);
-}
-
-KJIT_RULE(numeric_same_binary) {
-  if (n == 2 && numeric(a[0]) && !a[0].is_matrix() && a[0] == a[1]) return a[0];
-  return fail(error, fn, "two numeric scalars or vectors of the same type", a, n);
-}
-
-KJIT_RULE(numeric_same_ternary) {
-  if (n == 3 && numeric_scalar(a[0]) && a[0] == a[1] && a[0] == a[2]) return a[0];
-  return fail(error, fn, "three numeric scalars of the same type", a, n);
-}
-
 KJIT_RULE(select) {
-  if (n == 3 && a[0].is_bool() && value(a[1]) && a[1] == a[2]) return a[1];
+  if (n == 3 && a[0].is_bool() && (value(a[1]) || a[1].is_struct()) && a[1] == a[2]) return a[1];
   return fail(error, fn, "a bool and two values of the same type", a, n);
 }
-
-KJIT_RULE(dot) {
-  if (n == 2 && numeric(a[0]) && (a[0].is_vector() || a[0].shape == Shape::Quat) && a[0] == a[1])
-    return Type::scalar_of(a[0].scalar);
-  return fail(error, fn, "two vectors of the same type", a, n);
-}
-
-KJIT_RULE(cross) {
-  if (n == 2 && numeric(a[0]) && a[0].is_vector() && a[0].rows == 3 && a[0] == a[1]) return a[0];
-  return fail(error, fn, "two 3-vectors of the same type", a, n);
-}
-
-KJIT_RULE(float_vector_norm) {
-  if (n == 1 && float_vector(a[0])) return Type::scalar_of(a[0].scalar);
-  return fail(error, fn, "one floating-point vector", a, n);
-}
-
-KJIT_RULE(float_vector_unary) {
-  if (n == 1 && float_vector(a[0])) return a[0];
-  return fail(error, fn, "one floating-point vector", a, n);
-}
-#undef KJIT_RULE
 
 }  // namespace rules
 
@@ -174,6 +138,18 @@ const Entry kBuiltins[] = {
 #undef KJIT_BUILTIN
 };
 static_assert(sizeof(kBuiltins) / sizeof(kBuiltins[0]) == size_t(kBuiltinCount));
+
+struct Intrinsic {
+  const char* warp;
+  const char* spelling;
+  const char* statement;
+  bool differentiable;
+};
+const Intrinsic kIntrinsics[] = {
+#define KJIT_INTRINSIC(warp, spelling, statement, diff) {warp, spelling, statement, diff},
+#include "kjit/ir/intrinsics.def"
+#undef KJIT_INTRINSIC
+};
 }  // namespace
 
 const BuiltinInfo& builtin_info(Builtin b) {
@@ -190,6 +166,23 @@ std::optional<Builtin> find_builtin(std::string_view name) {
   auto it = index->find(name);
   if (it == index->end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<Counterpart> all_counterparts() {
+  std::vector<Counterpart> out;
+  for (int i = 0; i < kBuiltinCount; ++i) {
+    const BuiltinInfo& b = kBuiltins[i].info;
+    out.push_back(Counterpart{b.name, b.name, b.differentiable, Builtin(i), "Call"});
+  }
+  for (const Intrinsic& x : kIntrinsics)
+    out.push_back(Counterpart{x.warp, x.spelling, x.differentiable, std::nullopt, x.statement});
+  return out;
+}
+
+std::optional<Counterpart> find_counterpart(std::string_view warp_name) {
+  for (const Counterpart& c : all_counterparts())
+    if (warp_name == c.warp_name) return c;
+  return std::nullopt;
 }
 
 std::optional<Type> infer_builtin_type(Builtin b, const Type* args, int count,

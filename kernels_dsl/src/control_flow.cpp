@@ -11,7 +11,7 @@ bool is_pure(const ir::Stmt& s) {
     case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
     case ir::Op::Call: case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract:
     case ir::Op::Insert: case ir::Op::LoadVar: case ir::Op::ArrayLoad: case ir::Op::ArrayShape:
-      return true;
+      return !s.type.is_void();
     default:
       return false;
   }
@@ -49,6 +49,9 @@ void Continue(Loc loc) {
 
 void Return(Loc loc) {
   auto& t = detail::Tracer::get(loc);
+  if (t.function().is_function)
+    t.fail(loc, "Return() inside a device function: it returns its value at its end; carry early "
+                "results out through a Var and If");
   t.emit(ir::Op::Return, ir::Type::void_type(), {}, 0, loc);
 }
 

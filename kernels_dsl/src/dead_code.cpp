@@ -5,7 +5,9 @@ namespace kjit::ir {
 
 bool is_pure(const Stmt& s) {
   switch (s.op) {
-    case Op::Const: case Op::Param: case Op::ThreadId: case Op::LaunchDim: case Op::Call:
+    case Op::Call:  // void builtins (expect_near, breakpoint) are kept for their effects
+      return !s.type.is_void();
+    case Op::Const: case Op::Param: case Op::ThreadId: case Op::LaunchDim:
     case Op::Cast: case Op::Construct: case Op::Extract: case Op::Insert: case Op::LoadVar:
     case Op::ArrayLoad: case Op::ArrayShape:
       return true;

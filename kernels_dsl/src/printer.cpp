@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "kjit/ir/structs.hpp"
 #include "kjit/ir/visitor.hpp"
 
 namespace kjit::ir {
@@ -36,11 +37,12 @@ class Printer : public StmtVisitor<Printer, std::string> {
   Printer(const Function& fn, const PrintOptions& o) : fn_(fn), o_(o) {}
 
   std::string function() {
-    out_ = "kernel " + fn_.name + "(";
+    out_ = std::string(fn_.is_function ? "func " : "kernel ") + fn_.name + "(";
     for (size_t i = 0; i < fn_.params.size(); ++i)
       out_ += (i ? ", " : "") + fn_.params[i].name + ": " + fn_.params[i].type.str();
     out_ += ")";
     if (fn_.launch_ndim) out_ += " launch " + std::to_string(fn_.launch_ndim) + "d";
+    if (fn_.is_function) out_ += " -> " + fn_.result_type().str();
     out_ += " {\n";
     block(fn_.body, 1);
     out_ += "}\n";
@@ -59,10 +61,13 @@ class Printer : public StmtVisitor<Printer, std::string> {
     return s.args.empty() ? "zero" : "construct " + args(s, 0);
   }
   std::string visit_Extract(const Stmt& s) {
-    return "extract " + v(s.args[0]) + index(s, 1, s.args.size());
+    return "extract " + v(s.args[0]) + part(s, 1);
   }
   std::string visit_Insert(const Stmt& s) {
-    return "insert " + v(s.args[0]) + index(s, 2, s.args.size()) + " = " + v(s.args[1]);
+    return "insert " + v(s.args[0]) + part(s, 2) + " = " + v(s.args[1]);
+  }
+  std::string visit_CallFunc(const Stmt& s) {
+    return "call_func " + fn_.callees.at(size_t(s.imm))->name + " " + args(s, 0);
   }
   std::string visit_DeclVar(const Stmt& s) {
     return "var $" + std::to_string(s.imm) + " : " + fn_.vars.at(size_t(s.imm)).type.str();
@@ -102,6 +107,11 @@ class Printer : public StmtVisitor<Printer, std::string> {
     std::string out;
     for (size_t i = from; i < s.args.size(); ++i) out += (i > from ? ", " : "") + v(s.args[i]);
     return out;
+  }
+  std::string part(const Stmt& s, size_t from) const {
+    const Type& t = fn_.type_of(s.args[0]);
+    if (t.shape == Shape::Struct) return "." + struct_info(t.struct_id).fields.at(size_t(s.imm)).name;
+    return index(s, from, s.args.size());
   }
   std::string index(const Stmt& s, size_t from, size_t to) const {
     std::string out = "[";

@@ -43,7 +43,7 @@ void block(std::string& out, const Block& b) {
 
 std::string serialize(const Function& fn) {
   std::string out = "kjit-ir/" + std::to_string(kSerialVersion) + " " + fn.name + " l" +
-                    std::to_string(fn.launch_ndim) + " (";
+                    std::to_string(fn.launch_ndim) + (fn.is_function ? " func" : "") + " (";
   for (const Param& p : fn.params) {
     out += p.name + ":";
     type(out, p.type);
@@ -58,6 +58,14 @@ std::string serialize(const Function& fn) {
   for (const std::string& s : fn.strings) out += std::to_string(s.size()) + ":" + s;
   out += ")";
   block(out, fn.body);
+  // Device functions are part of the caller's identity: their bodies, adjoints and replays.
+  for (const auto& c : fn.callees) out += " callee[" + serialize(*c) + "]";
+  if (fn.custom_adjoint) {
+    out += " grad[" + serialize(*fn.custom_adjoint) + "] out(";
+    for (int64_t v : fn.out_vars) out += std::to_string(v) + ",";
+    out += ")";
+  }
+  if (fn.custom_replay) out += " replay[" + serialize(*fn.custom_replay) + "]";
   return out;
 }
 

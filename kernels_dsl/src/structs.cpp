@@ -18,7 +18,7 @@ StructTable& table() {
   return *t;
 }
 bool same_layout(const StructInfo& a, const StructInfo& b) {
-  if (a.fields.size() != b.fields.size() || a.size != b.size) return false;
+  if (a.fields.size() != b.fields.size() || a.size != b.size || a.cpp_name != b.cpp_name) return false;
   for (size_t i = 0; i < a.fields.size(); ++i)
     if (a.fields[i].name != b.fields[i].name || a.fields[i].type != b.fields[i].type ||
         a.fields[i].offset != b.fields[i].offset)
@@ -32,6 +32,25 @@ const StructInfo& struct_info(uint16_t id) {
   std::lock_guard<std::mutex> lock(t.mutex);
   KJIT_CHECK(id >= 1 && id <= t.infos.size(), "unknown struct id " + std::to_string(id));
   return t.infos[id - 1];
+}
+
+int type_align(const Type& t) {
+  if (t.is_array()) return 8;
+  if (t.shape == Shape::Struct) return struct_info(t.struct_id).align;
+  return scalar_bytes(t.scalar);
+}
+
+void layout_struct(StructInfo& info) {
+  int offset = 0, align = 1;
+  for (StructField& f : info.fields) {
+    int a = type_align(f.type);
+    offset = (offset + a - 1) / a * a;
+    f.offset = offset;
+    offset += f.type.element_bytes();
+    align = a > align ? a : align;
+  }
+  info.align = align;
+  info.size = (offset + align - 1) / align * align;
 }
 
 uint16_t register_struct(StructInfo info) {

@@ -44,7 +44,7 @@ Tracer& Tracer::get(Loc loc) {
 
 void Tracer::fail(Loc loc, const std::string& message) const {
   Loc where = loc.file ? loc : last_loc_;
-  throw Error(ErrorKind::User, "kernel '" + kernel_name_ + "' at " +
+  throw Error(ErrorKind::User, std::string(fn_.is_function ? "device function '" : "kernel '") + kernel_name_ + "' at " +
                                    ir::SourceLoc{where.file, where.line}.str() + ": " + message);
 }
 
@@ -137,6 +137,10 @@ ir::ValueId Tracer::constant_int(ir::Type t, int64_t v, Loc loc) {
 }
 
 ir::ValueId Tracer::call(ir::Builtin b, std::initializer_list<ir::ValueId> args, Loc loc) {
+  return call_ids(b, std::vector<ir::ValueId>(args), loc);
+}
+
+ir::ValueId Tracer::call_ids(ir::Builtin b, std::vector<ir::ValueId> args, Loc loc) {
   note(loc);
   std::vector<ir::Type> types;
   for (ir::ValueId a : args) {
@@ -146,7 +150,7 @@ ir::ValueId Tracer::call(ir::Builtin b, std::initializer_list<ir::ValueId> args,
   std::string error;
   auto result = ir::infer_builtin_type(b, types.data(), int(types.size()), &error);
   if (!result) fail(loc, error);
-  return emit(ir::Op::Call, *result, args, int64_t(b), loc);
+  return emit(ir::Op::Call, *result, std::move(args), int64_t(b), loc);
 }
 
 uint32_t Tracer::declare_var(ir::Type t, Loc loc) {

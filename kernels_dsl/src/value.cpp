@@ -1,10 +1,96 @@
 // Value handles: binding, the region rule for plain handles, and Var loads and stores.
 #include "kjit/dsl/launch_index.hpp"
 #include "kjit/dsl/value.hpp"
+#include "kjit/ir/structs.hpp"
 
 namespace kjit::dsl {
 
 namespace detail {
+
+ir::Type component_type(const ir::Type& t, const PathStep& step) {
+  switch (step.kind) {
+    case PathStep::Field: return ir::struct_info(t.struct_id).fields.at(size_t(step.field)).type;
+    case PathStep::Index2: return ir::Type::scalar_of(t.scalar);
+    case PathStep::Index:
+      if (t.shape == ir::Shape::Matrix) return ir::Type::vector(t.cols, t.scalar);
+      return ir::Type::scalar_of(t.scalar);
+  }
+  return ir::Type();
+}
+
+namespace {
+std::vector<ir::ValueId> step_indices(const PathStep& step) {
+  if (step.kind == PathStep::Index) return {step.i};
+  if (step.kind == PathStep::Index2) return {step.i, step.j};
+  return {};
+}
+}  // namespace
+
+ir::ValueId extract_step(ir::ValueId value, const PathStep& step, Loc loc) {
+  auto& t = Tracer::get(loc);
+  const ir::Type whole = t.function().type_of(value);
+  std::vector<ir::ValueId> args{value};
+  for (ir::ValueId i : step_indices(step)) args.push_back(i);
+  return t.emit(ir::Op::Extract, component_type(whole, step), std::move(args),
+                step.kind == PathStep::Field ? step.field : 0, loc);
+}
+
+void assign_path(const LPath& path, ir::ValueId value, Loc loc) {
+  auto& t = Tracer::get(loc);
+  t.check_var(path.var, loc);
+  const ir::Type var_type = t.function().vars.at(path.var).type;
+  // Read down to the innermost aggregate, then rebuild it bottom up with the new part.
+  std::vector<ir::ValueId> levels{t.emit(ir::Op::LoadVar, var_type, {}, path.var, loc)};
+  for (size_t k = 0; k + 1 < path.steps.size(); ++k)
+    levels.push_back(extract_step(levels.back(), path.steps[k], loc));
+  ir::ValueId part = value;
+  for (size_t k = path.steps.size(); k-- > 0;) {
+    const PathStep& step = path.steps[k];
+    const ir::Type whole = t.function().type_of(levels[k]);
+    const ir::Type want = component_type(whole, step);
+    if (t.function().type_of(part) != want)
+      t.fail(loc, "cannot store a " + dsl_type_name(t.function().type_of(part)) + " into a " +
+                      dsl_type_name(want) + " component");
+    std::vector<ir::ValueId> args{levels[k], part};
+    for (ir::ValueId i : step_indices(step)) args.push_back(i);
+    part = t.emit(ir::Op::Insert, whole, std::move(args), step.kind == PathStep::Field ? step.field : 0, loc);
+  }
+  t.emit(ir::Op::StoreVar, ir::Type::void_type(), {part}, path.var, loc);
+}
+
+int struct_field_index(const ir::Type& t, const char* name, Loc loc) {
+  const ir::StructInfo& info = ir::struct_info(t.struct_id);
+  for (size_t k = 0; k < info.fields.size(); ++k)
+    if (info.fields[k].name == name) return int(k);
+  Tracer::get(loc).fail(loc, "struct " + info.name + " has no field '" + name + "'");
+}
+
+ir::ValueId construct_struct(const ir::Type& t, std::vector<ir::ValueId> fields, Loc loc) {
+  auto& tr = Tracer::get(loc);
+  const ir::StructInfo& info = ir::struct_info(t.struct_id);
+  if (fields.size() != info.fields.size())
+    tr.fail(loc, "struct " + info.name + " has " + std::to_string(info.fields.size()) +
+                     " fields; its constructor got " + std::to_string(fields.size()) + " values");
+  for (size_t k = 0; k < fields.size(); ++k)
+    if (tr.function().type_of(fields[k]) != info.fields[k].type)
+      tr.fail(loc, "field '" + info.fields[k].name + "' of " + info.name + " is a " +
+                       dsl_type_name(info.fields[k].type) + ", got a " +
+                       dsl_type_name(tr.function().type_of(fields[k])));
+  return tr.emit(ir::Op::Construct, t, std::move(fields), 0, loc);
+}
+
+ir::ValueId struct_field_literal(const ir::Type& t, int k, bool is_float, double f, int64_t i, Loc loc) {
+  auto& tr = Tracer::get(loc);
+  const ir::StructInfo& info = ir::struct_info(t.struct_id);
+  const ir::Type ft = info.fields.at(size_t(k)).type;
+  if (!ft.is_scalar())
+    tr.fail(loc, "field '" + info.fields[size_t(k)].name + "' of " + info.name + " is a " +
+                     dsl_type_name(ft) + "; a literal cannot stand for it");
+  if (ft.is_float()) return tr.constant_float(ft, is_float ? f : double(i), loc);
+  if (is_float) tr.fail(loc, "a floating literal for the integer field '" + info.fields[size_t(k)].name + "'");
+  return tr.constant_int(ft, ft.is_bool() ? (i != 0) : i, loc);
+}
+
 std::string dsl_type_name(const ir::Type& t) {
   if (t.is_scalar()) {
     switch (t.scalar) {
@@ -30,11 +116,23 @@ std::string dsl_type_name(const ir::Type& t) {
 }  // namespace detail
 
 ValueBase::ValueBase() {
-  if (auto* t = detail::Tracer::current()) home_ = t->scope();
+  if (auto* t = detail::Tracer::current()) {
+    home_ = t->scope();
+    owner_ = &t->function();
+  }
+}
+
+std::optional<detail::LPath> ValueBase::lvalue_path() const {
+  if (kind_ == Kind::Var) return detail::LPath{var_, {}};
+  if (path_) return *path_;
+  return std::nullopt;
 }
 
 ir::ValueId ValueBase::use(Loc loc) const {
   auto& t = detail::Tracer::get(loc);
+  if (owner_ && owner_ != &t.function() && kind_ != Kind::Unbound)
+    t.fail(loc, "a value of another function is used here: a device function sees only its "
+                "arguments (pass the value as an argument instead of capturing it)");
   switch (kind_) {
     case Kind::Unbound:
       t.fail(loc, "a value is used before it was given one; initialise it where it is "
@@ -51,6 +149,7 @@ ir::ValueId ValueBase::use(Loc loc) const {
 
 void ValueBase::rebind(ir::ValueId id, const ir::Type& type, Loc loc) {
   auto& t = detail::Tracer::get(loc);
+  owner_ = &t.function();
   KJIT_CHECK(kind_ != Kind::Var, "rebind on a Var");
   if (home_ != t.scope() && t.scope_open(home_)) {
     const std::string name = detail::dsl_type_name(type);
@@ -66,6 +165,7 @@ void ValueBase::rebind(ir::ValueId id, const ir::Type& type, Loc loc) {
 
 void ValueBase::declare_var(const ir::Type& type, ir::ValueId init, Loc loc) {
   auto& t = detail::Tracer::get(loc);
+  owner_ = &t.function();
   var_ = t.declare_var(type, loc);
   kind_ = Kind::Var;
   home_ = t.scope();

@@ -3,6 +3,7 @@
 
 #include "kjit/error.hpp"
 #include "kjit/ir/printer.hpp"
+#include "kjit/ir/structs.hpp"
 
 namespace kjit::ir {
 
@@ -132,13 +133,29 @@ class Verifier {
         else if (*r != s.type) problem(s, "result typed " + s.type.str() + ", the rule gives " + r->str());
         break;
       }
-      case Op::Cast:
+      case Op::Cast: {
         expect_args(s, 1);
-        if (!s.type.is_scalar() || (s.args.size() == 1 && !type(s.args[0]).is_scalar()))
-          problem(s, "casts convert scalars");
+        if (s.args.size() != 1) break;
+        const Type& from = type(s.args[0]);
+        bool same_shape = from.shape == s.type.shape && from.rows == s.type.rows && from.cols == s.type.cols;
+        if (!same_shape || from.is_array() || s.type.is_array() || s.type.shape == Shape::Struct || s.type.is_void())
+          problem(s, "casts convert scalars, or the components of a vector, matrix, quaternion or transform");
         break;
+      }
       case Op::Construct: {
         if (s.args.empty()) break;  // zero value
+        if (s.type.is_array()) {  // an array over a device pointer: ptr, then extents
+          if (type(s.args[0]) != Type::scalar_of(Scalar::U64) || s.args.size() != size_t(1 + s.type.ndim))
+            problem(s, "an array is built from a uint64 address and one extent per dimension");
+          break;
+        }
+        if (s.type.shape == Shape::Struct) {
+          const StructInfo& info = struct_info(s.type.struct_id);
+          if (s.args.size() != info.fields.size()) { problem(s, "wrong number of fields"); break; }
+          for (size_t k = 0; k < s.args.size(); ++k)
+            if (type(s.args[k]) != info.fields[k].type) problem(s, "field " + info.fields[k].name + " typed differently");
+          break;
+        }
         int lanes = s.type.lanes();
         if (int(s.args.size()) != lanes) problem(s, "wrong number of components");
         for (ValueId a : s.args)
@@ -151,6 +168,25 @@ class Verifier {
         if (s.args.size() < first_index) { problem(s, "missing operands"); break; }
         for (size_t i = first_index; i < s.args.size(); ++i)
           if (!type(s.args[i]).is_integer()) problem(s, "component index is not an integer");
+        const Type& whole = type(s.args[0]);
+        size_t nidx = s.args.size() - first_index;
+        Type part;
+        if (whole.shape == Shape::Struct) {
+          const StructInfo& info = struct_info(whole.struct_id);
+          if (nidx != 0 || s.imm < 0 || size_t(s.imm) >= info.fields.size()) { problem(s, "no such field"); break; }
+          part = info.fields[size_t(s.imm)].type;
+        } else if (whole.is_array() || whole.is_scalar() || whole.is_void() || nidx < 1 || nidx > 2 ||
+                   (nidx == 2 && whole.shape != Shape::Matrix)) {
+          problem(s, "components of a " + whole.str() + " with " + std::to_string(nidx) + " indices");
+          break;
+        } else if (whole.shape == Shape::Matrix && nidx == 1) {
+          part = Type::vector(whole.cols, whole.scalar);
+        } else {
+          part = Type::scalar_of(whole.scalar);
+        }
+        if (s.op == Op::Extract && s.type != part) problem(s, "extracts a " + part.str() + " typed " + s.type.str());
+        if (s.op == Op::Insert && (s.type != whole || type(s.args[1]) != part))
+          problem(s, "inserts a " + type(s.args[1]).str() + " where a " + part.str() + " belongs");
         break;
       }
       case Op::DeclVar:
@@ -209,10 +245,20 @@ class Verifier {
         if (loop_depth == 0) problem(s, "outside a loop");
         break;
       case Op::Return:
+        if (fn_.is_function) problem(s, "Return inside a device function");
         break;
       case Op::Print:
         if (s.imm < 0 || size_t(s.imm) >= fn_.strings.size()) problem(s, "no such format string");
         break;
+      case Op::CallFunc: {
+        if (s.imm < 0 || size_t(s.imm) >= fn_.callees.size()) { problem(s, "no such device function"); break; }
+        const Function& callee = *fn_.callees[size_t(s.imm)];
+        if (callee.params.size() != s.args.size()) { problem(s, "wrong number of arguments for " + callee.name); break; }
+        for (size_t k = 0; k < s.args.size(); ++k)
+          if (type(s.args[k]) != callee.params[k].type) problem(s, "argument " + std::to_string(k) + " of " + callee.name + " typed differently");
+        if (callee.result_type() != s.type) problem(s, "result of " + callee.name + " typed differently");
+        break;
+      }
     }
   }
 

@@ -54,7 +54,7 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
     stream = options.stream.device() == device ? options.stream.handle() : nullptr;
     cuda::launch(device.ordinal(), fn, bounds.size, block, 0, stream, params.pointers());
   }
-  if (adj_args) detail::check_status(*entry.module, kernel, stream);
+  if (adj_args || entry.module->checks) detail::check_status(*entry.module, kernel, stream);
 }
 
 }  // namespace

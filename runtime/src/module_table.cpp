@@ -107,6 +107,10 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
       m.loop_locations[loop["status"].get<int>()] = loop["loc"].get<std::string>();
       has_loops = true;
     }
+    if (k.value("checks", false)) {  // expect_near reports through the same status word
+      m.checks = true;
+      has_loops = true;
+    }
     m.kernels[k["name"].get<std::string>()] = e;
   }
   if (has_loops) {
@@ -171,6 +175,10 @@ void check_status(const LoadedModule& m, const KernelDef& kernel, void* stream) 
     if (code) cuda::zero(ordinal, m.status, sizeof code, stream);
   }
   if (!code) return;
+  if (code == kStatusCheckFailed)
+    throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "' in module '" + m.name +
+                                     "': a device-side check (expect_near) failed; the failing threads printed "
+                                     "their index, the check's location and the values");
   auto it = m.loop_locations.find(code);
   const std::string where = it == m.loop_locations.end() ? "a dynamic loop" : "the dynamic loop at " + it->second;
   const int c = m.options.loop_checkpoints;

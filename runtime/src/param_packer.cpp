@@ -1,6 +1,8 @@
 // Launch argument checking and parameter packing.
 #include "param_packer.hpp"
 
+#include "kjit/ir/structs.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -176,7 +178,8 @@ void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bo
     }
     alignas(16) unsigned char bytes[320] = {};
     size_t size = size_t(want.element_bytes());
-    size_t align = size_t(ir::scalar_bytes(want.scalar));
+    // A struct is aligned as its most aligned field (what the generated struct has).
+    size_t align = size_t(want.shape == ir::Shape::Struct ? ir::type_align(want) : ir::scalar_bytes(want.scalar));
     auto mismatch = [&](const std::string& extra) {
       return Error(ErrorKind::User, where(kernel, i, adjoint) + " expects " + expected(want) + ", got " +
                                         describe(a) + extra);

@@ -1,12 +1,20 @@
-// kjit/dsl.hpp — everything a kernel header needs: value handles, arrays, math, control flow,
-// launch indices and KJIT_KERNEL. Kernels use `using namespace kjit::dsl;`.
+// kjit/dsl.hpp — everything a kernel header needs: value handles, arrays, math, geometry,
+// random numbers, control flow, device functions, structs, launch indices and KJIT_KERNEL.
+// Kernels use `using namespace kjit::dsl;`.
 #pragma once
 
+#include "kjit/dsl/aliases.hpp"
 #include "kjit/dsl/array.hpp"
 #include "kjit/dsl/control_flow.hpp"
+#include "kjit/dsl/functions.hpp"
+#include "kjit/dsl/geometry.hpp"
 #include "kjit/dsl/launch_index.hpp"
+#include "kjit/dsl/linalg.hpp"
 #include "kjit/dsl/math.hpp"
 #include "kjit/dsl/operators.hpp"
+#include "kjit/dsl/random.hpp"
+#include "kjit/dsl/structs.hpp"
+#include "kjit/dsl/utility.hpp"
 #include "kjit/dsl/value.hpp"
 #include "kjit/dsl/var.hpp"
 #include "kjit/kernel.hpp"

@@ -55,29 +55,11 @@ struct transform {
   quat<T> q;
 };
 
-using vec2f = vec<2, float>;
-using vec3f = vec<3, float>;
-using vec4f = vec<4, float>;
-using vec2d = vec<2, double>;
-using vec3d = vec<3, double>;
-using vec4d = vec<4, double>;
-using vec2i = vec<2, int32_t>;
-using vec3i = vec<3, int32_t>;
-using vec4i = vec<4, int32_t>;
-using mat22f = mat<2, 2, float>;
-using mat33f = mat<3, 3, float>;
-using mat44f = mat<4, 4, float>;
-using mat22d = mat<2, 2, double>;
-using mat33d = mat<3, 3, double>;
-using mat44d = mat<4, 4, double>;
-using quatf = quat<float>;
-using quatd = quat<double>;
-using transformf = transform<float>;
-using transformd = transform<double>;
-using spatial_vectorf = vec<6, float>;
-using spatial_vectord = vec<6, double>;
-using spatial_matrixf = mat<6, 6, float>;
-using spatial_matrixd = mat<6, 6, double>;
+}  // namespace kjit
+
+#include "kjit/type_aliases.hpp"
+
+namespace kjit {
 
 namespace detail {
 template <class T> struct scalar_kind;
@@ -148,6 +130,17 @@ struct type_traits<transform<T>> {
   static ir::Type ir() { return ir::Type::transform(detail::scalar_kind<T>::value); }
 };
 
+/// A user struct declared with KJIT_STRUCT (kjit/dsl/structs.hpp): its static
+/// kjit_struct_id() registers the layout on first use.
+template <class T>
+struct type_traits<T, std::void_t<decltype(T::kjit_struct_id())>> {
+  static constexpr bool known = true;
+  using scalar = void;
+  static constexpr ir::Shape shape = ir::Shape::Struct;
+  static constexpr int rows = 1, cols = 1;
+  static ir::Type ir() { return ir::Type::structure(T::kjit_struct_id()); }
+};
+
 /// The IR type of host element type T.
 template <class T>
 ir::Type ir_type_of() {
@@ -159,8 +152,14 @@ ir::Type ir_type_of() {
 template <class T>
 using scalar_of_t = typename type_traits<T>::scalar;
 
+/// Whether T is a known element type of shape S (false, not an error, for unknown T).
+template <class T, ir::Shape S, class = void>
+constexpr bool shape_is_v = false;
+template <class T, ir::Shape S>
+constexpr bool shape_is_v<T, S, std::enable_if_t<type_traits<T>::known>> = type_traits<T>::shape == S;
+
 template <class T>
-constexpr bool is_scalar_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Scalar;
+constexpr bool is_scalar_v = shape_is_v<T, ir::Shape::Scalar>;
 template <class T>
 constexpr bool is_float_scalar_v = is_scalar_v<T> && (std::is_floating_point_v<T> ||
                                                       std::is_same_v<T, half> ||
@@ -168,14 +167,21 @@ constexpr bool is_float_scalar_v = is_scalar_v<T> && (std::is_floating_point_v<T
 template <class T>
 constexpr bool is_int_scalar_v = is_scalar_v<T> && std::is_integral_v<T> && !std::is_same_v<T, bool>;
 template <class T>
-constexpr bool is_vector_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Vector;
+constexpr bool is_vector_v = shape_is_v<T, ir::Shape::Vector>;
 template <class T>
-constexpr bool is_matrix_v = type_traits<T>::known && type_traits<T>::shape == ir::Shape::Matrix;
+constexpr bool is_matrix_v = shape_is_v<T, ir::Shape::Matrix>;
+template <class T>
+constexpr bool is_quat_v = shape_is_v<T, ir::Shape::Quat>;
+template <class T>
+constexpr bool is_transform_v = shape_is_v<T, ir::Shape::Transform>;
+template <class T>
+constexpr bool is_struct_v = shape_is_v<T, ir::Shape::Struct>;
 /// Numeric: any known type whose scalar is not bool.
 template <class T, class = void>
 constexpr bool is_numeric_v = false;
 template <class T>
 constexpr bool is_numeric_v<T, std::enable_if_t<type_traits<T>::known>> =
+    type_traits<T>::shape != ir::Shape::Struct &&
     !std::is_same_v<typename type_traits<T>::scalar, bool>;
 /// Floating: any known type whose scalar is a floating type.
 template <class T, class = void>

@@ -198,6 +198,41 @@ KJIT_DSL_ATOMIC(atomic_sub, Sub)
 KJIT_DSL_ATOMIC(atomic_min, Min)
 /// atomic_max(a, i..., v): a(i...) = max(a(i...), v) atomically.
 KJIT_DSL_ATOMIC(atomic_max, Max)
+/// atomic_and / atomic_or / atomic_xor (a, i..., v): bitwise update of an integer element.
+KJIT_DSL_ATOMIC(atomic_and, And)
+KJIT_DSL_ATOMIC(atomic_or, Or)
+KJIT_DSL_ATOMIC(atomic_xor, Xor)
+/// atomic_exch(a, i..., v): stores v; returns the previous value.
+KJIT_DSL_ATOMIC(atomic_exch, Exch)
 #undef KJIT_DSL_ATOMIC
+
+namespace detail {
+/// atomic_cas on element `idx` of `a`: operands compare, then value.
+template <class T, int N>
+Value<T> atomic_cas_on(const ArrayHandle<T, N>& a, std::initializer_list<Index> idx, Operand<T> compare, Operand<T> v) {
+  auto& t = Tracer::get(v.loc);
+  std::vector<ir::ValueId> args{a.id()};
+  for (const Index& i : idx) args.push_back(i.id);
+  args.push_back(compare.id);
+  args.push_back(v.id);
+  return wrap<T>(t.emit(ir::Op::ArrayAtomic, ir_type_of<T>(), std::move(args), int64_t(ir::AtomicOp::Cas), v.loc));
+}
+}  // namespace detail
+
+/// atomic_cas(a, i..., compare, v): stores v if the element equals `compare` (bitwise);
+/// returns the previous value either way.
+template <class T>
+Value<T> atomic_cas(const ArrayHandle<T, 1>& a, Index i, detail::same_t<Operand<T>> compare, detail::same_t<Operand<T>> v) {
+  return detail::atomic_cas_on(a, {i}, compare, v);
+}
+template <class T>
+Value<T> atomic_cas(const ArrayHandle<T, 2>& a, Index i, Index j, detail::same_t<Operand<T>> compare, detail::same_t<Operand<T>> v) {
+  return detail::atomic_cas_on(a, {i, j}, compare, v);
+}
+template <class T>
+Value<T> atomic_cas(const ArrayHandle<T, 3>& a, Index i, Index j, Index k, detail::same_t<Operand<T>> compare,
+                    detail::same_t<Operand<T>> v) {
+  return detail::atomic_cas_on(a, {i, j, k}, compare, v);
+}
 
 }  // namespace kjit::dsl

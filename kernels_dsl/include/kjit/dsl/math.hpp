@@ -1,5 +1,5 @@
-// kjit/dsl/math.hpp — builtin math functions on DSL values (scalar, vector), each traced as a
-// call to the builtin of the same name (see kjit/ir/builtins.def).
+// kjit/dsl/math.hpp — scalar math builtins and the basic vector ones (dot, cross, length,
+// normalize), each traced as a call to the builtin of the same name (kjit/ir/builtins.def).
 #pragma once
 
 #include "kjit/dsl/operators.hpp"
@@ -19,12 +19,81 @@ KJIT_DSL_FLOAT_UNARY(log, Log)
 KJIT_DSL_FLOAT_UNARY(sqrt, Sqrt)
 KJIT_DSL_FLOAT_UNARY(floor, Floor)
 KJIT_DSL_FLOAT_UNARY(ceil, Ceil)
+KJIT_DSL_FLOAT_UNARY(asin, Asin)
+KJIT_DSL_FLOAT_UNARY(acos, Acos)
+KJIT_DSL_FLOAT_UNARY(atan, Atan)
+KJIT_DSL_FLOAT_UNARY(sinh, Sinh)
+KJIT_DSL_FLOAT_UNARY(cosh, Cosh)
+KJIT_DSL_FLOAT_UNARY(tanh, Tanh)
+KJIT_DSL_FLOAT_UNARY(cbrt, Cbrt)
+KJIT_DSL_FLOAT_UNARY(erf, Erf)
+KJIT_DSL_FLOAT_UNARY(erfc, Erfc)
+KJIT_DSL_FLOAT_UNARY(erfinv, Erfinv)
+KJIT_DSL_FLOAT_UNARY(erfcinv, Erfcinv)
+KJIT_DSL_FLOAT_UNARY(log2, Log2)
+KJIT_DSL_FLOAT_UNARY(log10, Log10)
+KJIT_DSL_FLOAT_UNARY(degrees, Degrees)
+KJIT_DSL_FLOAT_UNARY(radians, Radians)
+/// x - trunc(x): the fractional part with the sign of x (gradient 1).
+KJIT_DSL_FLOAT_UNARY(frac, Frac)
+KJIT_DSL_FLOAT_UNARY(trunc, Trunc)
+/// Nearest integer, halfway cases away from zero.
+KJIT_DSL_FLOAT_UNARY(round, Round)
+/// Nearest integer, halfway cases to even.
+KJIT_DSL_FLOAT_UNARY(rint, Rint)
 #undef KJIT_DSL_FLOAT_UNARY
 
+#define KJIT_DSL_FLOAT_BINARY(name, builtin)                                          \
+  template <class T, std::enable_if_t<is_float_scalar_v<T>, int> = 0>                 \
+  Value<T> name(const Value<T>& x, detail::same_t<Operand<T>> y) {                     \
+    return detail::call<T>(ir::Builtin::builtin, y.loc, x.use(y.loc), y.id);           \
+  }                                                                                   \
+  template <class T, std::enable_if_t<is_float_scalar_v<T>, int> = 0>                 \
+  Value<T> name(detail::same_t<Literal<T>> x, const Value<T>& y) {                     \
+    return detail::call<T>(ir::Builtin::builtin, x.loc, x.id, y.use(x.loc));           \
+  }
 /// x raised to the power y.
-template <class T, std::enable_if_t<is_float_scalar_v<T>, int> = 0>
-Value<T> pow(const Value<T>& x, detail::same_t<Operand<T>> y) {
-  return detail::call<T>(ir::Builtin::Pow, y.loc, x.use(y.loc), y.id);
+KJIT_DSL_FLOAT_BINARY(pow, Pow)
+/// The angle of the point (x, y): atan2(y, x) in (-pi, pi].
+KJIT_DSL_FLOAT_BINARY(atan2, Atan2)
+/// |x| with the sign of y.
+KJIT_DSL_FLOAT_BINARY(copysign, Copysign)
+#undef KJIT_DSL_FLOAT_BINARY
+
+#define KJIT_DSL_CLASSIFY(name, builtin)                                              \
+  template <class T, std::enable_if_t<is_float_scalar_v<T>, int> = 0>                 \
+  Bool name(const Value<T>& x, Loc loc = Loc::here()) {                               \
+    return detail::call<bool>(ir::Builtin::builtin, loc, x.use(loc));                 \
+  }
+KJIT_DSL_CLASSIFY(isnan, Isnan)
+KJIT_DSL_CLASSIFY(isinf, Isinf)
+KJIT_DSL_CLASSIFY(isfinite, Isfinite)
+#undef KJIT_DSL_CLASSIFY
+
+/// -1 where x < 0, else 1 (componentwise on vectors).
+template <class T, std::enable_if_t<detail::is_numeric_scalar_v<T> || (is_vector_v<T> && is_numeric_v<T>), int> = 0>
+Value<T> sign(const Value<T>& x, Loc loc = Loc::here()) {
+  return detail::call<T>(ir::Builtin::Sign, loc, x.use(loc));
+}
+/// 1 where x < 0, else 0 (Warp's step).
+template <class T, std::enable_if_t<detail::is_numeric_scalar_v<T>, int> = 0>
+Value<T> step(const Value<T>& x, Loc loc = Loc::here()) {
+  return detail::call<T>(ir::Builtin::Step, loc, x.use(loc));
+}
+/// 1 where x != 0, else 0.
+template <class T, std::enable_if_t<detail::is_numeric_scalar_v<T>, int> = 0>
+Value<T> nonzero(const Value<T>& x, Loc loc = Loc::here()) {
+  return detail::call<T>(ir::Builtin::Nonzero, loc, x.use(loc));
+}
+/// Division rounded toward negative infinity (Python's //), for integers and floats.
+template <class T, std::enable_if_t<detail::is_numeric_scalar_v<T>, int> = 0>
+Value<T> floordiv(const Value<T>& a, detail::same_t<Operand<T>> b) {
+  return detail::call<T>(ir::Builtin::FloorDiv, b.loc, a.use(b.loc), b.id);
+}
+/// a / b with CUDA's fast approximate float division (exact elsewhere).
+template <class T, std::enable_if_t<is_floating_v<T>, int> = 0>
+Value<T> div_approx(const Value<T>& a, detail::same_t<Operand<scalar_of_t<T>>> b) {
+  return detail::call<T>(ir::Builtin::DivApprox, b.loc, a.use(b.loc), b.id);
 }
 
 /// |x|, componentwise for vectors.
@@ -33,6 +102,16 @@ Value<T> abs(const Value<T>& x, Loc loc = Loc::here()) {
   return detail::call<T>(ir::Builtin::Abs, loc, x.use(loc));
 }
 
+/// The smallest component of a vector.
+template <int N, class S, std::enable_if_t<is_numeric_v<S>, int> = 0>
+Value<S> min(const Value<vec<N, S>>& v, Loc loc = Loc::here()) {
+  return detail::call<S>(ir::Builtin::Min, loc, v.use(loc));
+}
+/// The largest component of a vector.
+template <int N, class S, std::enable_if_t<is_numeric_v<S>, int> = 0>
+Value<S> max(const Value<vec<N, S>>& v, Loc loc = Loc::here()) {
+  return detail::call<S>(ir::Builtin::Max, loc, v.use(loc));
+}
 /// The smaller of a and b (componentwise for vectors).
 template <class T, std::enable_if_t<is_numeric_v<T> && !is_matrix_v<T>, int> = 0>
 Value<T> min(const Value<T>& a, detail::same_t<Operand<T>> b) {
@@ -66,9 +145,13 @@ Value<T> where(const Bool& cond, detail::same_t<Literal<T>> a, const Value<T>& b
   return detail::call<T>(ir::Builtin::Where, a.loc, cond.use(a.loc), a.id, b.use(a.loc));
 }
 
-/// Dot product of two vectors.
+/// Dot product of two vectors (or two quaternions).
 template <int N, class S, std::enable_if_t<is_float_scalar_v<S> || is_int_scalar_v<S>, int> = 0>
 Value<S> dot(const Value<vec<N, S>>& a, detail::same_t<Operand<vec<N, S>>> b) {
+  return detail::call<S>(ir::Builtin::Dot, b.loc, a.use(b.loc), b.id);
+}
+template <class S>
+Value<S> dot(const Value<quat<S>>& a, detail::same_t<Operand<quat<S>>> b) {
   return detail::call<S>(ir::Builtin::Dot, b.loc, a.use(b.loc), b.id);
 }
 /// Cross product of two 3-vectors.
@@ -86,15 +169,46 @@ template <int N, class S, std::enable_if_t<is_float_scalar_v<S>, int> = 0>
 Value<vec<N, S>> normalize(const Value<vec<N, S>>& v, Loc loc = Loc::here()) {
   return detail::call<vec<N, S>>(ir::Builtin::Normalize, loc, v.use(loc));
 }
+/// The length and the unit quaternion of a quaternion.
+template <class S, std::enable_if_t<is_float_scalar_v<S>, int> = 0>
+Value<S> length(const Value<quat<S>>& q, Loc loc = Loc::here()) {
+  return detail::call<S>(ir::Builtin::Length, loc, q.use(loc));
+}
+template <class S, std::enable_if_t<is_float_scalar_v<S>, int> = 0>
+Value<S> length_sq(const Value<quat<S>>& q, Loc loc = Loc::here()) {
+  return detail::call<S>(ir::Builtin::LengthSq, loc, q.use(loc));
+}
+template <class S, std::enable_if_t<is_float_scalar_v<S>, int> = 0>
+Value<quat<S>> normalize(const Value<quat<S>>& q, Loc loc = Loc::here()) {
+  return detail::call<quat<S>>(ir::Builtin::Normalize, loc, q.use(loc));
+}
 
 /// Converts a value to element type To: `cast<double>(x)` (same as `Double(x)`).
-template <class To, class From>
+template <class To, class From, std::enable_if_t<is_scalar_v<From>, int> = 0>
 Value<To> cast(const Value<From>& v, Loc loc = Loc::here()) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else {
     return Value<To>(v, loc);
   }
+}
+
+namespace detail {
+/// The same kind of value over scalar To (vec<3, double> for vec<3, float>).
+template <class T, class To> struct with_scalar;
+template <int N, class S, class To> struct with_scalar<vec<N, S>, To> { using type = vec<N, To>; };
+template <int R, int C, class S, class To> struct with_scalar<mat<R, C, S>, To> { using type = mat<R, C, To>; };
+template <class S, class To> struct with_scalar<quat<S>, To> { using type = quat<To>; };
+template <class S, class To> struct with_scalar<transform<S>, To> { using type = transform<To>; };
+}  // namespace detail
+
+/// Converts each component of a vector, matrix, quaternion or transform to scalar type To:
+/// `cast<double>(v)` turns a Vec3f into a Vec3d.
+template <class To, class From, std::enable_if_t<!is_scalar_v<From> && !is_struct_v<From>, int> = 0>
+Value<typename detail::with_scalar<From, To>::type> cast(const Value<From>& v, Loc loc = Loc::here()) {
+  using R = typename detail::with_scalar<From, To>::type;
+  auto& t = detail::Tracer::get(loc);
+  return detail::wrap<R>(t.emit(ir::Op::Cast, ir_type_of<R>(), {v.use(loc)}, 0, loc));
 }
 
 }  // namespace kjit::dsl

@@ -73,6 +73,16 @@ Value<mat<R, K, S>> operator*(const Value<mat<R, C, S>>& a, const Value<mat<C, K
   return detail::call<mat<R, K, S>>(ir::Builtin::Mul, loc, a.use(loc), b.use(loc));
 }
 
+// The Hamilton product of quaternions and the composition of transforms (b first, then a).
+template <class S>
+Value<quat<S>> operator*(const Value<quat<S>>& a, detail::same_t<Operand<quat<S>>> b) {
+  return detail::call<quat<S>>(ir::Builtin::Mul, b.loc, a.use(b.loc), b.id);
+}
+template <class S>
+Value<transform<S>> operator*(const Value<transform<S>>& a, detail::same_t<Operand<transform<S>>> b) {
+  return detail::call<transform<S>>(ir::Builtin::Mul, b.loc, a.use(b.loc), b.id);
+}
+
 // Unary operators.
 template <class T, std::enable_if_t<is_numeric_v<T>, int> = 0>
 Value<T> operator-(const Value<T>& a) {
@@ -81,7 +91,8 @@ Value<T> operator-(const Value<T>& a) {
 }
 template <class T, std::enable_if_t<is_numeric_v<T>, int> = 0>
 Value<T> operator+(const Value<T>& a) {
-  return a;
+  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  return detail::call<T>(ir::Builtin::Pos, loc, a.use(loc));
 }
 inline Bool operator!(const Bool& a) {
   Loc loc = detail::Tracer::get(Loc{}).last_loc();

@@ -61,6 +61,7 @@ class Tracer {
   ir::ValueId constant_int(ir::Type t, int64_t v, Loc loc);
   /// Calls builtin `b`, checking argument types with the builtin's rule; returns the result.
   ir::ValueId call(ir::Builtin b, std::initializer_list<ir::ValueId> args, Loc loc);
+  ir::ValueId call_ids(ir::Builtin b, std::vector<ir::ValueId> args, Loc loc);
 
   /// A new value that no statement defines (a block argument such as an induction value).
   ir::ValueId new_block_arg(ir::Type t);

@@ -4,8 +4,11 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kjit/dsl/tracer.hpp"
 #include "kjit/types.hpp"
@@ -13,8 +16,33 @@
 namespace kjit::dsl {
 
 template <class T> class Value;
+template <class T> class Ref;
 
 namespace detail {
+
+/// One step from an aggregate to a part of it: a component index (a vector, quaternion or
+/// transform lane, or a matrix row), a matrix element (two indices), or a struct field.
+struct PathStep {
+  enum Kind : uint8_t { Index, Index2, Field } kind = Index;
+  ir::ValueId i = ir::kNoValue;
+  ir::ValueId j = ir::kNoValue;
+  int field = -1;
+};
+
+/// An assignable location: local variable `var`, then `steps` into it (`w.x()`, `m[i][j]`,
+/// `p.pos().y()` on Var locals).
+struct LPath {
+  uint32_t var = 0;
+  std::vector<PathStep> steps;
+};
+
+/// The type of the part of `t` that `step` selects.
+ir::Type component_type(const ir::Type& t, const PathStep& step);
+/// Emits an Extract of `step` from `value`.
+ir::ValueId extract_step(ir::ValueId value, const PathStep& step, Loc loc);
+/// Stores `value` into the location `path` names (load, extract down, insert up, store).
+void assign_path(const LPath& path, ir::ValueId value, Loc loc);
+
 
 /// Blocks template argument deduction through a parameter, so that only the other
 /// parameters deduce T and this one accepts implicit conversions.
@@ -37,6 +65,17 @@ constexpr bool is_literal_for_v =
 
 /// "Float", "Vec3f", ...: the DSL's name of an IR type, for messages.
 std::string dsl_type_name(const ir::Type& t);
+
+/// The index of field `name` of struct type `t` (a tracing error when there is none).
+int struct_field_index(const ir::Type& t, const char* name, Loc loc);
+/// Emits a Construct of struct type `t` from one value per field.
+ir::ValueId construct_struct(const ir::Type& t, std::vector<ir::ValueId> fields, Loc loc);
+/// The IR value for field `k` of struct `t` from a constructor argument (a handle of the
+/// field's type, or a literal).
+template <class A>
+ir::ValueId struct_field_arg(const ir::Type& t, int k, const A& a, Loc loc);
+/// A constant for field `k` of struct `t` from a C++ literal.
+ir::ValueId struct_field_literal(const ir::Type& t, int k, bool is_float, double f, int64_t i, Loc loc);
 
 /// Emits a constant of element type T for the literal `v`, checking that it fits.
 template <class T, class P>
@@ -79,6 +118,9 @@ class ValueBase {
   ir::ValueId use(Loc loc) const;
   /// Whether the handle names a mutable local variable (Var<T>).
   bool is_var() const { return kind_ == Kind::Var; }
+  /// The assignable location this handle names: a Var, or a component reached from one
+  /// through a Ref; nothing for plain values.
+  std::optional<detail::LPath> lvalue_path() const;
 
  protected:
   enum class Kind : uint8_t { Unbound, Bound, Var };
@@ -100,6 +142,11 @@ class ValueBase {
   uint32_t var_ = 0;
   uint32_t home_ = 0;
   Kind kind_ = Kind::Unbound;
+  /// The function being traced when the handle was made: a handle of a kernel captured into a
+  /// device function (or the other way round) is an error, not a silently wrong value id.
+  const ir::Function* owner_ = nullptr;
+  /// Set by Ref: where a write-through assignment stores.
+  std::shared_ptr<const detail::LPath> path_;
 };
 
 /// An operand in an expression: a DSL value or a C++ literal, with the location of the
@@ -141,13 +188,44 @@ template <int R, int C, class S> struct component_of<mat<R, C, S>> { using type 
 /// Emits an Extract of `v` at indices `idx`, typed as element type R.
 template <class R>
 Value<R> extract(ir::ValueId v, std::initializer_list<ir::ValueId> idx, Loc loc);
+/// The part of `self` that `step` selects, as a Ref that writes through when `self` is
+/// assignable (a Var or a Ref into one).
+template <class C>
+Ref<C> component_ref(const ValueBase& self, PathStep step, Loc loc);
+
+/// Named accessors a handle of element type T offers: x() .. w() on vectors, quaternions
+/// and transforms; the fields of a KJIT_STRUCT; nothing on scalars and matrices.
+template <class T, class Self, class = void>
+struct accessors {};
+template <class T, class Self>
+struct accessors<T, Self, std::enable_if_t<is_vector_v<T> || is_quat_v<T> || is_transform_v<T>>> {
+  using S = scalar_of_t<T>;
+  /// Components 0..3 (x, y, z, w); on a Var (or a Ref into one) they can be assigned.
+  Ref<S> x(Loc loc = Loc::here()) const { return at(0, loc); }
+  Ref<S> y(Loc loc = Loc::here()) const { return at(1, loc); }
+  Ref<S> z(Loc loc = Loc::here()) const { return at(2, loc); }
+  Ref<S> w(Loc loc = Loc::here()) const { return at(3, loc); }
+
+ private:
+  Ref<S> at(int k, Loc loc) const;
+};
+template <class T, class Self>
+struct accessors<T, Self, std::enable_if_t<is_struct_v<T>>> : T::template kjit_accessors<Self> {};
+/// A transform's translation and rotation (read-only; set them with transform_set_*).
+template <class T, class Self, class = void>
+struct transform_parts {};
+template <class T, class Self>
+struct transform_parts<T, Self, std::enable_if_t<is_transform_v<T>>> {
+  Value<vec<3, scalar_of_t<T>>> p(Loc loc = Loc::here()) const;
+  Value<quat<scalar_of_t<T>>> q(Loc loc = Loc::here()) const;
+};
 }  // namespace detail
 
 /// A value of element type T (float, int32_t, kjit::vec3f, ...) inside a kernel. Handles are
 /// immutable SSA values: assigning one rebinds the name, which is only allowed in the region
 /// where it was created. Use Var<T> for state that changes inside If, For or While.
 template <class T>
-class Value : public ValueBase {
+class Value : public ValueBase, public detail::accessors<T, Value<T>>, public detail::transform_parts<T, Value<T>> {
   static_assert(type_traits<T>::known, "kjit: Value<T> needs a kernel element type");
 
  public:
@@ -180,7 +258,7 @@ class Value : public ValueBase {
   /// A vector, matrix, quaternion or transform from its components (scalars, row-major),
   /// or a vector filled with one scalar: `Vec3f(x, y, z)`, `Vec3f(0.0f)`.
   template <class... A, class U = T,
-            std::enable_if_t<!is_scalar_v<U> && (sizeof...(A) >= 1) &&
+            std::enable_if_t<!is_scalar_v<U> && !is_struct_v<U> && (sizeof...(A) >= 1) &&
                                  (sizeof...(A) == 1 || sizeof...(A) == type_traits<U>::rows *
                                                                           type_traits<U>::cols) &&
                                  (std::is_convertible_v<const A&, Operand<scalar_of_t<U>>> && ...),
@@ -197,39 +275,45 @@ class Value : public ValueBase {
     }
     bind(t.emit(ir::Op::Construct, ir_type(), std::move(ids), 0, loc));
   }
+  /// A struct from its fields in declaration order: `Value<Particle>(mass, pos)`.
+  template <class... A, class U = T,
+            std::enable_if_t<is_struct_v<U> && (sizeof...(A) >= 1), int> = 0>
+  explicit Value(const A&... fields) {
+    auto& t = detail::Tracer::get(Loc{});
+    Loc loc = t.last_loc();
+    std::vector<ir::ValueId> ids;
+    int k = 0;
+    (ids.push_back(detail::struct_field_arg(ir_type(), k++, fields, loc)), ...);
+    bind(detail::construct_struct(ir_type(), std::move(ids), loc));
+  }
 
-  Value& operator=(const Value& o) {
+  // Assignment rebinds the name (lvalues only: assigning to a temporary would be lost).
+  Value& operator=(const Value& o) & {
     Loc loc = detail::Tracer::get(Loc{}).last_loc();
     rebind(o.use(loc), ir_type(), loc);
     return *this;
   }
-  Value& operator=(Value&& o) { return *this = static_cast<const Value&>(o); }
+  Value& operator=(Value&& o) & { return *this = static_cast<const Value&>(o); }
   template <class P, std::enable_if_t<detail::is_literal_for_v<T, P>, int> = 0>
-  Value& operator=(P literal) {
+  Value& operator=(P literal) & {
     Loc loc = detail::Tracer::get(Loc{}).last_loc();
     rebind(detail::make_literal<T>(literal, loc), ir_type(), loc);
     return *this;
   }
 
-  /// Component i of a vector or quaternion, or row i of a matrix: `v[i]`, `m[i]`.
-  template <class U = T, std::enable_if_t<!is_scalar_v<U>, int> = 0>
-  Value<typename detail::component_of<U>::type> operator[](Index i) const {
-    return detail::extract<typename detail::component_of<U>::type>(use(i.loc), {i.id}, i.loc);
+  /// Component i of a vector, quaternion or transform, or row i of a matrix: `v[i]`, `m[i]`.
+  /// On a Var, `w[i] = x` and `w[i] += x` store into the variable.
+  template <class U = T, std::enable_if_t<!is_scalar_v<U> && !is_struct_v<U>, int> = 0>
+  Ref<typename detail::component_of<U>::type> operator[](Index i) const {
+    return detail::component_ref<typename detail::component_of<U>::type>(
+        *this, detail::PathStep{detail::PathStep::Index, i.id}, i.loc);
   }
-  /// Element (i, j) of a matrix.
+  /// Element (i, j) of a matrix; assignable on a Var: `m(i, j) = x`.
   template <class U = T, std::enable_if_t<is_matrix_v<U>, int> = 0>
-  Value<scalar_of_t<U>> operator()(Index i, Index j) const {
-    return detail::extract<scalar_of_t<U>>(use(i.loc), {i.id, j.id}, i.loc);
+  Ref<scalar_of_t<U>> operator()(Index i, Index j) const {
+    return detail::component_ref<scalar_of_t<U>>(
+        *this, detail::PathStep{detail::PathStep::Index2, i.id, j.id}, i.loc);
   }
-  /// Components 0..3 of a vector or quaternion.
-  template <class U = T, std::enable_if_t<!is_scalar_v<U> && !is_matrix_v<U>, int> = 0>
-  Value<scalar_of_t<U>> x(Loc loc = Loc::here()) const { return (*this)[Index(0, loc)]; }
-  template <class U = T, std::enable_if_t<!is_scalar_v<U> && !is_matrix_v<U>, int> = 0>
-  Value<scalar_of_t<U>> y(Loc loc = Loc::here()) const { return (*this)[Index(1, loc)]; }
-  template <class U = T, std::enable_if_t<!is_scalar_v<U> && !is_matrix_v<U>, int> = 0>
-  Value<scalar_of_t<U>> z(Loc loc = Loc::here()) const { return (*this)[Index(2, loc)]; }
-  template <class U = T, std::enable_if_t<!is_scalar_v<U> && !is_matrix_v<U>, int> = 0>
-  Value<scalar_of_t<U>> w(Loc loc = Loc::here()) const { return (*this)[Index(3, loc)]; }
 
   /// A handle around IR value `id` (for DSL implementers).
   Value(detail::BoundTag, ir::ValueId id) { bind(id); }
@@ -240,43 +324,6 @@ Operand<T>::Operand(const Value<T>& v, Loc loc) : id(v.use(loc)), loc(loc) {}
 
 template <class I, std::enable_if_t<is_int_scalar_v<I>, int>>
 Index::Index(const Value<I>& v, Loc loc) : id(v.use(loc)), loc(loc) {}
-
-using Bool = Value<bool>;
-using Int8 = Value<int8_t>;
-using UInt8 = Value<uint8_t>;
-using Int16 = Value<int16_t>;
-using UInt16 = Value<uint16_t>;
-using Int = Value<int32_t>;
-using UInt32 = Value<uint32_t>;
-using Int64 = Value<int64_t>;
-using UInt64 = Value<uint64_t>;
-using Half = Value<half>;
-using BFloat16 = Value<bfloat16>;
-using Float = Value<float>;
-using Double = Value<double>;
-using Vec2f = Value<vec2f>;
-using Vec3f = Value<vec3f>;
-using Vec4f = Value<vec4f>;
-using Vec2d = Value<vec2d>;
-using Vec3d = Value<vec3d>;
-using Vec4d = Value<vec4d>;
-using Vec2i = Value<vec2i>;
-using Vec3i = Value<vec3i>;
-using Vec4i = Value<vec4i>;
-using Mat22f = Value<mat22f>;
-using Mat33f = Value<mat33f>;
-using Mat44f = Value<mat44f>;
-using Mat22d = Value<mat22d>;
-using Mat33d = Value<mat33d>;
-using Mat44d = Value<mat44d>;
-using Quatf = Value<quatf>;
-using Quatd = Value<quatd>;
-using Transformf = Value<transformf>;
-using Transformd = Value<transformd>;
-using SpatialVectorf = Value<spatial_vectorf>;
-using SpatialVectord = Value<spatial_vectord>;
-using SpatialMatrixf = Value<spatial_matrixf>;
-using SpatialMatrixd = Value<spatial_matrixd>;
 
 namespace detail {
 /// A handle of element type R around the result `id` of a traced operation.
@@ -303,4 +350,131 @@ Value<R> extract(ir::ValueId v, std::initializer_list<ir::ValueId> idx, Loc loc)
 }
 }  // namespace detail
 
+/// A component of an aggregate value (`v.x()`, `v[i]`, `m(i, j)`, `p.mass()`). It reads like
+/// the value it holds; when it was reached from a Var, assigning to it directly
+/// (`w.x() = 1.0f`, `m[i][j] += a`) stores into the variable, with correct adjoints. A named
+/// Ref (`auto c = w.x();`) behaves like a plain value: assigning it rebinds the name.
+template <class C>
+class Ref : public Value<C> {
+  using Base = Value<C>;
+
+ public:
+  Ref(detail::BoundTag tag, ir::ValueId current, std::shared_ptr<const detail::LPath> path)
+      : Base(tag, current) {
+    this->path_ = std::move(path);
+  }
+  Ref(const Ref& o) : Base(o) { this->path_ = o.path_; }
+
+  // Write-through on temporaries: `w.x() = v`.
+  Ref&& operator=(const Value<C>& v) && {
+    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    write(v.use(loc), loc);
+    return std::move(*this);
+  }
+  Ref&& operator=(const Ref& v) && { return std::move(*this) = static_cast<const Value<C>&>(v); }
+  template <class P, std::enable_if_t<detail::is_literal_for_v<C, P>, int> = 0>
+  Ref&& operator=(P literal) && {
+    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    write(detail::make_literal<C>(literal, loc), loc);
+    return std::move(*this);
+  }
+  // Rebinding on named Refs: `auto c = w.x(); c = v;` changes c only.
+  Ref& operator=(const Value<C>& v) & {
+    this->path_.reset();
+    Base::operator=(v);
+    return *this;
+  }
+  Ref& operator=(const Ref& v) & { return *this = static_cast<const Value<C>&>(v); }
+  template <class P, std::enable_if_t<detail::is_literal_for_v<C, P>, int> = 0>
+  Ref& operator=(P literal) & {
+    this->path_.reset();
+    Base::operator=(literal);
+    return *this;
+  }
+
+  /// Stores `value` (an IR value of type C) into the location this Ref names.
+  void write(ir::ValueId value, Loc loc) const {
+    if (!this->path_)
+      detail::Tracer::get(loc).fail(
+          loc, "cannot assign to a " + detail::dsl_type_name(Base::ir_type()) +
+                   " component of a value that is not a Var (an array element, a parameter or an "
+                   "expression); copy it into a Var<...>, change the Var, and store it back");
+    detail::assign_path(*this->path_, value, loc);
+  }
+};
+
+namespace detail {
+template <class C>
+Ref<C> component_ref(const ValueBase& self, PathStep step, Loc loc) {
+  ir::ValueId current = extract_step(self.use(loc), step, loc);
+  std::shared_ptr<const LPath> path;
+  if (auto p = self.lvalue_path()) {
+    p->steps.push_back(step);
+    path = std::make_shared<const LPath>(std::move(*p));
+  }
+  return Ref<C>(BoundTag{}, current, std::move(path));
+}
+
+template <class T, class Self>
+Ref<scalar_of_t<T>> accessors<T, Self, std::enable_if_t<is_vector_v<T> || is_quat_v<T> || is_transform_v<T>>>::at(
+    int k, Loc loc) const {
+  constexpr int lanes = type_traits<T>::rows * type_traits<T>::cols;
+  auto& t = Tracer::get(loc);
+  if (k >= lanes)
+    t.fail(loc, "component " + std::to_string(k) + " of a " + dsl_type_name(ir_type_of<T>()) +
+                    ", which has " + std::to_string(lanes));
+  ir::ValueId i = make_literal<int32_t>(k, loc);
+  return component_ref<scalar_of_t<T>>(static_cast<const Self&>(*this), PathStep{PathStep::Index, i}, loc);
+}
+
+template <class A>
+ir::ValueId struct_field_arg(const ir::Type& t, int k, const A& a, Loc loc) {
+  if constexpr (std::is_base_of_v<ValueBase, A>) {
+    return a.use(loc);
+  } else {
+    static_assert(std::is_arithmetic_v<A>, "kjit: a struct field is built from a DSL value or a literal");
+    return struct_field_literal(t, k, std::is_floating_point_v<A>, double(a), int64_t(a), loc);
+  }
+}
+
+template <class T, class Self>
+Value<vec<3, scalar_of_t<T>>> transform_parts<T, Self, std::enable_if_t<is_transform_v<T>>>::p(Loc loc) const {
+  return call<vec<3, scalar_of_t<T>>>(ir::Builtin::TransformGetTranslation, loc, static_cast<const Self&>(*this).use(loc));
+}
+template <class T, class Self>
+Value<quat<scalar_of_t<T>>> transform_parts<T, Self, std::enable_if_t<is_transform_v<T>>>::q(Loc loc) const {
+  return call<quat<scalar_of_t<T>>>(ir::Builtin::TransformGetRotation, loc, static_cast<const Self&>(*this).use(loc));
+}
+
+/// Reads field `name` of a struct handle as a Ref (used by KJIT_STRUCT's accessors).
+template <class F>
+Ref<F> field_ref(const ValueBase& self, const ir::Type& struct_type, const char* name, Loc loc) {
+  PathStep step;
+  step.kind = PathStep::Field;
+  step.field = struct_field_index(struct_type, name, loc);
+  return component_ref<F>(self, step, loc);
+}
+}  // namespace detail
+
+/// Adds `b` to a component in place: `w.x() += 1.0f`, `m(i, j) -= a` (on Var components).
+#define KJIT_DSL_REF_COMPOUND(op, builtin)                                                   \
+  template <class C>                                                                         \
+  void operator op(Ref<C>&& r, detail::same_t<Operand<C>> b) {                               \
+    r.write(detail::call<C>(ir::Builtin::builtin, b.loc, r.use(b.loc), b.id).use(b.loc), b.loc); \
+  }
+KJIT_DSL_REF_COMPOUND(+=, Add)
+KJIT_DSL_REF_COMPOUND(-=, Sub)
+#undef KJIT_DSL_REF_COMPOUND
+/// Scales a component in place: `w.x() *= 2.0f`, `m[i] *= s`.
+template <class C>
+void operator*=(Ref<C>&& r, detail::same_t<Operand<scalar_of_t<C>>> b) {
+  r.write(detail::call<C>(ir::Builtin::Mul, b.loc, r.use(b.loc), b.id).use(b.loc), b.loc);
+}
+template <class C>
+void operator/=(Ref<C>&& r, detail::same_t<Operand<scalar_of_t<C>>> b) {
+  r.write(detail::call<C>(ir::Builtin::Div, b.loc, r.use(b.loc), b.id).use(b.loc), b.loc);
+}
+
 }  // namespace kjit::dsl
+
+#include "kjit/dsl/aliases.hpp"

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kjit/ir/type.hpp"
 
@@ -37,6 +38,20 @@ struct BuiltinInfo {
 
 /// Static facts of `b`.
 const BuiltinInfo& builtin_info(Builtin b);
+
+/// What kjit offers for one of Warp's builtin names: a builtin call (builtins.def) or an
+/// intrinsic the DSL writes as another IR statement (intrinsics.def).
+struct Counterpart {
+  const char* warp_name;
+  const char* kjit_spelling;  ///< how kernels write it
+  bool differentiable;
+  std::optional<Builtin> builtin;  ///< set for builtin calls
+  const char* statement;           ///< the IR statement of an intrinsic ("ArrayAtomic add")
+};
+/// The counterpart of Warp builtin `warp_name`, if kjit has one.
+std::optional<Counterpart> find_counterpart(std::string_view warp_name);
+/// Every counterpart: the builtins, then the intrinsics.
+std::vector<Counterpart> all_counterparts();
 /// The builtin named `name` (Warp's name), if any.
 std::optional<Builtin> find_builtin(std::string_view name);
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -83,7 +84,7 @@ struct LocalVar {
   SourceLoc loc;
 };
 
-/// A traced kernel.
+/// A traced kernel, or a device function (kjit/dsl/functions.hpp) that kernels call.
 struct Function {
   std::string name;              ///< qualified C++ name, e.g. "demo::springs"
   std::vector<Param> params;
@@ -93,6 +94,22 @@ struct Function {
   Block body;
   int launch_ndim = 0;           ///< 0: any launch (flat indices only); 1..4: fixed by tid
   SourceLoc loc;                 ///< where the kernel is defined
+
+  // Device functions (is_function): the body's yield is the returned value (none: void).
+  bool is_function = false;
+  /// The device functions this one calls; CallFunc's imm indexes this list.
+  std::vector<std::shared_ptr<const Function>> callees;
+  /// A user-supplied adjoint (Warp's func_grad): params are this function's params, then
+  /// `adj_ret` when the function returns a value; `out_vars` name the local variables that
+  /// hold each parameter's adjoint when its body ends (-1: no adjoint for that parameter).
+  std::shared_ptr<const Function> custom_adjoint;
+  std::vector<int64_t> out_vars;
+  /// A user-supplied replay (Warp's func_replay): what the adjoint's forward replay runs
+  /// instead of the body; same params and result.
+  std::shared_ptr<const Function> custom_replay;
+
+  /// The returned type of a device function (void when it returns nothing).
+  Type result_type() const { return body.yield == kNoValue ? Type::void_type() : type_of(body.yield); }
 
   /// Type of value `v`.
   const Type& type_of(ValueId v) const { return values.at(v); }

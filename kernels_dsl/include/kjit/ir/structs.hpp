@@ -23,7 +23,17 @@ struct StructInfo {
   std::vector<StructField> fields;
   int size = 0;
   int align = 1;
+  /// Non-empty for the result structs of multi-output builtins (svd3, random draws, ...):
+  /// the prelude chunk that defines the struct (codegen emits user structs itself).
+  std::string prelude_chunk;
 };
+
+/// Fills in the field offsets, size and alignment of `info` by C layout rules (each field
+/// at the next multiple of its alignment; vectors, matrices, quaternions and transforms
+/// align as their scalar), as both the host compiler and NVRTC lay the struct out.
+void layout_struct(StructInfo& info);
+/// The alignment of a value of type `t` in memory.
+int type_align(const Type& t);
 
 /// The struct with id `id`; throws an Internal error for unknown ids.
 const StructInfo& struct_info(uint16_t id);

@@ -1,0 +1,222 @@
+// kjit prelude: quaternions (x, y, z, w: the real part last) — storage, arithmetic (the
+// Hamilton product), and the quaternion builtins. Their adjoints come from the templated
+// forward code through dual numbers (dual.h).
+//@chunk quat requires vec math
+namespace kj {
+template <class T>
+struct quat_t {
+  T x, y, z, w;
+};
+template <class T> struct caster<quat_t<T>> {
+  template <class U> static KJ_FUNC quat_t<T> go(const quat_t<U>& q) { return quat_t<T>{static_cast<T>(q.x), static_cast<T>(q.y), static_cast<T>(q.z), static_cast<T>(q.w)}; }
+};
+template <class T> KJ_FUNC quat_t<T> operator+(const quat_t<T>& a, const quat_t<T>& b) { return quat_t<T>{a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; }
+template <class T> KJ_FUNC quat_t<T> operator-(const quat_t<T>& a, const quat_t<T>& b) { return quat_t<T>{a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w}; }
+template <class T> KJ_FUNC quat_t<T> operator-(const quat_t<T>& a) { return quat_t<T>{-a.x, -a.y, -a.z, -a.w}; }
+template <class T> KJ_FUNC quat_t<T> operator+(const quat_t<T>& a) { return a; }
+template <class T> KJ_FUNC quat_t<T> operator*(const quat_t<T>& a, T s) { return quat_t<T>{a.x * s, a.y * s, a.z * s, a.w * s}; }
+template <class T> KJ_FUNC quat_t<T> operator*(T s, const quat_t<T>& a) { return a * s; }
+template <class T> KJ_FUNC quat_t<T> operator/(const quat_t<T>& a, T s) { return quat_t<T>{a.x / s, a.y / s, a.z / s, a.w / s}; }
+/// The Hamilton product: the rotation b, then a.
+template <class T> KJ_FUNC quat_t<T> operator*(const quat_t<T>& a, const quat_t<T>& b) {
+  return quat_t<T>{a.w * b.x + b.w * a.x + a.y * b.z - b.y * a.z, a.w * b.y + b.w * a.y + a.z * b.x - b.z * a.x,
+                   a.w * b.z + b.w * a.z + a.x * b.y - b.x * a.y, a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z};
+}
+template <class T> KJ_FUNC quat_t<T>& operator+=(quat_t<T>& a, const quat_t<T>& b) { return a = a + b; }
+template <class T> KJ_FUNC quat_t<T>& operator-=(quat_t<T>& a, const quat_t<T>& b) { return a = a - b; }
+template <class T> KJ_FUNC bool operator==(const quat_t<T>& a, const quat_t<T>& b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
+template <class T> KJ_FUNC bool operator!=(const quat_t<T>& a, const quat_t<T>& b) { return !(a == b); }
+template <class T> KJ_FUNC quat_t<T> conjugate(const quat_t<T>& q) { return quat_t<T>{-q.x, -q.y, -q.z, q.w}; }
+template <class T> KJ_FUNC T dot(const quat_t<T>& a, const quat_t<T>& b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+template <class T> KJ_FUNC T length(const quat_t<T>& q) { return sqrt(dot(q, q)); }
+template <class T> KJ_FUNC T length_sq(const quat_t<T>& q) { return dot(q, q); }
+template <class T> KJ_FUNC quat_t<T> normalize(const quat_t<T>& q) { T l = length(q); if (l > T(0)) return q / l; return quat_t<T>{T(0), T(0), T(0), T(0)}; }
+template <class T> KJ_FUNC vec_t<3, T> vec_part(const quat_t<T>& q) { return vec_t<3, T>{{q.x, q.y, q.z}}; }
+template <class T> KJ_FUNC quat_t<T> make_quat(const vec_t<3, T>& v, T w) { return quat_t<T>{v.c[0], v.c[1], v.c[2], w}; }
+
+// Components (the IR's extract/insert) and the adjoints of the arithmetic.
+template <class T> KJ_FUNC T extract(const quat_t<T>& q, kj_int32 i) { return (&q.x)[i]; }
+template <class T> KJ_FUNC void adj_extract(const quat_t<T>& q, kj_int32 i, T ret, quat_t<T>& adj_q, T adj_ret) { (&adj_q.x)[i] += adj_ret; }
+template <class T> KJ_FUNC quat_t<T> insert(quat_t<T> q, kj_int32 i, T v) { (&q.x)[i] = v; return q; }
+template <class T> KJ_FUNC void adj_insert(const quat_t<T>& q, kj_int32 i, T v, const quat_t<T>& ret, quat_t<T>& adj_q, T& adj_v, quat_t<T> adj_ret) {
+  adj_v += (&adj_ret.x)[i];
+  (&adj_ret.x)[i] = T(0);
+  adj_q += adj_ret;
+}
+template <class T> KJ_FUNC void adj_mul(const quat_t<T>& a, const quat_t<T>& b, const quat_t<T>& ret, quat_t<T>& adj_a, quat_t<T>& adj_b, const quat_t<T>& adj_ret) {
+  adj_a += adj_ret * conjugate(b);
+  adj_b += conjugate(a) * adj_ret;
+}
+template <class T> KJ_FUNC void adj_mul(const quat_t<T>& a, T s, const quat_t<T>& ret, quat_t<T>& adj_a, T& adj_s, const quat_t<T>& adj_ret) { adj_a += adj_ret * s; adj_s += dot(a, adj_ret); }
+template <class T> KJ_FUNC void adj_mul(T s, const quat_t<T>& a, const quat_t<T>& ret, T& adj_s, quat_t<T>& adj_a, const quat_t<T>& adj_ret) { adj_a += adj_ret * s; adj_s += dot(a, adj_ret); }
+template <class T> KJ_FUNC void adj_div(const quat_t<T>& a, T s, const quat_t<T>& ret, quat_t<T>& adj_a, T& adj_s, const quat_t<T>& adj_ret) { adj_a += adj_ret / s; adj_s -= dot(adj_ret, ret) / s; }
+template <class T> KJ_FUNC void adj_dot(const quat_t<T>& a, const quat_t<T>& b, T ret, quat_t<T>& adj_a, quat_t<T>& adj_b, T adj_ret) { adj_a += b * adj_ret; adj_b += a * adj_ret; }
+template <class T> KJ_FUNC void adj_length(const quat_t<T>& q, T ret, quat_t<T>& adj_q, T adj_ret) { if (ret > T(0)) adj_q += q * (adj_ret / ret); }
+template <class T> KJ_FUNC void adj_length_sq(const quat_t<T>& q, T ret, quat_t<T>& adj_q, T adj_ret) { adj_q += q * (T(2) * adj_ret); }
+template <class T> KJ_FUNC void adj_normalize(const quat_t<T>& q, const quat_t<T>& ret, quat_t<T>& adj_q, const quat_t<T>& adj_ret) {
+  T l = length(q);
+  if (l > T(0)) adj_q += (adj_ret - ret * dot(ret, adj_ret)) / l;
+}
+}  // namespace kj
+
+//@chunk quatmath requires quat cross dual mat
+namespace kj {
+/// Rotation of `angle` about `axis` (used as given: pass a unit axis).
+template <class T> KJ_FUNC quat_t<T> quat_from_axis_angle(const vec_t<3, T>& axis, T angle) {
+  T h = angle * T(0.5);
+  return make_quat(axis * sin(h), cos(h));
+}
+/// The axis and angle of a unit quaternion: angle = 2 atan2(|v|, w) in [0, 2 pi]; the x axis
+/// for the identity.
+template <class T> struct axis_angle_t { vec_t<3, T> axis; T angle; };
+template <class T> KJ_FUNC axis_angle_t<T>& operator+=(axis_angle_t<T>& a, const axis_angle_t<T>& b) { a.axis += b.axis; a.angle += b.angle; return a; }
+template <class T> KJ_FUNC axis_angle_t<T> quat_to_axis_angle(const quat_t<T>& q) {
+  vec_t<3, T> v = vec_part(q);
+  T s = length(v);
+  axis_angle_t<T> r;
+  r.axis = s > T(0) ? v / s : vec_t<3, T>{{T(1), T(0), T(0)}};
+  r.angle = T(2) * atan2(s, q.w);
+  return r;
+}
+template <class T> KJ_FUNC quat_t<T> quat_inverse(const quat_t<T>& q) { return conjugate(q); }
+/// q p q* for a unit q (the formula Warp uses; for other q it scales the result).
+template <class T> KJ_FUNC vec_t<3, T> quat_rotate(const quat_t<T>& q, const vec_t<3, T>& p) {
+  vec_t<3, T> v = vec_part(q);
+  return p * (T(2) * q.w * q.w - T(1)) + cross(v, p) * (q.w * T(2)) + v * (dot(v, p) * T(2));
+}
+template <class T> KJ_FUNC vec_t<3, T> quat_rotate_inv(const quat_t<T>& q, const vec_t<3, T>& p) {
+  vec_t<3, T> v = vec_part(q);
+  return p * (T(2) * q.w * q.w - T(1)) - cross(v, p) * (q.w * T(2)) + v * (dot(v, p) * T(2));
+}
+template <class T> KJ_FUNC mat_t<3, 3, T> quat_to_matrix(const quat_t<T>& q) {
+  T x = q.x, y = q.y, z = q.z, w = q.w;
+  return mat_t<3, 3, T>{{{T(1) - T(2) * (y * y + z * z), T(2) * (x * y - z * w), T(2) * (x * z + y * w)},
+                         {T(2) * (x * y + z * w), T(1) - T(2) * (x * x + z * z), T(2) * (y * z - x * w)},
+                         {T(2) * (x * z - y * w), T(2) * (y * z + x * w), T(1) - T(2) * (x * x + y * y)}}};
+}
+/// The unit quaternion of a rotation matrix (Shepperd's method), with w >= 0.
+template <class T> KJ_FUNC quat_t<T> quat_from_matrix(const mat_t<3, 3, T>& m) {
+  T tr = m.c[0][0] + m.c[1][1] + m.c[2][2];
+  quat_t<T> q;
+  if (tr > T(0)) {
+    T s = sqrt(tr + T(1)) * T(2);
+    q = quat_t<T>{(m.c[2][1] - m.c[1][2]) / s, (m.c[0][2] - m.c[2][0]) / s, (m.c[1][0] - m.c[0][1]) / s, T(0.25) * s};
+  } else if (m.c[0][0] > m.c[1][1] && m.c[0][0] > m.c[2][2]) {
+    T s = sqrt(T(1) + m.c[0][0] - m.c[1][1] - m.c[2][2]) * T(2);
+    q = quat_t<T>{T(0.25) * s, (m.c[0][1] + m.c[1][0]) / s, (m.c[0][2] + m.c[2][0]) / s, (m.c[2][1] - m.c[1][2]) / s};
+  } else if (m.c[1][1] > m.c[2][2]) {
+    T s = sqrt(T(1) + m.c[1][1] - m.c[0][0] - m.c[2][2]) * T(2);
+    q = quat_t<T>{(m.c[0][1] + m.c[1][0]) / s, T(0.25) * s, (m.c[1][2] + m.c[2][1]) / s, (m.c[0][2] - m.c[2][0]) / s};
+  } else {
+    T s = sqrt(T(1) + m.c[2][2] - m.c[0][0] - m.c[1][1]) * T(2);
+    q = quat_t<T>{(m.c[0][2] + m.c[2][0]) / s, (m.c[1][2] + m.c[2][1]) / s, T(0.25) * s, (m.c[1][0] - m.c[0][1]) / s};
+  }
+  if (q.w < T(0)) q = -q;
+  return normalize(q);
+}
+template <class T> KJ_FUNC quat_t<T> quat_from_matrix(const mat_t<4, 4, T>& m) {
+  mat_t<3, 3, T> r;
+  for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.c[i][j] = m.c[i][j];
+  return quat_from_matrix(r);
+}
+/// The rotation of angle e[a] about coordinate axis a.
+template <class T> KJ_FUNC quat_t<T> axis_rotation(int a, T angle) {
+  vec_t<3, T> axis = {{T(0), T(0), T(0)}};
+  axis.c[a] = T(1);
+  return quat_from_axis_angle(axis, angle);
+}
+/// Rotations about the fixed axes i, then j, then k (extrinsic): q = qk qj qi, with the
+/// angles indexed by axis (e[0] about X); for i == k, e[i] serves both.
+template <class T> KJ_FUNC quat_t<T> quat_from_euler(const vec_t<3, T>& e, int i, int j, int k) {
+  return axis_rotation(k, e.c[k]) * axis_rotation(j, e.c[j]) * axis_rotation(i, e.c[i]);
+}
+/// Roll about X, then pitch about Y, then yaw about Z (fixed axes).
+template <class T> KJ_FUNC quat_t<T> quat_rpy(T roll, T pitch, T yaw) {
+  return axis_rotation(2, yaw) * axis_rotation(1, pitch) * axis_rotation(0, roll);
+}
+/// The inverse of quat_from_euler for Tait-Bryan sequences (angles indexed by axis); for
+/// proper Euler sequences (i == k) e[i], e[j] and e[3 - i - j] hold the three angles.
+template <class T> KJ_FUNC_BIG vec_t<3, T> quat_to_euler(const quat_t<T>& q, int i, int j, int k) {
+  mat_t<3, 3, T> R = quat_to_matrix(q);
+  vec_t<3, T> e = {{T(0), T(0), T(0)}};
+  if (i != k) {
+    T s = ((j - i + 3) % 3 == 1) ? T(1) : T(-1);  // parity of (i, j, k)
+    T sb = -s * R.c[k][i];
+    sb = sb > T(1) ? T(1) : (sb < T(-1) ? T(-1) : sb);
+    e.c[j] = asin(sb);
+    if (abs(sb) < T(0.9999999)) {
+      e.c[i] = atan2(s * R.c[k][j], R.c[k][k]);
+      e.c[k] = atan2(s * R.c[j][i], R.c[i][i]);
+    } else {  // gimbal lock: only the sum or difference of the outer angles is determined
+      e.c[i] = T(0);
+      e.c[k] = atan2(-s * R.c[i][j], R.c[j][j]);
+    }
+  } else {
+    int m = 3 - i - j;
+    T s = ((j - i + 3) % 3 == 1) ? T(1) : T(-1);  // parity of (i, j, m)
+    T cb = R.c[i][i];
+    cb = cb > T(1) ? T(1) : (cb < T(-1) ? T(-1) : cb);
+    e.c[j] = acos(cb);
+    e.c[i] = atan2(R.c[i][j], s * R.c[i][m]);
+    e.c[m] = atan2(R.c[j][i], -s * R.c[m][i]);
+  }
+  return e;
+}
+template <class T> KJ_FUNC vec_t<3, T> quat_to_rpy(const quat_t<T>& q) { return quat_to_euler(q, 0, 1, 2); }
+/// Spherical interpolation from q0 (t = 0) to q1 (t = 1) along the arc between them.
+template <class T> KJ_FUNC quat_t<T> quat_slerp(const quat_t<T>& q0, const quat_t<T>& q1, T t) {
+  T c = dot(q0, q1);
+  c = c > T(1) ? T(1) : (c < T(-1) ? T(-1) : c);
+  T theta = acos(c), s = sin(theta);
+  if (s < T(1e-6)) return normalize(q0 * (T(1) - t) + q1 * t);
+  return (q0 * sin((T(1) - t) * theta) + q1 * sin(t * theta)) / s;
+}
+/// The twist of q about a unit axis: the rotation about `axis` in q's swing-twist split.
+template <class T> KJ_FUNC quat_t<T> quat_twist(const vec_t<3, T>& axis, const quat_t<T>& q) {
+  quat_t<T> t = make_quat(axis * dot(axis, vec_part(q)), q.w);
+  T l = length(t);
+  if (l > T(0)) return t / l;
+  return quat_t<T>{T(0), T(0), T(0), T(1)};
+}
+template <class T> KJ_FUNC T quat_twist_angle(const vec_t<3, T>& axis, const quat_t<T>& q) { return T(2) * atan2(abs(dot(axis, vec_part(q))), q.w); }
+template <class T> KJ_FUNC T quat_twist_angle_signed(const vec_t<3, T>& axis, const quat_t<T>& q) { return T(2) * atan2(dot(axis, vec_part(q)), q.w); }
+
+// Adjoints. The common small ones are written out (they compile faster than dual sweeps);
+// the rest run the same templated code over dual numbers.
+/// quat_rotate (sign = 1) and quat_rotate_inv (sign = -1): r = p (2w^2 - 1) + sign 2w (v x p)
+/// + 2 v (v . p).
+template <class T> KJ_FUNC void adj_rotate(const quat_t<T>& q, const vec_t<3, T>& p, T sign, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) {
+  vec_t<3, T> v = vec_part(q);
+  T vg = dot(v, g), vp = dot(v, p), w2 = T(2) * q.w;
+  adj_p += g * (w2 * q.w - T(1)) + cross(g, v) * (sign * w2) + v * (T(2) * vg);
+  vec_t<3, T> adj_v = cross(p, g) * (sign * w2) + p * (T(2) * vg) + g * (T(2) * vp);
+  adj_q += make_quat(adj_v, T(4) * q.w * dot(p, g) + sign * T(2) * dot(cross(v, p), g));
+}
+template <class T> KJ_FUNC void adj_quat_rotate(const quat_t<T>& q, const vec_t<3, T>& p, const vec_t<3, T>&, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) { adj_rotate(q, p, T(1), adj_q, adj_p, g); }
+template <class T> KJ_FUNC void adj_quat_rotate_inv(const quat_t<T>& q, const vec_t<3, T>& p, const vec_t<3, T>&, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) { adj_rotate(q, p, T(-1), adj_q, adj_p, g); }
+template <class T> KJ_FUNC void adj_quat_to_matrix(const quat_t<T>& q, const mat_t<3, 3, T>&, quat_t<T>& adj_q, const mat_t<3, 3, T>& G) {
+  T x = q.x, y = q.y, z = q.z, w = q.w;
+  const T(*g)[3] = G.c;
+  adj_q.x += T(2) * (y * (g[0][1] + g[1][0]) + z * (g[0][2] + g[2][0]) + w * (g[2][1] - g[1][2])) - T(4) * x * (g[1][1] + g[2][2]);
+  adj_q.y += T(2) * (x * (g[0][1] + g[1][0]) + z * (g[1][2] + g[2][1]) + w * (g[0][2] - g[2][0])) - T(4) * y * (g[0][0] + g[2][2]);
+  adj_q.z += T(2) * (x * (g[0][2] + g[2][0]) + y * (g[1][2] + g[2][1]) + w * (g[1][0] - g[0][1])) - T(4) * z * (g[0][0] + g[1][1]);
+  adj_q.w += T(2) * (z * (g[1][0] - g[0][1]) + y * (g[0][2] - g[2][0]) + x * (g[2][1] - g[1][2]));
+}
+template <class T> KJ_FUNC void adj_quat_from_axis_angle(const vec_t<3, T>& a, T angle, const quat_t<T>&, vec_t<3, T>& adj_a, T& adj_angle, const quat_t<T>& g) {
+  T h = angle * T(0.5), s = sin(h), c = cos(h);
+  vec_t<3, T> gv = vec_part(g);
+  adj_a += gv * s;
+  adj_angle += (dot(a, gv) * c - g.w * s) * T(0.5);
+}
+template <class T> KJ_FUNC void adj_quat_to_axis_angle(const quat_t<T>& q, const axis_angle_t<T>&, quat_t<T>& adj_q, const axis_angle_t<T>& g) { adj_dual([](const dual_of<quat_t<T>>& x) { return quat_to_axis_angle(x); }, q, adj_q, g); }
+template <class T> KJ_FUNC void adj_quat_inverse(const quat_t<T>& q, const quat_t<T>&, quat_t<T>& adj_q, const quat_t<T>& g) { adj_q += conjugate(g); }
+template <int N, class T> KJ_FUNC void adj_quat_from_matrix(const mat_t<N, N, T>& m, const quat_t<T>&, mat_t<N, N, T>& adj_m, const quat_t<T>& g) { adj_dual([](const dual_of<mat_t<N, N, T>>& x) { return quat_from_matrix(x); }, m, adj_m, g); }
+template <class T> KJ_FUNC void adj_quat_from_euler(const vec_t<3, T>& e, kj_int32 i, kj_int32 j, kj_int32 k, const quat_t<T>&, vec_t<3, T>& adj_e, const quat_t<T>& g) { adj_dual([&](const dual_of<vec_t<3, T>>& x) { return quat_from_euler(x, i, j, k); }, e, adj_e, g); }
+template <class T> KJ_FUNC void adj_quat_rpy(T r, T p, T y, const quat_t<T>&, T& adj_r, T& adj_p, T& adj_y, const quat_t<T>& g) { adj_dual([](const dual_of<T>& a, const dual_of<T>& b, const dual_of<T>& c) { return quat_rpy(a, b, c); }, r, p, y, adj_r, adj_p, adj_y, g); }
+template <class T> KJ_FUNC void adj_quat_to_euler(const quat_t<T>& q, kj_int32 i, kj_int32 j, kj_int32 k, const vec_t<3, T>&, quat_t<T>& adj_q, const vec_t<3, T>& g) { adj_dual([&](const dual_of<quat_t<T>>& x) { return quat_to_euler(x, i, j, k); }, q, adj_q, g); }
+template <class T> KJ_FUNC void adj_quat_to_rpy(const quat_t<T>& q, const vec_t<3, T>&, quat_t<T>& adj_q, const vec_t<3, T>& g) { adj_dual([](const dual_of<quat_t<T>>& x) { return quat_to_rpy(x); }, q, adj_q, g); }
+template <class T> KJ_FUNC void adj_quat_slerp(const quat_t<T>& a, const quat_t<T>& b, T t, const quat_t<T>&, quat_t<T>& adj_a, quat_t<T>& adj_b, T& adj_t, const quat_t<T>& g) { adj_dual([](const dual_of<quat_t<T>>& x, const dual_of<quat_t<T>>& y, const dual_of<T>& z) { return quat_slerp(x, y, z); }, a, b, t, adj_a, adj_b, adj_t, g); }
+template <class T> KJ_FUNC void adj_quat_twist(const vec_t<3, T>& a, const quat_t<T>& q, const quat_t<T>&, vec_t<3, T>& adj_a, quat_t<T>& adj_q, const quat_t<T>& g) { adj_dual([](const dual_of<vec_t<3, T>>& x, const dual_of<quat_t<T>>& y) { return quat_twist(x, y); }, a, q, adj_a, adj_q, g); }
+template <class T> KJ_FUNC void adj_quat_twist_angle(const vec_t<3, T>& a, const quat_t<T>& q, T, vec_t<3, T>& adj_a, quat_t<T>& adj_q, T g) { adj_dual([](const dual_of<vec_t<3, T>>& x, const dual_of<quat_t<T>>& y) { return quat_twist_angle(x, y); }, a, q, adj_a, adj_q, g); }
+template <class T> KJ_FUNC void adj_quat_twist_angle_signed(const vec_t<3, T>& a, const quat_t<T>& q, T, vec_t<3, T>& adj_a, quat_t<T>& adj_q, T g) { adj_dual([](const dual_of<vec_t<3, T>>& x, const dual_of<quat_t<T>>& y) { return quat_twist_angle_signed(x, y); }, a, q, adj_a, adj_q, g); }
+}  // namespace kj

@@ -1,0 +1,87 @@
+// kjit prelude: utility builtins (lerp, smoothstep, lower_bound, block_dim, breakpoint) and
+// the device-side check expect_near, which reports failures through the status word.
+//@chunk lerp requires core
+namespace kj {
+/// a + (b - a) t, for any floating value type with a scalar t.
+template <class X, class T> KJ_FUNC X lerp(const X& a, const X& b, T t) { return a + (b - a) * t; }
+template <class X, class T> KJ_FUNC void adj_lerp(const X& a, const X& b, T t, const X& ret, X& adj_a, X& adj_b, T& adj_t, const X& adj_ret) {
+  adj_a += adj_ret * (T(1) - t);
+  adj_b += adj_ret * t;
+  const T *pa = (const T*)&a, *pb = (const T*)&b, *g = (const T*)&adj_ret;
+  for (int i = 0; i < int(sizeof(X) / sizeof(T)); ++i) adj_t += (pb[i] - pa[i]) * g[i];
+}
+}  // namespace kj
+
+//@chunk smoothstep requires core
+namespace kj {
+/// Hermite step from 0 (x <= a) to 1 (x >= b): t^2 (3 - 2t) with t = clamp((x - a) / (b - a)).
+template <class T> KJ_FUNC T smoothstep(T a, T b, T x) {
+  T t = (x - a) / (b - a);
+  t = t < T(0) ? T(0) : (t > T(1) ? T(1) : t);
+  return t * t * (T(3) - T(2) * t);
+}
+template <class T> KJ_FUNC void adj_smoothstep(T a, T b, T x, T ret, T& adj_a, T& adj_b, T& adj_x, T adj_ret) {
+  T d = b - a, t = (x - a) / d;
+  if (!(t > T(0) && t < T(1))) return;
+  T ds = T(6) * t * (T(1) - t) * adj_ret;
+  adj_x += ds / d;
+  adj_a += ds * (x - b) / (d * d);
+  adj_b -= ds * t / d;
+}
+}  // namespace kj
+
+//@chunk lower_bound requires array
+namespace kj {
+/// The first index in [lo, hi) whose element is not less than `value` (hi when none).
+template <class T> KJ_FUNC kj_int32 lower_bound(const array_t<T>& a, kj_int32 lo, kj_int32 hi, T value) {
+  while (lo < hi) {
+    kj_int32 mid = lo + (hi - lo) / 2;
+    if (elem(a, mid) < value) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+template <class T> KJ_FUNC kj_int32 lower_bound(const array_t<T>& a, T value) { return lower_bound(a, 0, a.shape[0], value); }
+}  // namespace kj
+
+//@chunk launch_info requires core
+namespace kj {
+/// Threads per block of the launch (CUDA); 1 on the cpu, where each thread runs alone.
+KJ_FUNC kj_int32 block_dim() {
+#if KJ_CUDA
+  return (kj_int32)blockDim.x;
+#else
+  return 1;
+#endif
+}
+/// Stops in an attached debugger (CUDA __brkpt, x86 int3); without one the process receives
+/// SIGTRAP.
+KJ_FUNC void breakpoint() {
+#if KJ_CUDA
+  __brkpt();
+#elif defined(__x86_64__) || defined(__i386__)
+  __asm__ volatile("int3");
+#else
+  __builtin_trap();
+#endif
+}
+}  // namespace kj
+
+//@chunk expect requires status
+namespace kj {
+/// The status code of a failed device-side check (kjit::detail::kStatusCheckFailed).
+constexpr kj_int32 kStatusCheckFailed = 0x7fff0001;
+template <class X, class T> KJ_FUNC void expect_near(const X& a, const X& b, T tol, kj_int64 thread, const char* where) {
+  const T *pa = (const T*)&a, *pb = (const T*)&b;
+  const int n = int(sizeof(X) / sizeof(T));
+  bool ok = true;
+  for (int i = 0; i < n; ++i) {
+    double d = (double)pa[i] - (double)pb[i];
+    if (!(d <= (double)tol && -d <= (double)tol)) ok = false;
+  }
+  if (ok) return;
+  printf("kjit: expect_near failed at %s, thread %lld:", where, (long long)thread);
+  for (int i = 0; i < n; ++i) printf(" %.9g vs %.9g;", (double)pa[i], (double)pb[i]);
+  printf(" tolerance %.9g\n", (double)tol);
+  report_status(kStatusCheckFailed);
+}
+}  // namespace kj

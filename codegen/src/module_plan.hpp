@@ -1,0 +1,54 @@
+// What a module holds besides its kernels, decided once for both generate_module and
+// describe_module: its device functions (deduplicated, callees first, with stable names), the
+// user structs it defines (inner ones first), and the status code of every adjoint loop.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "expr_emitter.hpp"
+#include "kjit/codegen/codegen.hpp"
+#include "source_writer.hpp"
+
+namespace kjit::codegen {
+
+/// One adjoint loop: its status code (reported when it exceeds its checkpoints) and where
+/// it is.
+struct PlannedLoop {
+  int status = 0;
+  ir::SourceLoc loc;
+};
+
+/// The plan of one module.
+struct ModulePlan {
+  /// Distinct device functions in emission order (every callee before its callers).
+  std::vector<const ir::Function*> functions;
+  /// The C++ name of every device function object the kernels reach ("kjf_0", ...);
+  /// identical functions share one name.
+  FunctionNames names;
+  /// User structs (not the prelude's result structs), inner structs first.
+  std::vector<uint16_t> structs;
+  /// Per kernel (in order): its own adjoint loops, then those of the functions it calls.
+  std::vector<std::vector<PlannedLoop>> kernel_loops;
+  /// Per distinct function (in `functions` order): the first status code of its loops.
+  std::map<const ir::Function*, int> function_first_loop;
+  /// Whether each kernel gets an adjoint (and why not).
+  std::vector<std::string> obstacles;
+};
+
+/// Plans the module of `kernels`.
+ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options);
+
+/// Writes the definitions of the plan's user structs: the struct, a check that its layout is
+/// the host's, field setters, `+=` over the floating fields and, when `with_atomics`, an
+/// atomic_add (adjoint arrays of structs).
+void emit_structs(SourceWriter& w, const ModulePlan& plan, bool with_atomics);
+
+/// Writes every device function of the plan: the function, its side-effect-free replay and
+/// (when `with_adjoint`) its adjoint.
+void emit_functions(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, const CodegenOptions& options,
+                    bool with_adjoint);
+
+}  // namespace kjit::codegen

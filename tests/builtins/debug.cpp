@@ -1,0 +1,120 @@
+// Debugging aids on the cpu device: print (values of any type, and their adjoints in the
+// reverse sweep), printf, the device-side check expect_near (the failing thread prints its
+// index, the location and the values; the launch throws), block_dim and breakpoint.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "kjit/kjit.hpp"
+#include "test_support.hpp"
+
+namespace debugging {
+using namespace kjit::dsl;
+KJIT_MODULE(builtins_debug)
+
+KJIT_KERNEL(prints, (Array<Vec3d> x, Array<double> out)) {
+  Int i = tid();
+  If(i == 1, [&] {
+    print(x[i]);
+    printf("thread %d of %d, x = %g\n", i, launch_dim(0), x[i].y());
+    print("plain text");
+    print(Mat22d(1.0, 2.0, 3.0, 4.0));
+  });
+  Double s = dot(x[i], x[i]);
+  If(i == 1, [&] { print(s); });
+  out[i] = s * 2.0;
+}
+}  // namespace debugging
+
+namespace checks {
+using namespace kjit::dsl;
+KJIT_MODULE(builtins_checks)
+KJIT_KERNEL(near, (Array<float> x, Array<float> y)) { expect_near(x[tid()], y[tid()], 1e-3f); }
+KJIT_KERNEL(near_vec, (Array<Vec3d> x)) { expect_near(x[tid()], Vec3d(1.0, 2.0, 3.0)); }
+KJIT_KERNEL(blocks, (Array<int32_t> out)) { out[tid()] = block_dim(); }
+KJIT_KERNEL(trap, (Array<float> x)) {
+  If(x[tid()] > 1e30f, [&] { breakpoint(); });  // compiled, never reached here
+  x[tid()] = x[tid()] + 1.0f;
+}
+}  // namespace checks
+
+using namespace kjit;
+
+namespace {
+/// Runs `f` with the process's stdout redirected to a file; returns what was written.
+template <class F>
+std::string capture_stdout(F&& f) {
+  test::TempDir dir("stdout");
+  const std::string path = dir / "out.txt";
+  std::fflush(stdout);
+  int saved = ::dup(1);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::dup2(fd, 1);
+  ::close(fd);
+  try {
+    f();
+  } catch (...) {
+    std::fflush(stdout);
+    ::dup2(saved, 1);
+    ::close(saved);
+    throw;
+  }
+  std::fflush(stdout);
+  ::dup2(saved, 1);
+  ::close(saved);
+  return test::read_file(path);
+}
+}  // namespace
+
+TEST_CASE("print and printf in kernels write from the thread, forward; print's adjoint prints adjoints") {
+  std::vector<vec3d> x{vec3d{{1, 2, 3}}, vec3d{{4, 5, 6}}};
+  NdArray out = zeros<double>({2});
+  std::string text = capture_stdout([&] { launch(debugging::prints, 2, from_vector(x), out); });
+  CHECK(text.find("(4, 5, 6)\n") != std::string::npos);
+  CHECK(text.find("thread 1 of 2, x = 5\n") != std::string::npos);
+  CHECK(text.find("plain text\n") != std::string::npos);
+  CHECK(text.find("[(1, 2), (3, 4)]\n") != std::string::npos);
+  CHECK(text.find("77\n") != std::string::npos);
+  CHECK(text.find("adj") == std::string::npos);
+  std::string reverse = capture_stdout([&] {
+    launch_adjoint(debugging::prints, 2, {from_vector(x), out}, {zeros<vec3d>({2}), from_vector(std::vector<double>{1, 1})});
+  });
+  CHECK(reverse.find("adj 2\n") != std::string::npos);  // d(out)/d(s) = 2: the adjoint of s
+  CHECK(reverse.find("thread 1") == std::string::npos);  // printf is forward only
+}
+
+TEST_CASE("expect_near: passing checks are silent; a failing one names the thread, the line and the values") {
+  std::vector<float> x{1.0f, 2.0f, 3.0f, 4.0f}, y{1.0f, 2.0005f, 3.5f, 4.0f};
+  std::string ok = capture_stdout([&] { launch(checks::near, 2, from_vector(x), from_vector(y)); });
+  CHECK(ok.empty());
+  std::string text;
+  bool threw = false;
+  text = capture_stdout([&] {
+    try {
+      launch(checks::near, 4, from_vector(x), from_vector(y));
+    } catch (const Error& e) {
+      threw = true;
+      CHECK(e.kind() == ErrorKind::User);
+      CHECK(std::string(e.what()).find("expect_near") != std::string::npos);
+    }
+  });
+  CHECK(threw);
+  CHECK(text.find("thread 2") != std::string::npos);
+  CHECK(text.find("debug.cpp:34") != std::string::npos);
+  CHECK(text.find("3 vs 3.5") != std::string::npos);
+  // The status word was cleared: the next passing launch does not throw.
+  CHECK_NOTHROW(launch(checks::near, 2, from_vector(x), from_vector(y)));
+  std::vector<vec3d> v{vec3d{{1, 2, 3}}, vec3d{{1, 2, 3.1}}};
+  CHECK_THROWS_AS(capture_stdout([&] { launch(checks::near_vec, 2, from_vector(v)); }), Error);
+}
+
+TEST_CASE("block_dim is 1 on the cpu; breakpoint compiles (and is not reached)") {
+  NdArray out = zeros<int32_t>({3});
+  launch(checks::blocks, 3, out);
+  CHECK(out.to_vector<int32_t>() == std::vector<int32_t>{1, 1, 1});
+  NdArray x = from_vector(std::vector<float>{1, 2});
+  launch(checks::trap, 2, x);
+  CHECK(x.to_vector<float>()[1] == 3.0f);
+}
