@@ -17,9 +17,12 @@ TEST_CASE("the cache kjit_precompile filled at build time holds the module, veri
   Run stats = run_kjit("cache stats --json --cache-dir " + dir / "cache");
   REQUIRE(stats.status == 0);
   nlohmann::json j = stats.json();
-  REQUIRE(j["list"].size() == 1);
-  CHECK(j["list"][0]["module"] == "cli_ok");
-  CHECK(j["list"][0]["target"] == "cpu");
+  // Earlier builds of kjit (another codegen version) may have left entries of their own.
+  REQUIRE(j["list"].size() >= 1);
+  for (const auto& e : j["list"]) {
+    CHECK(e["module"] == "cli_ok");
+    CHECK(e["target"] == "cpu");
+  }
 
   Run verify = run_kjit("cache verify --cache-dir " + dir / "cache");
   CHECK(verify.status == 0);
