@@ -12,11 +12,6 @@
 
 namespace kjit::codegen {
 
-/// Why `fn` cannot be differentiated correctly, naming the user's file:line; empty when it
-/// can. (An array both read and written, a used atomic result, a While condition with
-/// effects.)
-std::string adjoint_obstacle(const ir::Function& fn);
-
 /// Locations of the dynamic loops of `fn`'s adjoint, in the order the adjoint numbers them.
 std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn);
 

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "adjoint_emitter.hpp"
+#include "adjoint_obstacles.hpp"
 #include "entry_points.hpp"
 #include "forward_emitter.hpp"
 #include "kjit/error.hpp"

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "adjoint_emitter.hpp"
+#include "adjoint_obstacles.hpp"
 #include "forward_emitter.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/serializer.hpp"

@@ -54,6 +54,46 @@ KJIT_KERNEL(scale, (Array<Double> x, Double s, Array<Double> out)) {
 }
 }  // namespace ar_tests
 
+namespace ow_tests {
+KJIT_MODULE(autodiff_overwrites)
+using namespace kjit::dsl;
+
+KJIT_KERNEL(store_twice, (Array<Double> x, Array<Double> out)) {
+  Int i = tid();
+  out[i] = x[i] * 2.0;
+  out[tid()] = x[i] * 3.0;  // the same element again: tid() is tid()
+}
+
+KJIT_KERNEL(store_in_loop, (Array<Double> x, Int n, Array<Double> out)) {
+  Int i = tid();
+  Var<Double> y = x[i];
+  For(0, n, [&](Int) {
+    y = y * 2.0;
+    out[i] = y;  // every iteration overwrites out[i]
+  });
+}
+
+KJIT_KERNEL(store_per_branch, (Array<Double> x, Array<Double> out)) {
+  Int i = tid();
+  If(x[i] > 0.0, [&] { out[i] = x[i] * 2.0; }).Else([&] { out[i] = x[i] * x[i]; });
+}
+
+KJIT_KERNEL(store_per_iteration, (Array<Double> x, Int n, Array<Double, 2> out)) {
+  Int i = tid();
+  Var<Double> y = x[i];
+  For(0, n, [&](Int k) {
+    y = y * 2.0 + sin(y);
+    out(i, k) = y;  // a different element each iteration
+  });
+}
+
+KJIT_KERNEL(store_two_elements, (Array<Double> x, Array<Double> out)) {
+  Int i = tid();
+  out[2 * i] = x[i] * 2.0;
+  out[2 * i + 1] = x[i] * x[i];
+}
+}  // namespace ow_tests
+
 namespace {
 std::string module_text(const char* module) {
   std::vector<const ir::Function*> fns;
@@ -174,4 +214,63 @@ TEST_CASE("using an atomic's result rejects the adjoint, naming the line") {
     CHECK(m.find("the value returned by atomic_add is used") != std::string::npos);
     CHECK(m.find("array_rules.cpp:") != std::string::npos);
   }
+}
+
+namespace {
+/// The message launch_adjoint gives for `kernel`, or "" when it runs.
+template <class K>
+std::string adjoint_error(const K& kernel, const Dims& dims, std::vector<LaunchArg> args, std::vector<LaunchArg> adj) {
+  try {
+    launch_adjoint(kernel, dims, args, adj);
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::User);
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("an element one thread writes twice has no adjoint: two stores at one index") {
+  auto X = from_vector(std::vector<double>{1.0, 2.0}), out = zeros<double>({2});
+  launch(ow_tests::store_twice, 2, X, out);  // forward: the last store wins
+  CHECK(out.to_vector<double>() == std::vector<double>{3.0, 6.0});
+  std::string m = adjoint_error(ow_tests::store_twice, 2, {X, out}, {zeros<double>({2}), from_vector(std::vector<double>{1.0, 1.0})});
+  CHECK(m.find("kernel 'ow_tests::store_twice'") != std::string::npos);
+  CHECK(m.find("array 'out' is written at ") != std::string::npos);
+  CHECK(m.find("and again at ") != std::string::npos);
+  CHECK(m.find("at the same index") != std::string::npos);
+  CHECK(m.find("array_rules.cpp:") != std::string::npos);
+}
+
+TEST_CASE("an element one thread writes twice has no adjoint: a store in a loop at a fixed index") {
+  auto X = from_vector(std::vector<double>{1.0, 2.0}), out = zeros<double>({2});
+  launch(ow_tests::store_in_loop, 2, X, 3, out);
+  CHECK(out.to_vector<double>() == std::vector<double>{8.0, 16.0});
+  std::string m = adjoint_error(ow_tests::store_in_loop, 2, {X, 3, out}, {zeros<double>({2}), {}, from_vector(std::vector<double>{1.0, 1.0})});
+  CHECK(m.find("array 'out' is written at ") != std::string::npos);
+  CHECK(m.find("inside the loop at ") != std::string::npos);
+  CHECK(m.find("an index the loop does not change") != std::string::npos);
+  CHECK(m.find("store it once after the loop") != std::string::npos);
+}
+
+TEST_CASE("stores in exclusive branches, at distinct indices or per loop iteration differentiate") {
+  std::vector<double> x = {1.5, -0.5, 0.25, -2.0};
+  auto X = from_vector(x);
+  auto out1 = zeros<double>({4});
+  auto r1 = check_gradients(ow_tests::store_per_branch, 4, {X, out1});
+  INFO(r1.str());
+  CHECK(r1.passed());
+  // d out / d x: 2 where x > 0, 2x elsewhere.
+  auto gx = zeros<double>({4});
+  launch(ow_tests::store_per_branch, 4, X, out1);
+  launch_adjoint(ow_tests::store_per_branch, 4, {X, out1}, {gx, from_vector(std::vector<double>(4, 1.0))});
+  CHECK(gx.to_vector<double>() == std::vector<double>{2.0, -1.0, 2.0, -4.0});
+  auto out2 = zeros<double>({4, 5});
+  auto r2 = check_gradients(ow_tests::store_per_iteration, 4, {X, 5, out2});
+  INFO(r2.str());
+  CHECK(r2.passed());
+  auto out3 = zeros<double>({8});
+  auto r3 = check_gradients(ow_tests::store_two_elements, 4, {X, out3});
+  INFO(r3.str());
+  CHECK(r3.passed());
 }
