@@ -111,11 +111,9 @@ std::string Cache::Impl::entry_path(const std::string& module_name, const std::s
 std::optional<Artifact> Cache::Impl::load(const ModuleSource& source, const Target& target,
                                           const std::string& key, std::string* problem) {
   auto t0 = std::chrono::steady_clock::now();
-  EntryCheck c = check_entry(entry_path(source.name, key), key, &source.name, &target,
+  EntryCheck c = check_entry(entry_path(source.name, key), key, &source, &target,
                              /*full=*/false, /*touch=*/mode == CacheMode::ReadWrite);
   if (!c.exists) return std::nullopt;
-  if (c.problem.empty() && c.meta.value("entry_points", nlohmann::json()) != nlohmann::json(source.entry_points))
-    c.problem = c.artifact_path + ": meta.json records other entry points than the module has";
   if (!c.problem.empty()) {
     *problem = c.problem;
     return std::nullopt;

@@ -117,7 +117,7 @@ nlohmann::json make_meta(const ModuleSource& source, const Target& target,
   return m;
 }
 
-EntryCheck check_entry(const std::string& folder, const std::string& key, const std::string* module,
+EntryCheck check_entry(const std::string& folder, const std::string& key, const ModuleSource* source,
                        const Target* target, bool full, bool touch) {
   EntryCheck c;
   struct stat st;
@@ -153,8 +153,12 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
   if (!m.contains("key") || m["key"] != key) return fail("names another key");
   // Compared as meta.json stores it: a name that is not UTF-8 was written with replacements.
   auto stored = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
-  if (module && (!m.contains("module") || stored(m["module"]) != stored(nlohmann::json(*module))))
+  if (source && (!m.contains("module") || stored(m["module"]) != stored(nlohmann::json(source->name))))
     return fail("names another module");
+  // The same key with other entry points: written by a kjit whose code generation differed
+  // (a change that missed its version bump); its artifact lacks what this module needs.
+  if (source && m.value("entry_points", nlohmann::json()) != nlohmann::json(source->entry_points))
+    return fail("records other entry points than the module has");
   if (!m.contains("target") || !m["target"].is_string()) return fail("names no target");
   Target t;
   try {

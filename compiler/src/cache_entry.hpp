@@ -33,12 +33,13 @@ struct EntryCheck {
   std::string artifact_path;  ///< its path
 };
 
-/// Verifies the entry in `folder` for `key` (and, when given, `module` and `target`): the
+/// Verifies the entry in `folder` for `key` (and, when given, `source` and `target`): the
 /// folder and its files are safe to load (file_safety.hpp), meta.json parses and names this
-/// key, module, target and format, the artifact's size and SHA-256 match meta.json, and the
+/// key, module (with the module's entry points), target and format, the artifact's size and
+/// SHA-256 match meta.json, and the
 /// source file is present with the recorded size (and hash, when `full`). When `touch`,
 /// refreshes meta.json's mtime (the entry's last use) on success.
-EntryCheck check_entry(const std::string& folder, const std::string& key, const std::string* module,
+EntryCheck check_entry(const std::string& folder, const std::string& key, const ModuleSource* source,
                        const Target* target, bool full, bool touch);
 
 }  // namespace kjit::compiler

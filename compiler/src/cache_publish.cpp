@@ -300,7 +300,7 @@ Artifact Cache::Impl::compile_and_store(const ModuleSource& source, const Target
         werr = "cannot publish " + final_path + ": " + errno_text(errno);
         break;
       }
-      EntryCheck c = check_entry(final_path, key, &source.name, &target, false, true);
+      EntryCheck c = check_entry(final_path, key, &source, &target, false, true);
       if (c.problem.empty() && c.exists) {
         if (target.kind == TargetKind::Host) a.library_path = c.artifact_path;
         return a;  // staging is dropped by its guard

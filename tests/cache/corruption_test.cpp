@@ -48,6 +48,14 @@ const std::vector<Corruption>& corruptions() {
        [](const std::string& e, const std::string& o) {
          kjit::test::write_file(e + "/module.so", kjit::test::read_file(o + "/module.so"));
        }},
+      // What an older kjit whose code generation changed without a version bump leaves: a
+      // valid entry under the same key whose artifact lacks an entry point the module has.
+      {"meta.json with other entry points", "other entry points",
+       [](const std::string& e, const std::string&) {
+         nlohmann::json m = nlohmann::json::parse(kjit::test::read_file(e + "/meta.json"));
+         m["entry_points"] = nlohmann::json::array({"kjit_an_older_entry_fwd"});
+         kjit::test::write_file(e + "/meta.json", m.dump(1));
+       }},
       {"empty entry folder", "missing",
        [](const std::string& e, const std::string&) {
          for (const char* f : {"/module.so", "/meta.json", "/source.cu"}) ::unlink((e + f).c_str());
