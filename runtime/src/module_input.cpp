@@ -27,6 +27,7 @@ ModuleInput module_input(const ModuleDef& def, const ModuleOptions& o) {
   c.max_registers = o.max_registers;
   c.opt_level = o.opt_level;
   c.fast_compile = o.fast_compile;
+  c.cxx_standard = o.cxx_standard;
   return in;
 }
 

@@ -15,6 +15,7 @@ struct ModuleOptions {
   int max_registers = 0;       ///< NVRTC --maxrregcount (0 = compiler's choice)
   int opt_level = 3;           ///< 0..3
   bool fast_compile = false;   ///< NVRTC fast-compile mode where available
+  std::string cxx_standard = "c++17";  ///< -std= for NVRTC and the host compiler
   int block_dim = 256;         ///< default CUDA block size of the module's launches
   int loop_checkpoints = 64;   ///< adjoint: checkpoints per dynamic loop (see AUTODIFF.md)
 
