@@ -52,6 +52,8 @@ KJIT_KERNEL(sample, (Int seed, Array<float> cdf, Array<float, 2> out)) {
   Vec2f tri = sample_triangle(s);
   out(i, 15) = tri.x();
   out(i, 16) = Float(sample_cdf(s, cdf));
+  out(i, 17) = Float(randu(s)) * 2.3283064365386963e-10f;  // the full uint32 range, / 2^32
+  out(i, 18) = Float(randi(s)) * 4.656612873077393e-10f;   // the full int32 range, / 2^31
 }
 }  // namespace randoms
 
@@ -92,7 +94,7 @@ TEST_CASE("the same seed and offset give the same stream in two processes") {
 }
 
 TEST_CASE("mean and variance of 10^6 samples of each distribution") {
-  const int n = 1000000, columns = 17;
+  const int n = 1000000, columns = 19;
   std::vector<float> cdf{0.1f, 0.3f, 0.6f, 1.0f};  // P = 0.1, 0.2, 0.3, 0.4
   NdArray out = zeros<float>({n, columns});
   launch(randoms::sample, n, 42, from_vector(cdf), out);
@@ -120,6 +122,8 @@ TEST_CASE("mean and variance of 10^6 samples of each distribution") {
       {"half ball z", 3.0 / 8, 1.0 / 5 - 9.0 / 64},                   // E z^2 = 1/5
       {"triangle u", 1.0 / 3, 1.0 / 18},
       {"sample_cdf", 2.0, 1.0},                                        // 0.2 + 0.6 + 1.2; E k^2 = 5
+      {"randu() / 2^32", 0.5, 1.0 / 12},
+      {"randi() / 2^31", 0.0, 1.0 / 3},
   };
   for (int c = 0; c < columns; ++c) {
     double s = 0, s2 = 0;
