@@ -395,12 +395,16 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
     invalid(pre + "the kernel has " + std::to_string(A) + " array parameters (" + k.names(k.arrays) +
             "); an adjoint call passes the input arrays, the pure outputs and one cotangent per output (" +
             std::to_string(L.n_io) + " in/out), got " + std::to_string(nargs) + " buffers");
-  std::vector<int> diff_inputs;
+  // The differentiable input arrays (parameter indices): a fixed array, as the hot path
+  // allocates nothing (kernel_of bounds the parameters by kMaxParams).
+  int diff_inputs[kMaxParams];
+  int n_diff = 0;
   for (int i = 0; i < L.nin; ++i)
-    if (k.params[size_t(k.arrays[size_t(i)])].differentiable) diff_inputs.push_back(k.arrays[size_t(i)]);
-  if (nrets != int64_t(diff_inputs.size()))
-    invalid(pre + "expected " + std::to_string(diff_inputs.size()) + " results (one gradient per differentiable "
-            "input array: " + k.names(diff_inputs) + "), got " + std::to_string(nrets));
+    if (k.params[size_t(k.arrays[size_t(i)])].differentiable) diff_inputs[n_diff++] = k.arrays[size_t(i)];
+  if (nrets != n_diff)
+    invalid(pre + "expected " + std::to_string(n_diff) + " results (one gradient per differentiable "
+            "input array: " + k.names(std::vector<int>(diff_inputs, diff_inputs + n_diff)) + "), got " +
+            std::to_string(nrets));
   for (int i = 0; i < L.n_io; ++i) {
     const ParamInfo& p = k.params[size_t(L.io[i])];
     if (L.io[i] > k.arrays[size_t(L.nin - 1)])
@@ -422,9 +426,9 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   int ret_br[kMaxParams];
   for (int64_t r = 0; r < nrets; ++r) {
     rets[r] = &ret_buffer(f, r);
-    ret_br[r] = check_array(pre, k.params[size_t(diff_inputs[size_t(r)])], *rets[r], "gradient");
+    ret_br[r] = check_array(pre, k.params[size_t(diff_inputs[r])], *rets[r], "gradient");
     if (r == 0) set_batch(plan, *rets[0], ret_br[0]);
-    else check_result_batch(plan, k, k.params[size_t(diff_inputs[size_t(r)])], *rets[r], ret_br[r]);
+    else check_result_batch(plan, k, k.params[size_t(diff_inputs[r])], *rets[r], ret_br[r]);
   }
   const xla::Buffer* bufs[3 * kMaxParams];
   int br[3 * kMaxParams];
