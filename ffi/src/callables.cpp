@@ -247,16 +247,9 @@ std::string callable_signature(const std::string& name) {
   j["has_adjoint"] = false;
   nlohmann::json params = nlohmann::json::array();
   for (const ParamInfo& p : def->params) {
-    nlohmann::json q;
-    q["name"] = p.name;
-    q["kind"] = p.is_array ? "array" : "value";
-    q["type"] = p.type.str();
-    q["ndim"] = p.ndim;
-    q["dtype"] = dtype_name(p.dtype);
-    q["inner"] = nlohmann::json::array();
-    for (int i = 0; i < p.inner_rank; ++i) q["inner"].push_back(p.inner[i]);
-    q["differentiable"] = p.differentiable;
-    q["supported"] = p.type.element().shape != ir::Shape::Struct && (p.is_array || p.lanes == 1);
+    nlohmann::json q = param_json(p);
+    if (p.is_struct()) q["struct"] = {{"name", p.element_str()}};  // no layout: callables take no structs
+    q["supported"] = !p.is_struct() && (p.is_array || p.lanes == 1);
     params.push_back(q);
   }
   j["params"] = params;

@@ -25,10 +25,15 @@ int64_t elements(const xla::Buffer& b) {
   return n;
 }
 
-/// Checks one buffer against parameter `p` (dtype, rank, inner dims); returns its batch rank.
 }  // namespace
 
+void struct_param(const Where& pre, const ParamInfo& p, const char* role) {
+  invalid(pre + role + " '" + p.name + (p.is_array ? "' (" + p.type.str() + ") holds struct " : "' is struct ") +
+          p.element_str() + ", which the XLA FFI cannot pass: structs are not supported from JAX");
+}
+
 int check_array(const Where& pre, const ParamInfo& p, const xla::Buffer& b, const char* role) {
+  if (p.dtype == xla::kInvalid) struct_param(pre, p, role);
   if (b.dtype != p.dtype)
     invalid(pre + "Invalid data type for " + role + " '" + p.name + "', expected " + dtype_name(p.dtype) +
             ", got " + dtype_name(b.dtype));
@@ -72,12 +77,11 @@ void write_array(kj::array_t<void>* slot, const ParamInfo& p, const xla::Buffer&
 }  // namespace
 
 void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out) {
+  if (p.is_struct()) struct_param(pre, p, "static argument");
   AttrRef a = find_attr(attrs, p.name);
   if (!a)
     invalid(pre + "Missing static argument '" + p.name + "' (" + p.type.str() + "): static arguments travel as "
             "typed attributes named after the parameter");
-  if (p.type.element().shape == ir::Shape::Struct)
-    invalid(pre + "static argument '" + p.name + "' is a struct, which the XLA FFI cannot pass");
   if (p.lanes == 1) {
     if (a.type != xla::kAttrScalar)
       invalid(pre + "static argument '" + p.name + "' must be a scalar attribute of " + dtype_name(p.dtype));
