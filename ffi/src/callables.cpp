@@ -242,7 +242,7 @@ std::string callable_signature(const std::string& name) {
   nlohmann::json j;
   j["name"] = def->name;
   j["graph_mode"] = to_string(def->options.graph_mode);
-  j["graph_cache_max"] = def->options.graph_cache_max;
+  j["graph_cache_max"] = e->graphs.max();  // the bound now: set_graph_cache_max changes it
   j["launch_ndim"] = 0;
   j["has_adjoint"] = false;
   nlohmann::json params = nlohmann::json::array();
