@@ -1,12 +1,16 @@
 // Per-call host overhead of the XLA FFI launch handler on the cpu platform, with a
-// hand-built call frame: decode + validate + pack alone (an empty launch), the whole call
-// (plus dispatch of a 1-thread launch), and the runtime's own checked launch for comparison.
+// hand-built call frame: the kernel lookup alone (name attribute -> prepared kernel, a
+// per-thread hash-map hit), decode + validate + pack (an empty launch), the whole call (plus
+// dispatch of a 1-thread launch), and the runtime's own checked launch for comparison.
 #include <benchmark/benchmark.h>
 
 #include <string>
 #include <vector>
 
+#include "frame.hpp"
+#include "kernel_info.hpp"
 #include "kjit/ffi/ffi.hpp"
+#include "launch_plan.hpp"
 #include "saxpy.hpp"
 
 namespace {
@@ -63,6 +67,24 @@ struct SaxpyFrame {
     frame.attrs = {sizeof(xla::Attrs), nullptr, 2, attr_types, name_ptrs, attrs};
   }
 };
+
+void BM_ffi_kernel_info_hit(benchmark::State& state) {
+  const std::string_view name = "demo::saxpy";
+  ffi::detail::kernel_info(name);  // prepared once; every later lookup is a hit
+  for (auto _ : state) benchmark::DoNotOptimize(&ffi::detail::kernel_info(name));
+}
+BENCHMARK(BM_ffi_kernel_info_hit);
+
+void BM_ffi_kernel_lookup_from_attribute(benchmark::State& state) {
+  SaxpyFrame f(0);
+  auto lookup = [&] {
+    ffi::detail::AttrRef a = ffi::detail::find_attr(f.frame.attrs, ffi::detail::kAttrKernel);
+    return &ffi::detail::kernel_info(ffi::detail::attr_string(a, ffi::detail::kAttrKernel));
+  };
+  if (lookup()->name != "demo::saxpy") state.SkipWithError("wrong kernel");
+  for (auto _ : state) benchmark::DoNotOptimize(lookup());
+}
+BENCHMARK(BM_ffi_kernel_lookup_from_attribute);
 
 void BM_ffi_decode_validate_pack(benchmark::State& state) {
   SaxpyFrame f(0);  // an empty launch: everything but the dispatch

@@ -135,6 +135,11 @@ void CallableGraphs::clear() {
   }
 }
 
+int CallableGraphs::max() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return max_;
+}
+
 void CallableGraphs::set_max(int max) {
   std::vector<cuda::GraphLru::Handle> dropped;
   std::lock_guard<std::mutex> lock(mutex_);

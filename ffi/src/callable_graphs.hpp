@@ -78,6 +78,8 @@ class CallableGraphs {
   void clear();
   /// Changes the bound per device (0 = unbounded), releasing what no longer fits.
   void set_max(int max);
+  /// The bound per device now (0 = unbounded).
+  int max() const;
 
  private:
   struct PerDevice;

@@ -242,21 +242,14 @@ std::string callable_signature(const std::string& name) {
   nlohmann::json j;
   j["name"] = def->name;
   j["graph_mode"] = to_string(def->options.graph_mode);
-  j["graph_cache_max"] = def->options.graph_cache_max;
+  j["graph_cache_max"] = e->graphs.max();  // the bound now: set_graph_cache_max changes it
   j["launch_ndim"] = 0;
   j["has_adjoint"] = false;
   nlohmann::json params = nlohmann::json::array();
   for (const ParamInfo& p : def->params) {
-    nlohmann::json q;
-    q["name"] = p.name;
-    q["kind"] = p.is_array ? "array" : "value";
-    q["type"] = p.type.str();
-    q["ndim"] = p.ndim;
-    q["dtype"] = dtype_name(p.dtype);
-    q["inner"] = nlohmann::json::array();
-    for (int i = 0; i < p.inner_rank; ++i) q["inner"].push_back(p.inner[i]);
-    q["differentiable"] = p.differentiable;
-    q["supported"] = p.type.element().shape != ir::Shape::Struct && (p.is_array || p.lanes == 1);
+    nlohmann::json q = param_json(p);
+    if (p.is_struct()) q["struct"] = {{"name", p.element_str()}};  // no layout: callables take no structs
+    q["supported"] = !p.is_struct() && (p.is_array || p.lanes == 1);
     params.push_back(q);
   }
   j["params"] = params;

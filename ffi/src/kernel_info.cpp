@@ -22,8 +22,8 @@ void fill_param(ParamInfo& p, const KernelParam& kp) {
   p.is_array = kp.type.is_array();
   p.ndim = kp.type.ndim;
   p.scalar = kp.type.scalar;
-  p.dtype = dtype_of(kp.type.scalar);
   ir::Type e = kp.type.element();
+  p.dtype = e.shape == ir::Shape::Struct ? xla::kInvalid : dtype_of(kp.type.scalar);
   p.element_bytes = e.shape == ir::Shape::Struct ? 0 : e.element_bytes();
   p.lanes = e.lanes();
   p.differentiable = kp.type.is_differentiable();
@@ -99,17 +99,11 @@ std::unique_ptr<KernelInfo> prepare(const KernelDef& def) {
   j["adjoint_error"] = k->adjoint_error;
   j["block_dim"] = k->block_dim;
   nlohmann::json params = nlohmann::json::array();
-  for (const ParamInfo& p : k->params) {
-    nlohmann::json q;
-    q["name"] = p.name;
-    q["kind"] = p.is_array ? "array" : "value";
-    q["type"] = p.type.str();
-    q["ndim"] = p.ndim;
-    q["dtype"] = dtype_name(p.dtype);
-    q["inner"] = nlohmann::json::array();
-    for (int i = 0; i < p.inner_rank; ++i) q["inner"].push_back(p.inner[i]);
-    q["differentiable"] = p.differentiable;
-    q["supported"] = p.type.element().shape != ir::Shape::Struct;
+  for (size_t i = 0; i < k->params.size(); ++i) {
+    const ParamInfo& p = k->params[i];
+    nlohmann::json q = param_json(p);
+    // A struct's layout as codegen lays it out (name, size, align, fields with offsets).
+    if (p.is_struct()) q["struct"] = d.at("params").at(i).at("struct");
     q["loads"] = p.use.loads;
     q["stores"] = p.use.stores;
     q["accumulates"] = p.use.accumulates;
@@ -159,6 +153,20 @@ ParamInfo param_info(const KernelParam& kp) {
   ParamInfo p;
   fill_param(p, kp);
   return p;
+}
+
+nlohmann::json param_json(const ParamInfo& p) {
+  nlohmann::json q;
+  q["name"] = p.name;
+  q["kind"] = p.is_array ? "array" : "value";
+  q["type"] = p.type.str();
+  q["ndim"] = p.ndim;
+  q["dtype"] = p.is_struct() ? nlohmann::json() : nlohmann::json(dtype_name(p.dtype));
+  q["inner"] = nlohmann::json::array();
+  for (int i = 0; i < p.inner_rank; ++i) q["inner"].push_back(p.inner[i]);
+  q["differentiable"] = p.differentiable;
+  q["supported"] = !p.is_struct();
+  return q;
 }
 
 std::string ParamInfo::inner_str() const {

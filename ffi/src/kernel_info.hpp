@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "kjit/ffi/xla_abi.hpp"
 #include "kjit/kernel.hpp"
 
@@ -35,6 +37,8 @@ struct ParamInfo {
   bool differentiable = false;
   ArrayUse use;
 
+  /// Whether the element is a user struct (KJIT_STRUCT), which the XLA FFI cannot pass.
+  bool is_struct() const { return type.element().shape == ir::Shape::Struct; }
   /// XLA rank of an array argument (ndim + inner_rank), without batch dims.
   int rank() const { return ndim + inner_rank; }
   /// "float32", "vec3f", "mat33d": the element as messages name it.
@@ -61,6 +65,11 @@ struct KernelInfo {
 
 /// A parameter as the FFI sees it (no IR uses recorded).
 ParamInfo param_info(const KernelParam& p);
+
+/// A parameter in the signature JSON the Python shim reads: name, kind ("array", "value"),
+/// type, ndim, dtype (null for a struct), inner dims, differentiable, supported (false for
+/// structs).
+nlohmann::json param_json(const ParamInfo& p);
 
 /// The prepared kernel named `name`. Lock-free after the first call per thread and name;
 /// throws a NOT_FOUND HandlerError naming the kernel and the loaded libraries' kernels when

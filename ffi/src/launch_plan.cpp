@@ -25,10 +25,15 @@ int64_t elements(const xla::Buffer& b) {
   return n;
 }
 
-/// Checks one buffer against parameter `p` (dtype, rank, inner dims); returns its batch rank.
 }  // namespace
 
+void struct_param(const Where& pre, const ParamInfo& p, const char* role) {
+  invalid(pre + role + " '" + p.name + (p.is_array ? "' (" + p.type.str() + ") holds struct " : "' is struct ") +
+          p.element_str() + ", which the XLA FFI cannot pass: structs are not supported from JAX");
+}
+
 int check_array(const Where& pre, const ParamInfo& p, const xla::Buffer& b, const char* role) {
+  if (p.dtype == xla::kInvalid) struct_param(pre, p, role);
   if (b.dtype != p.dtype)
     invalid(pre + "Invalid data type for " + role + " '" + p.name + "', expected " + dtype_name(p.dtype) +
             ", got " + dtype_name(b.dtype));
@@ -72,12 +77,11 @@ void write_array(kj::array_t<void>* slot, const ParamInfo& p, const xla::Buffer&
 }  // namespace
 
 void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out) {
+  if (p.is_struct()) struct_param(pre, p, "static argument");
   AttrRef a = find_attr(attrs, p.name);
   if (!a)
     invalid(pre + "Missing static argument '" + p.name + "' (" + p.type.str() + "): static arguments travel as "
             "typed attributes named after the parameter");
-  if (p.type.element().shape == ir::Shape::Struct)
-    invalid(pre + "static argument '" + p.name + "' is a struct, which the XLA FFI cannot pass");
   if (p.lanes == 1) {
     if (a.type != xla::kAttrScalar)
       invalid(pre + "static argument '" + p.name + "' must be a scalar attribute of " + dtype_name(p.dtype));
@@ -395,12 +399,16 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
     invalid(pre + "the kernel has " + std::to_string(A) + " array parameters (" + k.names(k.arrays) +
             "); an adjoint call passes the input arrays, the pure outputs and one cotangent per output (" +
             std::to_string(L.n_io) + " in/out), got " + std::to_string(nargs) + " buffers");
-  std::vector<int> diff_inputs;
+  // The differentiable input arrays (parameter indices): a fixed array, as the hot path
+  // allocates nothing (kernel_of bounds the parameters by kMaxParams).
+  int diff_inputs[kMaxParams];
+  int n_diff = 0;
   for (int i = 0; i < L.nin; ++i)
-    if (k.params[size_t(k.arrays[size_t(i)])].differentiable) diff_inputs.push_back(k.arrays[size_t(i)]);
-  if (nrets != int64_t(diff_inputs.size()))
-    invalid(pre + "expected " + std::to_string(diff_inputs.size()) + " results (one gradient per differentiable "
-            "input array: " + k.names(diff_inputs) + "), got " + std::to_string(nrets));
+    if (k.params[size_t(k.arrays[size_t(i)])].differentiable) diff_inputs[n_diff++] = k.arrays[size_t(i)];
+  if (nrets != n_diff)
+    invalid(pre + "expected " + std::to_string(n_diff) + " results (one gradient per differentiable "
+            "input array: " + k.names(std::vector<int>(diff_inputs, diff_inputs + n_diff)) + "), got " +
+            std::to_string(nrets));
   for (int i = 0; i < L.n_io; ++i) {
     const ParamInfo& p = k.params[size_t(L.io[i])];
     if (L.io[i] > k.arrays[size_t(L.nin - 1)])
@@ -422,9 +430,9 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   int ret_br[kMaxParams];
   for (int64_t r = 0; r < nrets; ++r) {
     rets[r] = &ret_buffer(f, r);
-    ret_br[r] = check_array(pre, k.params[size_t(diff_inputs[size_t(r)])], *rets[r], "gradient");
+    ret_br[r] = check_array(pre, k.params[size_t(diff_inputs[r])], *rets[r], "gradient");
     if (r == 0) set_batch(plan, *rets[0], ret_br[0]);
-    else check_result_batch(plan, k, k.params[size_t(diff_inputs[size_t(r)])], *rets[r], ret_br[r]);
+    else check_result_batch(plan, k, k.params[size_t(diff_inputs[r])], *rets[r], ret_br[r]);
   }
   const xla::Buffer* bufs[3 * kMaxParams];
   int br[3 * kMaxParams];

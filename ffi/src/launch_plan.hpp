@@ -70,6 +70,8 @@ struct Where {
 inline std::string operator+(const Where& w, const std::string& s) { return w.str() + s; }
 inline std::string operator+(const Where& w, const char* s) { return w.str() + s; }
 
+/// Rejects struct parameter `p` (INVALID_ARGUMENT naming it, its `role` and its struct).
+[[noreturn]] void struct_param(const Where& pre, const ParamInfo& p, const char* role);
 /// Checks buffer `b` against parameter `p` (dtype, rank, inner dims, data); returns its
 /// number of leading batch dims. Messages start with `pre` and name the `role` ("output", ...).
 int check_array(const Where& pre, const ParamInfo& p, const xla::Buffer& b, const char* role);

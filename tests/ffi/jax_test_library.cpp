@@ -1,6 +1,7 @@
-// A library for the JAX tests: a C++ callable launching a demo kernel twice and a C++
-// callback, registered when the library loads. Kernels are found by name (the demo kernel
-// library defines them), so they are registered once.
+// A library for the JAX tests: kernels with an effect outside their results and with a struct
+// parameter, C++ callables launching a demo kernel, and a C++ callback, registered when the
+// library loads. Demo kernels are found by name (the demo kernel library defines them), so
+// they are registered once.
 #include <cstring>
 
 #include <kjit/kjit.hpp>
@@ -10,6 +11,27 @@ using namespace kjit::dsl;
 
 /// Does nothing: what bench/ffi_jax_timing.py times, the cost of the call itself.
 KJIT_KERNEL(noop, (Array<Float> x, Array<Float> out)) {}
+
+namespace effects {
+KJIT_MODULE(jax_test_effects)
+
+/// out = x, and 2 x written through a raw address (`n` floats of device memory; host memory
+/// on the cpu): an effect outside the call's results, for the has_side_effect test.
+KJIT_KERNEL(mark, (Array<Float> x, UInt64 address, Int n, Array<Float> out)) {
+  Int i = tid();
+  auto view = array<float>(address, n);
+  view[i] = x[i] * 2.0f;
+  out[i] = x[i];
+}
+
+KJIT_STRUCT(Pair, (Float, a), (Int, b));
+
+/// A struct array parameter, which JAX cannot pass (the shim says so, naming it).
+KJIT_KERNEL(pair_sum, (Array<Pair> pairs, Array<Float> out)) {
+  Var<Pair> p = pairs[tid()];
+  out[tid()] = p.a();
+}
+}  // namespace effects
 
 }  // namespace tests
 
@@ -32,6 +54,21 @@ const kjit::ffi::CallableRegistration saxpy_twice(
       ctx.launch(kernel("demo::saxpy"), x.shape(0), {x, ctx.arg("y"), ctx.arg("a"), out});
       ctx.launch(kernel("demo::saxpy"), x.shape(0), {out, ctx.arg("y"), ctx.arg("a"), out});
     });
+
+/// saxpy_twice registered with a graph cache bound of 5, which jax_callable keeps by default.
+const kjit::ffi::CallableRegistration saxpy_twice_bounded = [] {
+  kjit::ffi::CallableOptions o;
+  o.graph_cache_max = 5;
+  return kjit::ffi::CallableRegistration(
+      "tests::saxpy_twice_bounded",
+      kjit::ffi::params<kjit::dsl::Array<float>, kjit::dsl::Array<float>, kjit::dsl::Float, kjit::dsl::Array<float>>(
+          {"x", "y", "a", "out"}),
+      [](const kjit::ffi::CallContext& ctx) {
+        ctx.launch(kernel("demo::saxpy"), ctx.array("x").shape(0), {ctx.array("x"), ctx.arg("y"), ctx.arg("a"),
+                                                                     ctx.array("out")});
+      },
+      o);
+}();
 
 /// outputs[0] = attrs["scale"] * inputs[0] (cpu memory), for register_ffi_callback.
 struct RegisterCallback {

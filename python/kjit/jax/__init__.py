@@ -10,8 +10,9 @@ needs Python code::
     out = jax.jit(saxpy)(x, y, 2.0)
 """
 
-from ._callable import (CallableFunction, clear_jax_callable_graph_cache, get_jax_callable_default_graph_cache_max,
-                        jax_callable, register_ffi_callback, set_jax_callable_default_graph_cache_max)
+from ._callable import (KEEP_BOUND, CallableFunction, clear_jax_callable_graph_cache,
+                        get_jax_callable_default_graph_cache_max, jax_callable, register_ffi_callback,
+                        set_jax_callable_default_graph_cache_max)
 from ._kernel import KernelFunction, jax_kernel
 from ._library import KjitError, kernels, load, registered
 from ._options import GraphMode, ModulePreloadMode
@@ -22,6 +23,7 @@ __all__ = [
     "KernelFunction",
     "KjitError",
     "ModulePreloadMode",
+    "KEEP_BOUND",
     "clear_jax_callable_graph_cache",
     "get_jax_callable_default_graph_cache_max",
     "jax_callable",

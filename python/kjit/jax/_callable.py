@@ -10,13 +10,25 @@ import jax
 import numpy as np
 
 from . import _library
-from ._options import GraphMode, ModulePreloadMode, preload
+from ._options import GraphMode, ModulePreloadMode, option, preload
 from ._signature import Layout, Signature, array_dims, callable_signature, check_array, make_layout, output_type, static_attribute
 
 Dims = int | Sequence[int]
 
-#: Default graph-cache bound of callables in GraphMode.KJIT (None: unbounded).
-_default_graph_cache_max: int | None = 32
+class _KeepBound:
+    """jax_callable's default graph-cache bound: each callable keeps the bound it has in libkjit
+    (the CallableOptions::graph_cache_max it was registered with, unless changed since)."""
+
+    def __repr__(self) -> str:
+        return "kjit.jax.KEEP_BOUND"
+
+
+#: jax_callable's default graph_cache_max: keep the callable's bound (see _KeepBound).
+KEEP_BOUND = _KeepBound()
+
+#: What jax_callable(graph_cache_max=None) applies: KEEP_BOUND, or a bound set with
+#: set_jax_callable_default_graph_cache_max (an int, or None for unbounded).
+_default_graph_cache_max: int | None | _KeepBound = KEEP_BOUND
 
 
 class CallableFunction:
@@ -85,11 +97,15 @@ class CallableFunction:
 
     @property
     def graph_cache_max(self) -> int | None:
-        m = int(self.signature.raw.get("graph_cache_max", 32))
+        """Graphs kept per device in the KJIT* graph modes (None: unbounded), as libkjit has it now."""
+        m = int(callable_signature(self.name).raw["graph_cache_max"])
         return None if m == 0 else m
 
     @graph_cache_max.setter
     def graph_cache_max(self, value: int | None) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0):
+            raise ValueError(f"callable '{self.name}': graph_cache_max must be a non-negative int or None "
+                             f"(unbounded), got {value!r}")
         _library.check(_library.lib().kjit_ffi_set_graph_cache_max(self.name.encode(), 0 if value is None else int(value)))
 
 
@@ -103,33 +119,48 @@ def jax_callable(name: str, num_outputs: int = 1, graph_mode: GraphMode | None =
     Args:
         name: the callable's registered name.
         num_outputs: outputs (the last parameters), in/out arguments included.
-        graph_mode: CUDA graph mode (default: the one it was registered with).
+        graph_mode: CUDA graph mode, a GraphMode, its value or its name (default: the one it
+            was registered with; Warp's WARP, WARP_STAGED, WARP_STAGED_EX are aliases).
         vmap_method: default "sequential": the callable sees one batch item per call.
         output_dims: dims of the pure outputs (one shape, or by name); default: the array
             dims of the first input array.
         in_out_argnames: arrays that are inputs and outputs (aliased buffers).
-        graph_cache_max: bound of the GraphMode.KJIT cache (None: the default, 32).
+        graph_cache_max: graphs kept per device in the KJIT* modes (0: unbounded). None (the
+            default) keeps the bound the callable has in libkjit (the one it was registered
+            with, CallableOptions::graph_cache_max, unless changed since), or applies the
+            default set with set_jax_callable_default_graph_cache_max.
         module_preload_mode, preload_kernels: kernels whose modules to load before XLA runs.
         has_side_effect: keep the call even when its outputs are unused.
     """
     sig = callable_signature(name)
     lay = make_layout(sig, num_outputs, in_out_argnames, f"jax_callable('{name}')")
-    mode = GraphMode[str(sig.raw.get("graph_mode", "xla")).upper()] if graph_mode is None else GraphMode(graph_mode)
-    f = CallableFunction(sig, lay, mode, vmap_method, output_dims, preload_kernels, ModulePreloadMode(module_preload_mode),
-                         has_side_effect)
+    what = f"jax_callable('{name}')"
+    mode = (GraphMode[str(sig.raw.get("graph_mode", "xla")).upper()] if graph_mode is None
+            else option(GraphMode, graph_mode, what, "graph_mode"))
+    f = CallableFunction(sig, lay, mode, vmap_method, output_dims, preload_kernels,
+                         option(ModulePreloadMode, module_preload_mode, what, "module_preload_mode"), has_side_effect)
     cache_max = _default_graph_cache_max if graph_cache_max is None else graph_cache_max
-    f.graph_cache_max = cache_max
+    if cache_max is not KEEP_BOUND:
+        f.graph_cache_max = cache_max
     return f
 
 
-def get_jax_callable_default_graph_cache_max() -> int | None:
-    """The default bound of GraphMode.KJIT graph caches (None: unbounded)."""
+def get_jax_callable_default_graph_cache_max() -> int | None | _KeepBound:
+    """What jax_callable(graph_cache_max=None) applies: KEEP_BOUND (the default: each
+    callable keeps the bound it has), or the bound set with
+    set_jax_callable_default_graph_cache_max (None: unbounded)."""
     return _default_graph_cache_max
 
 
-def set_jax_callable_default_graph_cache_max(cache_max: int | None) -> None:
-    """Sets the default bound for callables created afterwards."""
+def set_jax_callable_default_graph_cache_max(cache_max: int | None | _KeepBound) -> None:
+    """Sets the bound jax_callable applies to callables created afterwards without an explicit
+    graph_cache_max: an int (0 or None: unbounded), or KEEP_BOUND to keep each callable's
+    bound again."""
     global _default_graph_cache_max
+    if cache_max is not KEEP_BOUND and cache_max is not None and (
+            isinstance(cache_max, bool) or not isinstance(cache_max, (int, np.integer)) or cache_max < 0):
+        raise ValueError("set_jax_callable_default_graph_cache_max: expected a non-negative int, None (unbounded) "
+                         f"or kjit.jax.KEEP_BOUND, got {cache_max!r}")
     _default_graph_cache_max = cache_max
 
 

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _library
-from ._options import ModulePreloadMode, preload
+from ._options import ModulePreloadMode, option, preload
 from ._signature import (Layout, Param, Signature, array_dims, check_array, kernel_signature, make_layout,
                          output_type, static_attribute)
 
@@ -216,17 +216,21 @@ def jax_kernel(name: str, num_outputs: int = 1, vmap_method: str | None = "broad
         output_dims: dims of the pure outputs (one shape for all, or by name); default:
             the launch dims.
         in_out_argnames: arrays that are inputs and outputs (XLA aliases the buffers).
-        module_preload_mode: where to build and load the module before XLA runs.
+        module_preload_mode: where to build and load the module before XLA runs (a
+            ModulePreloadMode, its value or its name).
         enable_backward: differentiable with jax.grad / jax.vjp through the kernel's adjoint.
         has_side_effect: keep the call even when its outputs are unused.
-        block_dim: CUDA threads per block (default: the module's).
+        block_dim: CUDA threads per block, 1..1024 (default: the module's).
 
     Static (non-array) parameters are passed as Python or NumPy numbers and become typed
     FFI attributes; they must not be traced values.
     """
+    what = f"jax_kernel('{name}')"
     sig = kernel_signature(name)
-    lay = make_layout(sig, num_outputs, in_out_argnames, f"jax_kernel('{name}')")
-    if block_dim is not None and not 1 <= int(block_dim) <= 1024:
-        raise ValueError(f"jax_kernel('{name}'): block_dim must be 1..1024, got {block_dim}")
-    return KernelFunction(sig, lay, vmap_method, launch_dims, output_dims, ModulePreloadMode(module_preload_mode),
-                          enable_backward, has_side_effect, block_dim)
+    lay = make_layout(sig, num_outputs, in_out_argnames, what)
+    if block_dim is not None and (isinstance(block_dim, bool) or not isinstance(block_dim, (int, np.integer))
+                                  or not 1 <= block_dim <= 1024):
+        raise ValueError(f"{what}: block_dim must be an int in 1..1024, got {block_dim!r}")
+    preload_mode = option(ModulePreloadMode, module_preload_mode, what, "module_preload_mode")
+    return KernelFunction(sig, lay, vmap_method, launch_dims, output_dims, preload_mode, enable_backward,
+                          has_side_effect, None if block_dim is None else int(block_dim))

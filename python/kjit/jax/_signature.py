@@ -31,6 +31,7 @@ class Param:
     stores: bool = False
     accumulates: bool = False
     other_atomics: bool = False
+    struct: Mapping[str, Any] | None = None  # a KJIT_STRUCT's layout: name, size, align, fields
 
     @property
     def is_array(self) -> bool:
@@ -46,7 +47,11 @@ class Param:
         return int(np.prod(self.inner)) if self.inner else 1
 
 
-def _dtype(name: str) -> np.dtype:
+def _dtype(p: Mapping[str, Any]) -> np.dtype:
+    """A parameter's element dtype; a struct (no XLA dtype) is opaque bytes of its size."""
+    name = p["dtype"]
+    if name is None:
+        return np.dtype(f"V{max(int((p.get('struct') or {}).get('size', 1)), 1)}")
     import jax.numpy as jnp
 
     return np.dtype(getattr(jnp, name)) if name == "bfloat16" else np.dtype(name)
@@ -73,7 +78,7 @@ class Signature:
                 kind=p["kind"],
                 type=p["type"],
                 ndim=int(p["ndim"]),
-                dtype=_dtype(p["dtype"]),
+                dtype=_dtype(p),
                 inner=tuple(int(d) for d in p["inner"]),
                 differentiable=bool(p["differentiable"]),
                 supported=bool(p.get("supported", True)),
@@ -81,6 +86,7 @@ class Signature:
                 stores=bool(p.get("stores", False)),
                 accumulates=bool(p.get("accumulates", False)),
                 other_atomics=bool(p.get("other_atomics", False)),
+                struct=p.get("struct"),
             )
             for i, p in enumerate(j["params"])
         )
@@ -125,6 +131,13 @@ class Layout:
 
 def make_layout(sig: Signature, num_outputs: int, in_out_argnames: Sequence[str], what: str) -> Layout:
     """Splits ``sig`` into inputs and outputs, raising precise errors for impossible splits."""
+    for p in sig.params:
+        if p.struct is not None:
+            raise TypeError(f"{what}: parameter '{p.name}' ({p.type}) {'holds' if p.is_array else 'is'} struct "
+                            f"{p.struct.get('name', p.type)}: structs are not supported from JAX (XLA has no struct "
+                            "data type); pass the fields as separate arrays or values")
+        if not p.supported:
+            raise TypeError(f"{what}: parameter '{p.name}' ({p.type}) cannot be passed through the XLA FFI")
     names = list(in_out_argnames or ())
     if len(set(names)) != len(names):
         raise ValueError(f"{what}: in_out_argnames must not contain duplicate names")
@@ -150,9 +163,6 @@ def make_layout(sig: Signature, num_outputs: int, in_out_argnames: Sequence[str]
     for p in outputs:
         if not p.is_array:
             raise TypeError(f"{what}: all output arguments must be arrays; '{p.name}' is a {p.type}")
-    for p in sig.params:
-        if not p.supported:
-            raise TypeError(f"{what}: parameter '{p.name}' ({p.type}) cannot be passed through the XLA FFI")
     in_out = tuple(p for p in inputs if p.name in names)
     return Layout(tuple(inputs), tuple(outputs), in_out)
 

@@ -1,11 +1,14 @@
 """kjit kernels from JAX on the CPU platform: jit, grad against the same math in jax.numpy,
 vmap, shard_map over 4 host devices, in/out arguments, output and launch dims, a C++
-callable, a C++ callback, and our error messages."""
+callable, a C++ callback, the options (has_side_effect, block_dim, module_preload_mode, graph
+modes and graph cache bounds), struct parameters, and our error messages."""
 
 from __future__ import annotations
 
 import os
+import re
 import unittest
+from unittest import mock
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -189,6 +192,111 @@ class KernelTests(unittest.TestCase):
             kj.jax_kernel("demo::saxpy", num_outputs=2, in_out_argnames=("out",))
 
 
+class KernelOptionTests(unittest.TestCase):
+    def test_has_side_effect_keeps_a_call_whose_output_is_unused(self) -> None:
+        # tests::effects::mark also writes 2 x through a raw address (a NumPy buffer: the cpu is
+        # the device), the one effect of a kernel visible outside its results. Its result is unused.
+        x = jnp.arange(8, dtype=jnp.float32)
+        for side_effect in (True, False):
+            with self.subTest(has_side_effect=side_effect):
+                buf = np.zeros(8, np.float32)
+                mark = kj.jax_kernel("tests::effects::mark", has_side_effect=side_effect)
+
+                def f(x):
+                    mark(x, buf.ctypes.data, 8)
+                    return x + 1
+
+                lowered = jax.jit(f).lower(x)
+                compiled = lowered.compile().as_text()
+                np.testing.assert_allclose(jax.jit(f)(x), x + 1)
+                if side_effect:
+                    self.assertRegex(lowered.as_text(), r"custom_call @kjit_launch\(.*has_side_effect = true")
+                    self.assertIn("kjit_launch", compiled)
+                    np.testing.assert_allclose(buf, 2 * np.arange(8))  # the kernel ran
+                else:
+                    self.assertNotIn("has_side_effect = true", lowered.as_text())
+                    self.assertNotIn("kjit_launch", compiled)  # XLA removed the unused call
+                    np.testing.assert_array_equal(buf, 0)  # so the kernel never ran
+
+    def test_block_dim_is_passed_to_the_handler_which_checks_it(self) -> None:
+        saxpy = kj.jax_kernel("demo::saxpy", block_dim=64)
+        x = jnp.ones(300, jnp.float32)
+        self.assertRegex(jax.jit(lambda x: saxpy(x, x, 2.0)).lower(x).as_text(), r"kjit_block_dim = 64 : i64")
+        np.testing.assert_allclose(saxpy(x, x, 2.0), np.full(300, 3.0))  # the cpu has no blocks
+        self.assertNotIn("kjit_block_dim", jax.jit(lambda x: kj.jax_kernel("demo::saxpy")(x, x, 2.0)).lower(x).as_text())
+        for bad in (0, 2048, 1.5, True):
+            with self.subTest(block_dim=bad):
+                with self.assertRaisesRegex(ValueError, re.escape(f"jax_kernel('demo::saxpy'): block_dim must be an "
+                                                                  f"int in 1..1024, got {bad!r}")):
+                    kj.jax_kernel("demo::saxpy", block_dim=bad)
+        # Past the shim, the handler's own check, as an XLA error with our message.
+        call = jax.ffi.ffi_call("kjit_launch", jax.ShapeDtypeStruct((4,), jnp.float32))
+        x4 = jnp.ones(4, jnp.float32)
+        for bad in (0, 2048):
+            with self.assertRaisesRegex(Exception, re.escape(f"kjit kernel 'demo::saxpy': block_dim must be 1..1024, "
+                                                             f"got {bad}")):
+                jax.block_until_ready(call(x4, x4, kjit_kernel="demo::saxpy", a=np.float32(1),
+                                           kjit_block_dim=np.int64(bad)))
+
+    def test_module_preload_modes(self) -> None:
+        import kjit.jax._library as library
+
+        real = library.lib()
+        preloads: list[tuple[bytes, bytes]] = []
+
+        class Spy:  # libkjit, recording kjit_ffi_preload
+            def __getattr__(self, name: str):
+                return getattr(real, name)
+
+            def kjit_ffi_preload(self, name: bytes, device: bytes) -> int:
+                preloads.append((name, device))
+                return real.kjit_ffi_preload(name, device)
+
+        x = jnp.arange(5, dtype=jnp.float64)
+        expected = {kj.ModulePreloadMode.NONE: [], kj.ModulePreloadMode.CURRENT_DEVICE: [(b"demo::daxpy", b"cpu")],
+                    kj.ModulePreloadMode.ALL_DEVICES: [(b"demo::daxpy", b"cpu")]}  # the cpu is every device here
+        for mode, by in ((kj.ModulePreloadMode.NONE, "member"), (kj.ModulePreloadMode.ALL_DEVICES, "member"),
+                         (kj.ModulePreloadMode.CURRENT_DEVICE, "member"), (kj.ModulePreloadMode.ALL_DEVICES, "name"),
+                         (kj.ModulePreloadMode.NONE, "int")):
+            with self.subTest(mode=mode.name, by=by):
+                arg = {"member": mode, "name": mode.name.lower(), "int": int(mode)}[by]
+                daxpy = kj.jax_kernel("demo::daxpy", module_preload_mode=arg)
+                self.assertIs(daxpy.preload_mode, mode)
+                preloads.clear()
+                with mock.patch.object(library, "lib", lambda: Spy()):
+                    out = jax.jit(lambda x: daxpy(x, x, 0.5))(x)
+                np.testing.assert_allclose(out, 1.5 * x)
+                self.assertEqual(preloads, expected[mode])
+        for bad in (7, "everywhere", None, 1.0):
+            with self.subTest(bad=bad):
+                with self.assertRaisesRegex(ValueError, re.escape(
+                        f"jax_kernel('demo::daxpy'): invalid module_preload_mode {bad!r}; expected a "
+                        "kjit.jax.ModulePreloadMode (NONE, CURRENT_DEVICE, ALL_DEVICES)")):
+                    kj.jax_kernel("demo::daxpy", module_preload_mode=bad)
+                with self.assertRaisesRegex(ValueError, re.escape(
+                        f"jax_callable('tests::saxpy_twice'): invalid module_preload_mode {bad!r}")):
+                    kj.jax_callable("tests::saxpy_twice", module_preload_mode=bad)
+
+    def test_struct_parameters_are_rejected_naming_them(self) -> None:
+        sig = next(k for k in kj.kernels() if k["name"] == "tests::effects::pair_sum")
+        layout = sig["params"][0]["struct"]
+        self.assertEqual(layout["name"], "tests::effects::Pair")
+        self.assertEqual((layout["size"], layout["align"]), (8, 4))
+        self.assertEqual([(f["name"], f["type"], f["offset"]) for f in layout["fields"]],
+                         [("a", "float32", 0), ("b", "int32", 4)])
+        self.assertIsNone(sig["params"][0]["dtype"])
+        with self.assertRaisesRegex(TypeError, re.escape(
+                "jax_kernel('tests::effects::pair_sum'): parameter 'pairs' (array1d<tests::effects::Pair>) holds "
+                "struct tests::effects::Pair: structs are not supported from JAX")):
+            kj.jax_kernel("tests::effects::pair_sum")
+        # Past the shim, the handler says the same.
+        call = jax.ffi.ffi_call("kjit_launch", jax.ShapeDtypeStruct((4,), jnp.float32))
+        with self.assertRaisesRegex(Exception, re.escape(
+                "kjit kernel 'tests::effects::pair_sum': array argument 'pairs' (array1d<tests::effects::Pair>) holds "
+                "struct tests::effects::Pair, which the XLA FFI cannot pass: structs are not supported from JAX")):
+            jax.block_until_ready(call(jnp.zeros((4, 8), jnp.uint8), kjit_kernel="tests::effects::pair_sum"))
+
+
 class CallableTests(unittest.TestCase):
     def test_callable_launches_two_kernels(self) -> None:
         f = kj.jax_callable("tests::saxpy_twice", graph_mode=kj.GraphMode.XLA)
@@ -211,6 +319,63 @@ class CallableTests(unittest.TestCase):
                     out = jax.jit(lambda x, y, a: f(x, y, a), static_argnums=2)(x + a, y, a)
                     np.testing.assert_allclose(out, a * (a * (x + a) + y) + y)
                 self.assertEqual(f.graph_cache_size, 0)
+
+    def test_warp_graph_mode_names_are_aliases(self) -> None:
+        G = kj.GraphMode
+        self.assertIs(G.WARP, G.KJIT)
+        self.assertIs(G.WARP_STAGED, G.KJIT_STAGED)
+        self.assertIs(G.WARP_STAGED_EX, G.KJIT_STAGED_EX)
+        self.assertIs(G.JAX, G.XLA)
+        x = jnp.arange(16, dtype=jnp.float32)
+        y = jnp.ones(16, jnp.float32)
+        for given, mode in ((G.WARP, G.KJIT), (G.WARP_STAGED, G.KJIT_STAGED), ("warp_staged_ex", G.KJIT_STAGED_EX),
+                            ("WARP", G.KJIT), (3, G.KJIT_STAGED)):
+            with self.subTest(given=given):
+                f = kj.jax_callable("tests::saxpy_twice", graph_mode=given)
+                self.assertIs(f.graph_mode, mode)
+                self.assertEqual(f.target, f"kjit_callable:tests::saxpy_twice:{mode.c_name}")
+                np.testing.assert_allclose(jax.jit(lambda x, y: f(x, y, 2.0))(x, y), 2.0 * (2.0 * x + y) + y)
+        with self.assertRaisesRegex(ValueError, re.escape(
+                "jax_callable('tests::saxpy_twice'): invalid graph_mode 'warp_fast'; expected a kjit.jax.GraphMode "
+                "(NONE, XLA, JAX, KJIT, KJIT_STAGED, KJIT_STAGED_EX, WARP, WARP_STAGED, WARP_STAGED_EX)")):
+            kj.jax_callable("tests::saxpy_twice", graph_mode="warp_fast")
+
+    def test_graph_cache_max_keeps_the_registered_bound_and_reads_back(self) -> None:
+        name = "tests::saxpy_twice_bounded"  # registered in C++ with graph_cache_max = 5
+        self.assertIs(kj.get_jax_callable_default_graph_cache_max(), kj.KEEP_BOUND)
+        f = kj.jax_callable(name, graph_mode=kj.GraphMode.KJIT)
+        self.assertEqual(f.graph_cache_max, 5)  # not overridden by a Python default
+        f.graph_cache_max = 7
+        self.assertEqual(f.graph_cache_max, 7)  # what was set, not the bound at creation
+        f.graph_cache_max = None
+        self.assertIsNone(f.graph_cache_max)
+        f.graph_cache_max = 0
+        self.assertIsNone(f.graph_cache_max)
+        g = kj.jax_callable(name, graph_cache_max=3)
+        self.assertEqual(g.graph_cache_max, 3)
+        self.assertEqual(f.graph_cache_max, 3)  # one bound per callable, whichever object set it
+        h = kj.jax_callable(name)  # keeps the bound the callable has now
+        self.assertEqual(h.graph_cache_max, 3)
+        for bad in (-1, 2.5, "8"):
+            with self.assertRaisesRegex(ValueError, re.escape(
+                    f"callable '{name}': graph_cache_max must be a non-negative int or None (unbounded), "
+                    f"got {bad!r}")):
+                f.graph_cache_max = bad
+        try:
+            kj.set_jax_callable_default_graph_cache_max(9)
+            self.assertEqual(kj.get_jax_callable_default_graph_cache_max(), 9)
+            self.assertEqual(kj.jax_callable(name).graph_cache_max, 9)
+            self.assertEqual(kj.jax_callable(name, graph_cache_max=4).graph_cache_max, 4)
+            kj.set_jax_callable_default_graph_cache_max(None)
+            self.assertIsNone(kj.jax_callable(name).graph_cache_max)
+            with self.assertRaisesRegex(ValueError, "set_jax_callable_default_graph_cache_max: expected a "
+                                                    "non-negative int"):
+                kj.set_jax_callable_default_graph_cache_max(-2)
+        finally:
+            kj.set_jax_callable_default_graph_cache_max(kj.KEEP_BOUND)
+        f.graph_cache_max = 5
+        self.assertEqual(kj.jax_callable(name).graph_cache_max, 5)
+        self.assertEqual(kj.jax_callable("tests::saxpy_twice").graph_cache_max, 32)  # CallableOptions' default
 
     def test_callback(self) -> None:
         name = kj.register_ffi_callback("tests::scale")
