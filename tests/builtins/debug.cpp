@@ -3,10 +3,6 @@
 // index, the location and the values; the launch throws), block_dim and breakpoint.
 #include <doctest/doctest.h>
 
-#include <cstdio>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include "kjit/kjit.hpp"
 #include "test_support.hpp"
 
@@ -42,31 +38,7 @@ KJIT_KERNEL(trap, (Array<float> x)) {
 
 using namespace kjit;
 
-namespace {
-/// Runs `f` with the process's stdout redirected to a file; returns what was written.
-template <class F>
-std::string capture_stdout(F&& f) {
-  test::TempDir dir("stdout");
-  const std::string path = dir / "out.txt";
-  std::fflush(stdout);
-  int saved = ::dup(1);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ::dup2(fd, 1);
-  ::close(fd);
-  try {
-    f();
-  } catch (...) {
-    std::fflush(stdout);
-    ::dup2(saved, 1);
-    ::close(saved);
-    throw;
-  }
-  std::fflush(stdout);
-  ::dup2(saved, 1);
-  ::close(saved);
-  return test::read_file(path);
-}
-}  // namespace
+using test::capture_stdout;
 
 TEST_CASE("print and printf in kernels write from the thread, forward; print's adjoint prints adjoints") {
   std::vector<vec3d> x{vec3d{{1, 2, 3}}, vec3d{{4, 5, 6}}};
@@ -102,7 +74,7 @@ TEST_CASE("expect_near: passing checks are silent; a failing one names the threa
   });
   CHECK(threw);
   CHECK(text.find("thread 2") != std::string::npos);
-  CHECK(text.find("debug.cpp:34") != std::string::npos);
+  CHECK(text.find("debug.cpp:30") != std::string::npos);
   CHECK(text.find("3 vs 3.5") != std::string::npos);
   // The status word was cleared: the next passing launch does not throw.
   CHECK_NOTHROW(launch(checks::near, 2, from_vector(x), from_vector(y)));
