@@ -3,31 +3,12 @@
 // index, the location and the values; the launch throws), block_dim and breakpoint.
 #include <doctest/doctest.h>
 
+#include "debug_kernels.hpp"
 #include "kjit/kjit.hpp"
 #include "test_support.hpp"
 
-namespace debugging {
-using namespace kjit::dsl;
-KJIT_MODULE(builtins_debug)
-
-KJIT_KERNEL(prints, (Array<Vec3d> x, Array<double> out)) {
-  Int i = tid();
-  If(i == 1, [&] {
-    print(x[i]);
-    printf("thread %d of %d, x = %g\n", i, launch_dim(0), x[i].y());
-    print("plain text");
-    print(Mat22d(1.0, 2.0, 3.0, 4.0));
-  });
-  Double s = dot(x[i], x[i]);
-  If(i == 1, [&] { print(s); });
-  out[i] = s * 2.0;
-}
-}  // namespace debugging
-
 namespace checks {
 using namespace kjit::dsl;
-KJIT_MODULE(builtins_checks)
-KJIT_KERNEL(near, (Array<float> x, Array<float> y)) { expect_near(x[tid()], y[tid()], 1e-3f); }
 KJIT_KERNEL(near_vec, (Array<Vec3d> x)) { expect_near(x[tid()], Vec3d(1.0, 2.0, 3.0)); }
 KJIT_KERNEL(blocks, (Array<int32_t> out)) { out[tid()] = block_dim(); }
 KJIT_KERNEL(trap, (Array<float> x)) {
@@ -74,7 +55,7 @@ TEST_CASE("expect_near: passing checks are silent; a failing one names the threa
   });
   CHECK(threw);
   CHECK(text.find("thread 2") != std::string::npos);
-  CHECK(text.find("debug.cpp:30") != std::string::npos);
+  CHECK(text.find("debug_kernels.hpp:" + std::to_string(checks::kNearLine)) != std::string::npos);
   CHECK(text.find("3 vs 3.5") != std::string::npos);
   // The status word was cleared: the next passing launch does not throw.
   CHECK_NOTHROW(launch(checks::near, 2, from_vector(x), from_vector(y)));

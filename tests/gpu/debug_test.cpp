@@ -1,25 +1,14 @@
-// Debugging aids on cuda:0, as on the cpu (tests/builtins/debug.cpp): print and printf write
-// from the device, a failing expect_near prints the thread, the location and the values and
-// the launch throws afterwards; block_dim() sees the launch's block size (the kernel's own,
-// or the launch's).
+// Debugging aids on cuda:0, as on the cpu (tests/builtins/debug.cpp, the same kernels): print
+// and printf write from the device (print's adjoint prints adjoints), a failing expect_near
+// prints the thread, the location and the values and the launch throws afterwards; block_dim()
+// sees the launch's block size (the kernel's own, or the launch's).
+#include "debug_kernels.hpp"
 #include "gpu_support.hpp"
 #include "test_support.hpp"
 
 namespace gpu_debug {
 using namespace kjit::dsl;
 KJIT_MODULE(gpu_debug)
-
-KJIT_KERNEL(prints, (Array<Vec3d> x, Array<double> out)) {
-  Int i = tid();
-  If(i == 1, [&] {
-    print(x[i]);
-    printf("thread %d of %d, x = %g\n", i, launch_dim(0), x[i].y());
-    print("plain text");
-  });
-  out[i] = dot(x[i], x[i]) * 2.0;
-}
-KJIT_KERNEL(near, (Array<float> x, Array<float> y)) { expect_near(x[tid()], y[tid()], 1e-3f); }
-constexpr int kNearLine = __LINE__ - 1;
 KJIT_KERNEL(blocks, (Array<int32_t> out)) { out[tid()] = block_dim(); }
 KJIT_BLOCK_DIM(blocks, 64);
 }  // namespace gpu_debug
@@ -36,41 +25,52 @@ TEST_CASE("print and printf write from a cuda:0 thread") {
   std::vector<vec3d> x{vec3d{{1, 2, 3}}, vec3d{{4, 5, 6}}};
   NdArray out = NdArray::zeros(ir_type_of<double>(), {2}, Device::cuda(0));
   std::string text = capture_stdout([&] {
-    launch(gpu_debug::prints, 2, NdArray::from_vector(x, {}, Device::cuda(0)), out);
+    launch(debugging::prints, 2, NdArray::from_vector(x, {}, Device::cuda(0)), out);
     sync();  // device printf reaches stdout when the host synchronises
   });
   CHECK(text.find("(4, 5, 6)\n") != std::string::npos);
   CHECK(text.find("thread 1 of 2, x = 5\n") != std::string::npos);
   CHECK(text.find("plain text\n") != std::string::npos);
+  CHECK(text.find("[(1, 2), (3, 4)]\n") != std::string::npos);
+  CHECK(text.find("77\n") != std::string::npos);
+  CHECK(text.find("adj") == std::string::npos);
   CHECK(out.to_vector<double>() == std::vector<double>{28.0, 154.0});
+  std::string reverse = capture_stdout([&] {
+    launch_adjoint(debugging::prints, 2, {NdArray::from_vector(x, {}, Device::cuda(0)), out},
+                   {NdArray::zeros(ir_type_of<vec3d>(), {2}, Device::cuda(0)),
+                    NdArray::from_vector(std::vector<double>{1, 1}, {}, Device::cuda(0))});
+    sync();
+  });
+  CHECK(reverse.find("adj 2\n") != std::string::npos);  // d(out)/d(s) = 2: the adjoint of s
+  CHECK(reverse.find("thread 1") == std::string::npos);  // printf is forward only
 }
 
 TEST_CASE("a failing expect_near on cuda:0 prints the thread and the values, and the launch throws") {
   std::vector<float> x{1.0f, 2.0f, 3.0f, 4.0f}, y{1.0f, 2.0005f, 3.5f, 4.0f};
   std::string ok = capture_stdout([&] {
-    launch(gpu_debug::near, 2, on_gpu(x), on_gpu(y));
+    launch(checks::near, 2, on_gpu(x), on_gpu(y));
     sync();
   });
   CHECK(ok.empty());
   bool threw = false;
   std::string text = capture_stdout([&] {
     try {
-      launch(gpu_debug::near, 4, on_gpu(x), on_gpu(y));
+      launch(checks::near, 4, on_gpu(x), on_gpu(y));
     } catch (const Error& e) {
       threw = true;
       CHECK(e.kind() == ErrorKind::User);
-      CHECK(std::string(e.what()).find("launch of kernel 'gpu_debug::near' in module 'gpu_debug': a device-side "
+      CHECK(std::string(e.what()).find("launch of kernel 'checks::near' in module 'builtins_checks': a device-side "
                                        "check (expect_near) failed") == 0);
     }
     sync();
   });
   CHECK(threw);
   CHECK(text.find("kjit: expect_near failed at ") != std::string::npos);
-  CHECK(text.find("debug_test.cpp:" + std::to_string(gpu_debug::kNearLine) + ", thread 2:") != std::string::npos);
+  CHECK(text.find("debug_kernels.hpp:" + std::to_string(checks::kNearLine) + ", thread 2:") != std::string::npos);
   CHECK(text.find(" 3 vs 3.5;") != std::string::npos);
   CHECK(text.find("thread 1") == std::string::npos);  // within tolerance: silent
   // The status word was cleared on the device: the next passing launch does not throw.
-  CHECK_NOTHROW(launch(gpu_debug::near, 2, on_gpu(x), on_gpu(y)));
+  CHECK_NOTHROW(launch(checks::near, 2, on_gpu(x), on_gpu(y)));
 }
 
 TEST_CASE("block_dim() on cuda:0 is the kernel's own block size, or the launch's") {
