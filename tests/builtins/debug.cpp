@@ -25,17 +25,11 @@ TEST_CASE("print and printf in kernels write from the thread, forward; print's a
   std::vector<vec3d> x{vec3d{{1, 2, 3}}, vec3d{{4, 5, 6}}};
   NdArray out = zeros<double>({2});
   std::string text = capture_stdout([&] { launch(debugging::prints, 2, from_vector(x), out); });
-  CHECK(text.find("(4, 5, 6)\n") != std::string::npos);
-  CHECK(text.find("thread 1 of 2, x = 5\n") != std::string::npos);
-  CHECK(text.find("plain text\n") != std::string::npos);
-  CHECK(text.find("[(1, 2), (3, 4)]\n") != std::string::npos);
-  CHECK(text.find("77\n") != std::string::npos);
-  CHECK(text.find("adj") == std::string::npos);
+  debugging::check_prints_forward(text);
   std::string reverse = capture_stdout([&] {
     launch_adjoint(debugging::prints, 2, {from_vector(x), out}, {zeros<vec3d>({2}), from_vector(std::vector<double>{1, 1})});
   });
-  CHECK(reverse.find("adj 2\n") != std::string::npos);  // d(out)/d(s) = 2: the adjoint of s
-  CHECK(reverse.find("thread 1") == std::string::npos);  // printf is forward only
+  debugging::check_prints_adjoint(reverse);
 }
 
 TEST_CASE("expect_near: passing checks are silent; a failing one names the thread, the line and the values") {

@@ -2,6 +2,10 @@
 // cuda:0 one (tests/gpu/debug_test.cpp), which expect the same output from them.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <string>
+
 #include "kjit/kjit.hpp"
 
 namespace debugging {
@@ -21,6 +25,22 @@ KJIT_KERNEL(prints, (Array<Vec3d> x, Array<double> out)) {
   Double s = dot(x[i], x[i]);
   If(i == 1, [&] { print(s); });
   out[i] = s * 2.0;
+}
+
+/// Checks what a forward launch of prints over x = {(1, 2, 3), (4, 5, 6)} wrote.
+inline void check_prints_forward(const std::string& text) {
+  CHECK(text.find("(4, 5, 6)\n") != std::string::npos);
+  CHECK(text.find("thread 1 of 2, x = 5\n") != std::string::npos);
+  CHECK(text.find("plain text\n") != std::string::npos);
+  CHECK(text.find("[(1, 2), (3, 4)]\n") != std::string::npos);
+  CHECK(text.find("77\n") != std::string::npos);
+  CHECK(text.find("adj") == std::string::npos);
+}
+
+/// Checks what its adjoint launch with a unit gradient of out wrote.
+inline void check_prints_adjoint(const std::string& text) {
+  CHECK(text.find("adj 2\n") != std::string::npos);  // d(out)/d(s) = 2: the adjoint of s
+  CHECK(text.find("thread 1") == std::string::npos);  // printf is forward only
 }
 }  // namespace debugging
 
