@@ -73,6 +73,12 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   k["forward"] = entry_name(fn.name, EntryKind::Forward);
   k["adjoint"] = with_adjoint ? nlohmann::json(entry_name(fn.name, EntryKind::Adjoint)) : nlohmann::json();
   k["checks"] = has_checks(fn);  // device-side checks report through the status word
+  // Dynamic shared memory each entry point is launched with (the runtime passes it to
+  // cuLaunchKernel); the static part is the cubin's, in meta.json's resources. The DSL's
+  // kernels use none yet.
+  nlohmann::json shared = {{"forward", 0}};
+  if (with_adjoint) shared["adjoint"] = 0;
+  k["dynamic_shared_bytes"] = shared;
   return k;
 }
 

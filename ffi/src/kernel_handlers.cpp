@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "cuda/cuda_backend.hpp"
+#include "cuda_entry_launch.hpp"
 #include "kjit/ffi/ffi.hpp"
 #include "launch_plan.hpp"
 #include "module_table.hpp"
@@ -83,12 +84,13 @@ void run_cuda(const xla::CallFrame* frame, bool adjoint) {
   }
   if (plan.bounds.size == 0 || plan.batch_count == 0) return;
   const kjit::detail::KernelEntry& e = kjit::detail::kernel_entry(*plan.kernel->def, Device::cuda(ordinal));
-  void* fn = entry_point(plan, e);
-  const int block = plan.block_dim ? plan.block_dim : plan.kernel->block_dim;
+  entry_point(plan, e);  // an adjoint the kernel lacks is an error here
   for (int64_t b = 0; b < plan.batch_count; ++b) {
     if (plan.batch_rank) plan.select_batch(b);
     // cuLaunchKernel copies the parameters at launch: the next batch item may reuse them.
-    cuda::launch(ordinal, fn, plan.bounds.size, block, 0, stream, plan.pointers);
+    // The block size: the call's kjit_block_dim, else the kernel's own, else its module's.
+    kjit::detail::launch_cuda_entry(e, *plan.kernel->def, plan.adjoint, plan.bounds.size,
+                                    plan.block_dim, stream, plan.pointers);
   }
   if (adjoint && e.module->status) {
     // A checkpointed loop may have overflowed: its status word must be read after the launch.

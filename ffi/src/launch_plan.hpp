@@ -41,7 +41,7 @@ struct Plan {
   const KernelInfo* kernel = nullptr;
   bool adjoint = false;
   kj::launch_bounds_t bounds{};
-  int block_dim = 0;  ///< 0: the module's
+  int block_dim = 0;  ///< 0: the kernel's own, else its module's
 
   int batch_rank = 0;
   int64_t batch_dims[kMaxBatchRank] = {};

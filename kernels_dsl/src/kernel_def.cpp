@@ -28,6 +28,14 @@ KernelDef::KernelDef(std::string name, std::string module, std::vector<KernelPar
 
 KernelDef::~KernelDef() { Registry::get().remove(this); }
 
+void KernelDef::set_block_dim(int threads) const {
+  if (threads < 0 || threads > 1024)
+    throw Error(ErrorKind::User, "kernel '" + name_ + "': block_dim " + std::to_string(threads) +
+                                     " is not a CUDA block size: use 1 to 1024 threads (a multiple "
+                                     "of 32 runs best), or 0 for the module's block_dim");
+  block_dim_.store(threads, std::memory_order_relaxed);
+}
+
 const ir::Function& KernelDef::ir() const {
   std::call_once(traced_, [this] {
     auto fn = std::make_unique<ir::Function>();

@@ -1,7 +1,7 @@
 // Forward and adjoint launches on the cpu (the thread pool) and on CUDA devices.
 #include "kjit/runtime/launch.hpp"
 
-#include "cuda/cuda_backend.hpp"
+#include "cuda_entry_launch.hpp"
 #include "module_table.hpp"
 #include "param_packer.hpp"
 #include "thread_pool.hpp"
@@ -35,24 +35,36 @@ void run_chunk(void* context, int64_t begin, int64_t end) {
   call->entry(call->params, begin, end);
 }
 
+/// The CUstream of `requested` for a launch of `kernel` on `device`: its handle when it belongs
+/// to that device, none (the device's default stream) when it was left unset, and otherwise a
+/// User error: work cannot be queued on another device's stream.
+void* launch_stream(const KernelDef& kernel, const Device& device, const Stream& requested) {
+  if (requested.device() == device) return requested.handle();
+  if (requested.device().is_cpu()) return nullptr;  // unset: LaunchOptions' default Stream
+  throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "' on " + device.name() +
+                                   ": LaunchOptions::stream is a stream of " +
+                                   requested.device().name() + ", not of " + device.name() +
+                                   "; pass a stream of " + device.name() +
+                                   ", or none for its default stream");
+}
+
 void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
          const std::vector<LaunchArg>* adj_args, const LaunchOptions& options) {
   kj::launch_bounds_t bounds = detail::make_bounds(kernel, dims);
   Device device = detail::launch_device(kernel, args, adj_args, options);
+  void* stream = launch_stream(kernel, device, options.stream);
   const detail::KernelEntry& entry = detail::kernel_entry(kernel, device);
   void* fn = adj_args ? entry.adjoint : entry.forward;
   if (!fn) throw Error(ErrorKind::User, entry.adjoint_error);
   detail::PackedParams params;
   detail::pack_launch(params, kernel, bounds, args, adj_args, device);
   if (bounds.size == 0) return;
-  void* stream = nullptr;
   if (device.is_cpu()) {
     CpuCall call{reinterpret_cast<CpuEntry>(fn), params.pointers()};
     detail::ThreadPool::global().parallel_for(bounds.size, kCpuGrain, &run_chunk, &call);
   } else {
-    int block = options.block_dim > 0 ? options.block_dim : entry.module->options.block_dim;
-    stream = options.stream.device() == device ? options.stream.handle() : nullptr;
-    cuda::launch(device.ordinal(), fn, bounds.size, block, 0, stream, params.pointers());
+    detail::launch_cuda_entry(entry, kernel, adj_args != nullptr, bounds.size, options.block_dim,
+                              stream, params.pointers());
   }
   if (adj_args || entry.module->checks) detail::check_status(*entry.module, kernel, stream);
 }

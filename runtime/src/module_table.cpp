@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "cuda/cuda_backend.hpp"
+#include "cuda_entry_launch.hpp"
 #include "kjit/compiler/build.hpp"
 #include "module_input.hpp"
 
@@ -99,6 +100,10 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
     };
     e.forward = resolve(k["forward"].get<std::string>());
     if (!k["adjoint"].is_null()) e.adjoint = resolve(k["adjoint"].get<std::string>());
+    if (device.is_cuda()) {  // limits and shared memory, once: launches check them for free
+      e.forward_cuda = cuda_entry_facts(m, k, k["forward"].get<std::string>(), false, e.forward);
+      if (e.adjoint) e.adjoint_cuda = cuda_entry_facts(m, k, k["adjoint"].get<std::string>(), true, e.adjoint);
+    }
     if (k.contains("adjoint_error")) e.adjoint_error = k["adjoint_error"].get<std::string>();
     if (!m.options.enable_adjoint)
       e.adjoint_error = "kernel '" + k["name"].get<std::string>() + "' has no adjoint: module '" + m.name +

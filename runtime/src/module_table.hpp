@@ -14,11 +14,20 @@ namespace kjit::detail {
 
 struct LoadedModule;
 
+/// What a CUDA launch of one entry point needs besides its handle, read once when its module
+/// is loaded (all zero on the cpu).
+struct CudaEntryFacts {
+  int max_threads = 0;                ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+  unsigned dynamic_shared_bytes = 0;  ///< meta.json: the kernel's dynamic_shared_bytes
+  unsigned static_shared_bytes = 0;   ///< meta.json: the entry's resources (cubins; else 0)
+};
+
 /// A kernel's entry points in a module loaded on one device.
 struct KernelEntry {
   void* forward = nullptr;    ///< cpu: the entry function; CUDA: the CUfunction
   void* adjoint = nullptr;    ///< null when the kernel has no adjoint (see adjoint_error)
   std::string adjoint_error;  ///< why there is no adjoint, when there is none
+  CudaEntryFacts forward_cuda, adjoint_cuda;  ///< CUDA: each entry point's launch facts
   const LoadedModule* module = nullptr;
   uint64_t generation = 0;    ///< the module generation the entry was built for
 };

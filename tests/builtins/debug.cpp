@@ -3,35 +3,12 @@
 // index, the location and the values; the launch throws), block_dim and breakpoint.
 #include <doctest/doctest.h>
 
-#include <cstdio>
-#include <fcntl.h>
-#include <unistd.h>
-
+#include "debug_kernels.hpp"
 #include "kjit/kjit.hpp"
 #include "test_support.hpp"
 
-namespace debugging {
-using namespace kjit::dsl;
-KJIT_MODULE(builtins_debug)
-
-KJIT_KERNEL(prints, (Array<Vec3d> x, Array<double> out)) {
-  Int i = tid();
-  If(i == 1, [&] {
-    print(x[i]);
-    printf("thread %d of %d, x = %g\n", i, launch_dim(0), x[i].y());
-    print("plain text");
-    print(Mat22d(1.0, 2.0, 3.0, 4.0));
-  });
-  Double s = dot(x[i], x[i]);
-  If(i == 1, [&] { print(s); });
-  out[i] = s * 2.0;
-}
-}  // namespace debugging
-
 namespace checks {
 using namespace kjit::dsl;
-KJIT_MODULE(builtins_checks)
-KJIT_KERNEL(near, (Array<float> x, Array<float> y)) { expect_near(x[tid()], y[tid()], 1e-3f); }
 KJIT_KERNEL(near_vec, (Array<Vec3d> x)) { expect_near(x[tid()], Vec3d(1.0, 2.0, 3.0)); }
 KJIT_KERNEL(blocks, (Array<int32_t> out)) { out[tid()] = block_dim(); }
 KJIT_KERNEL(trap, (Array<float> x)) {
@@ -42,47 +19,17 @@ KJIT_KERNEL(trap, (Array<float> x)) {
 
 using namespace kjit;
 
-namespace {
-/// Runs `f` with the process's stdout redirected to a file; returns what was written.
-template <class F>
-std::string capture_stdout(F&& f) {
-  test::TempDir dir("stdout");
-  const std::string path = dir / "out.txt";
-  std::fflush(stdout);
-  int saved = ::dup(1);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ::dup2(fd, 1);
-  ::close(fd);
-  try {
-    f();
-  } catch (...) {
-    std::fflush(stdout);
-    ::dup2(saved, 1);
-    ::close(saved);
-    throw;
-  }
-  std::fflush(stdout);
-  ::dup2(saved, 1);
-  ::close(saved);
-  return test::read_file(path);
-}
-}  // namespace
+using test::capture_stdout;
 
 TEST_CASE("print and printf in kernels write from the thread, forward; print's adjoint prints adjoints") {
   std::vector<vec3d> x{vec3d{{1, 2, 3}}, vec3d{{4, 5, 6}}};
   NdArray out = zeros<double>({2});
   std::string text = capture_stdout([&] { launch(debugging::prints, 2, from_vector(x), out); });
-  CHECK(text.find("(4, 5, 6)\n") != std::string::npos);
-  CHECK(text.find("thread 1 of 2, x = 5\n") != std::string::npos);
-  CHECK(text.find("plain text\n") != std::string::npos);
-  CHECK(text.find("[(1, 2), (3, 4)]\n") != std::string::npos);
-  CHECK(text.find("77\n") != std::string::npos);
-  CHECK(text.find("adj") == std::string::npos);
+  debugging::check_prints_forward(text);
   std::string reverse = capture_stdout([&] {
     launch_adjoint(debugging::prints, 2, {from_vector(x), out}, {zeros<vec3d>({2}), from_vector(std::vector<double>{1, 1})});
   });
-  CHECK(reverse.find("adj 2\n") != std::string::npos);  // d(out)/d(s) = 2: the adjoint of s
-  CHECK(reverse.find("thread 1") == std::string::npos);  // printf is forward only
+  debugging::check_prints_adjoint(reverse);
 }
 
 TEST_CASE("expect_near: passing checks are silent; a failing one names the thread, the line and the values") {
@@ -102,7 +49,7 @@ TEST_CASE("expect_near: passing checks are silent; a failing one names the threa
   });
   CHECK(threw);
   CHECK(text.find("thread 2") != std::string::npos);
-  CHECK(text.find("debug.cpp:34") != std::string::npos);
+  CHECK(text.find("debug_kernels.hpp:" + std::to_string(checks::kNearLine)) != std::string::npos);
   CHECK(text.find("3 vs 3.5") != std::string::npos);
   // The status word was cleared: the next passing launch does not throw.
   CHECK_NOTHROW(launch(checks::near, 2, from_vector(x), from_vector(y)));

@@ -1,6 +1,7 @@
 // Helpers shared by the test suites.
 #include "test_support.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,6 +75,29 @@ int run_command(const std::string& command, std::string* output) {
   int status = ::pclose(pipe);
   if (output) *output = out;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string capture_stdout(const std::function<void()>& f) {
+  TempDir dir("stdout");
+  const std::string path = dir / "out.txt";
+  std::fflush(stdout);
+  int saved = ::dup(1);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::dup2(fd, 1);
+  ::close(fd);
+  auto restore = [&] {
+    std::fflush(stdout);
+    ::dup2(saved, 1);
+    ::close(saved);
+  };
+  try {
+    f();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  return read_file(path);
 }
 
 }  // namespace kjit::test

@@ -1,6 +1,7 @@
 // Helpers shared by the test suites: temporary folders, environment overrides, files.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace kjit::test {
@@ -42,5 +43,9 @@ void write_file(const std::string& path, const std::string& content);
 bool exists(const std::string& path);
 /// Runs a shell command; returns its exit status and puts stdout+stderr in *output.
 int run_command(const std::string& command, std::string* output = nullptr);
+/// Runs `f` with the process's standard output (file descriptor 1, so device printf too)
+/// redirected to a file; returns what was written. An exception of `f` propagates after the
+/// redirection is undone.
+std::string capture_stdout(const std::function<void()>& f);
 
 }  // namespace kjit::test

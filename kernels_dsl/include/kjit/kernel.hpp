@@ -48,6 +48,14 @@ class KernelDef {
   /// is thrown to every caller as a User error naming the kernel and the line.
   const ir::Function& ir() const;
 
+  /// Threads per CUDA block of this kernel's launches; 0 (the default): the module's
+  /// ModuleOptions::block_dim. LaunchOptions::block_dim overrides it per launch.
+  int block_dim() const { return block_dim_.load(std::memory_order_relaxed); }
+  /// Sets block_dim(): 1 to 1024 threads, or 0 for the module's. A launch setting, not part of
+  /// the kernel's identity (no artifact changes), so it may change at any time, from any
+  /// thread, even on a `const` kernel handle. Other values are a User error naming the kernel.
+  void set_block_dim(int threads) const;
+
   /// Opaque per-kernel state owned by the runtime (its lock-free launch path caches here).
   mutable std::atomic<void*> runtime_state{nullptr};
 
@@ -59,6 +67,7 @@ class KernelDef {
   TraceFn trace_;
   mutable std::once_flag traced_;
   mutable std::unique_ptr<ir::Function> fn_;
+  mutable std::atomic<int> block_dim_{0};
 };
 
 /// A kernel handle typed by the body's parameters: what `kjit::launch` takes.
@@ -69,6 +78,9 @@ class Kernel {
   const KernelDef& def() const { return *def_; }
   const std::string& name() const { return def_->name(); }
   static constexpr size_t arity = sizeof...(Args);
+  /// The kernel's own CUDA block size (see KernelDef::set_block_dim):
+  /// `demo::reduce.set_block_dim(128);`
+  void set_block_dim(int threads) const { def_->set_block_dim(threads); }
 
  protected:
   const KernelDef* def_;
@@ -231,3 +243,12 @@ inline const char* kjit_module_name(...) { return nullptr; }
       &NAME##_kjit_body, NAME##_kjit_tag::where(), #PARAMS, kjit_module_name(), __FILE__,  \
       __LINE__);                                                                           \
   inline void NAME##_kjit_body PARAMS
+
+/// Gives the kernel NAME, defined above in the same header, its own CUDA block size (1 to
+/// 1024 threads), used unless a launch says otherwise (LaunchOptions::block_dim):
+///   KJIT_KERNEL(reduce_rows, (Array<Float, 2> m, Array<Float> out)) { ... }
+///   KJIT_BLOCK_DIM(reduce_rows, 128);
+#define KJIT_BLOCK_DIM(NAME, THREADS)                                                       \
+  static_assert((THREADS) >= 1 && (THREADS) <= 1024,                                       \
+                "KJIT_BLOCK_DIM(" #NAME "): a CUDA block has 1 to 1024 threads");          \
+  inline const bool NAME##_kjit_block_dim = (NAME.set_block_dim(THREADS), true)

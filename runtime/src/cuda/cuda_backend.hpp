@@ -11,6 +11,9 @@
 
 namespace kjit::cuda {
 
+/// Threads per block when neither the launch, the kernel nor its module asks for another size.
+constexpr int kDefaultBlockDim = 256;
+
 /// "" when a CUDA driver and at least one device are usable; otherwise why not, in words
 /// ("no CUDA driver found (libcuda.so.1: ...)", "the CUDA driver reports no device").
 const std::string& unavailable_reason();

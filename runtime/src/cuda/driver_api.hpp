@@ -21,9 +21,6 @@ namespace kjit::cuda {
 /// an older major release.
 constexpr int kMinDriverVersion = CUDA_VERSION / 1000 * 1000;
 
-/// Threads per block when neither the kernel's module nor the launch asks for another size.
-constexpr int kDefaultBlockDim = 256;
-
 /// Every driver entry point kjit calls, typed by the exact ABI version it was resolved for.
 /// Members are named as cuda.h spells the call (`api.cuMemAlloc(...)`); cuda.h's macros turn
 /// both the member and the call into the versioned name (cuMemAlloc_v2), consistently.

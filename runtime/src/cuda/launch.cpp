@@ -34,7 +34,8 @@ std::string where(const DeviceState& dev) {
                     " threads per block on " + where(dev) + ": at most " +
                     std::to_string(max_threads) +
                     " (its register use or launch bounds limit it); pass a smaller block_dim "
-                    "(LaunchOptions::block_dim or the module's ModuleOptions::block_dim)");
+                    "(LaunchOptions::block_dim, the kernel's set_block_dim or its module's "
+                    "ModuleOptions::block_dim)");
   a.cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
   if (size_t(shared_bytes) + size_t(static_shared) > dev.props.max_shared_bytes_per_block)
     throw Error(ErrorKind::User,

@@ -124,6 +124,7 @@ void reset() {
   s.modules.clear();
   s.graphs.clear();
   s.graph_execs.clear();
+  s.max_threads.clear();
   clear_records();
 }
 
@@ -143,6 +144,15 @@ void fail_next_call(const std::string& name, int result) {
   State& s = state();
   std::lock_guard<std::recursive_mutex> lock(s.mutex);
   s.injected[name] = CUresult(result);
+}
+
+void limit_max_threads(const std::string& name, int threads) {
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mutex);
+  s.max_threads[name] = threads;
+  for (auto& m : s.modules)
+    if (auto it = m->functions.find(name); it != m->functions.end() && it->second)
+      it->second->info.max_threads = threads;
 }
 
 #define FAKE_READ(expr)                                   \

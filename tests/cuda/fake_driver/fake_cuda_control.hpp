@@ -73,6 +73,12 @@ void clear_records();
 /// (a CUresult) without doing anything; later calls behave normally again.
 void fail_next_call(const std::string& name, int result);
 
+/// Makes every function named `name` (an entry point) report at most `threads` threads per
+/// block (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, enforced by cuLaunchKernel), as registers
+/// or launch bounds would: functions looked up later and those already looked up. Kept until
+/// reset(); clear_records() keeps it.
+void limit_max_threads(const std::string& name, int threads);
+
 std::vector<CallRecord> calls();
 std::vector<LaunchRecord> launches();
 std::vector<CopyRecord> copies();

@@ -121,6 +121,8 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* fn, CUmodule module, const char
     f->module = m;
     f->name = name;
     f->info = info->second;
+    if (auto limit = s.max_threads.find(name); limit != s.max_threads.end())
+      f->info.max_threads = limit->second;
   }
   *fn = reinterpret_cast<CUfunction>(f.get());
   return CUDA_SUCCESS;

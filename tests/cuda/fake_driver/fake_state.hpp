@@ -98,6 +98,8 @@ struct State {
   std::vector<uintptr_t> destroyed_execs;
   // injected failures: entry point -> the result its next call returns
   std::map<std::string, CUresult> injected;
+  // function name -> the max threads per block it reports (limit_max_threads)
+  std::map<std::string, int> max_threads;
 };
 
 State& state();

@@ -60,7 +60,8 @@ std::string module_identity(const std::string& module_name,
                             const CodegenOptions& options);
 
 /// The kernel description stored in meta.json and used by the runtime and the FFI:
-/// name, parameters (name, type, ndim, element), launch dimensionality, entry names.
+/// name, parameters (name, type, ndim, element), launch dimensionality, entry names, and
+/// the dynamic shared memory of each entry point ({"forward": bytes, "adjoint": bytes}).
 nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint);
 
 /// The entry points generate_module defines for `kernels`, in its order (cheap: no text, no
