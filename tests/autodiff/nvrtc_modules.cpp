@@ -6,7 +6,6 @@
 #include <cstring>
 #include <string_view>
 
-#include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/build.hpp"
 #include "kjit/kjit.hpp"
 
@@ -14,18 +13,7 @@ using namespace kjit;
 
 TEST_CASE("the autodiff suite's modules compile with NVRTC for sm_80 and sm_90, adjoints included") {
   for (const char* module : {"autodiff_control_flow", "autodiff_arrays", "autodiff_bounded", "autodiff_overwrites"}) {
-    const ModuleDef* m = Registry::get().find_module(module);
-    REQUIRE_MESSAGE(m != nullptr, module);
-    std::vector<const ir::Function*> fns;
-    for (const KernelDef* k : m->kernels()) fns.push_back(&k->ir());
-    codegen::CodegenOptions o;
-    codegen::GeneratedModule g = codegen::generate_module(module, fns, o);
-    compiler::ModuleSource s;
-    s.name = module;
-    s.identity = codegen::module_identity(module, fns, o);
-    s.text = g.text;
-    s.entry_points = g.entry_points;
-    s.kernels = g.kernels;
+    compiler::ModuleSource s = module_compile_input(module).source;
     size_t adjoints = 0;
     for (const std::string& e : s.entry_points) adjoints += e.size() > 4 && e.compare(e.size() - 4, 4, "_adj") == 0;
     CHECK_MESSAGE(adjoints > 0, module << " has no adjoint entry point");

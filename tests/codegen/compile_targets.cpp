@@ -14,19 +14,7 @@
 using namespace kjit;
 
 namespace {
-compiler::ModuleSource source_of(const std::string& module) {
-  std::vector<const ir::Function*> fns;
-  for (const KernelDef* k : Registry::get().find_module(module)->kernels()) fns.push_back(&k->ir());
-  codegen::CodegenOptions o;
-  codegen::GeneratedModule m = codegen::generate_module(module, fns, o);
-  compiler::ModuleSource s;
-  s.name = module;
-  s.identity = codegen::module_identity(module, fns, o);
-  s.text = m.text;
-  s.entry_points = m.entry_points;
-  s.kernels = m.kernels;
-  return s;
-}
+compiler::ModuleSource source_of(const std::string& module) { return module_compile_input(module).source; }
 }  // namespace
 
 TEST_CASE("example modules compile with NVRTC for sm_80, sm_90 and compute_90") {
