@@ -1,5 +1,5 @@
-"""kjit kernels from JAX on the CUDA platform (ctest label gpu): jit, grad, vmap, in/out,
-a callable (in every graph mode, against its eager launches), a callback, and a jitted function
+"""kjit kernels from JAX on the CUDA platform (ctest label gpu): jit, grad (saxpy, springs, the
+loop kernel), vmap, in/out, output and launch dims, dtype errors, a callable (in every graph mode, against its eager launches), a callback, and a jitted function
 that XLA captures into a CUDA graph.
 
 Exits 77 (skipped), saying why, without a GPU or without a CUDA-enabled jaxlib."""
@@ -65,9 +65,33 @@ class GpuTests(unittest.TestCase):
         f0 = jnp.ones((12, 3), jnp.float32)
         np.testing.assert_allclose(inout(x, pairs, rest, 10.0, f0), f0 + springs_jnp(x, pairs, rest, 10.0),
                                    rtol=1e-4, atol=1e-4)
+        # demo::iterate is float64 (x64 is on): forward and the gradient through its dynamic
+        # loop, against the same recurrence in jax.numpy.
         iterate = kj.jax_kernel("demo::iterate", enable_backward=True)
-        xd = jnp.linspace(0.1, 1.0, 64, dtype=jnp.float32)
-        np.testing.assert_allclose(iterate(xd, xd, 5), iterate_jnp(xd, xd, 5), rtol=1e-5)
+        xd = jnp.linspace(0.1, 1.0, 64, dtype=jnp.float64)
+        cd = jnp.linspace(0.5, 0.9, 64, dtype=jnp.float64)
+        np.testing.assert_allclose(iterate(xd, cd, 9), iterate_jnp(xd, cd, 9), rtol=1e-12)
+        g = jax.grad(lambda x, c: jnp.sum(jnp.cos(iterate(x, c, 9))), argnums=(0, 1))(xd, cd)
+        r = jax.grad(lambda x, c: jnp.sum(jnp.cos(iterate_jnp(x, c, 9))), argnums=(0, 1))(xd, cd)
+        np.testing.assert_allclose(g[0], r[0], rtol=1e-10)
+        np.testing.assert_allclose(g[1], r[1], rtol=1e-10)
+
+    def test_output_dims_launch_dims_and_dtype_errors(self) -> None:
+        daxpy = kj.jax_kernel("demo::daxpy", launch_dims=6, output_dims=6)
+        x = jnp.arange(10, dtype=jnp.float64)
+        out = daxpy(x, x, 2.0)
+        self.assertEqual(out.shape, (6,))
+        np.testing.assert_allclose(out, 3.0 * x[:6])
+        saxpy = kj.jax_kernel("demo::saxpy")
+        with self.assertRaisesRegex(TypeError, "Invalid data type for array argument 'x', expected float32, "
+                                               "got int32"):
+            saxpy(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), 1.0)
+        # Past the shim, the CUDA handler rejects it with the same message, as an XLA error.
+        call = jax.ffi.ffi_call("kjit_launch", jax.ShapeDtypeStruct((4,), jnp.float32))
+        with self.assertRaisesRegex(Exception, "kjit kernel 'demo::saxpy': Invalid data type for array argument "
+                                               "'x', expected float32, got int32"):
+            jax.block_until_ready(call(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), kjit_kernel="demo::saxpy",
+                                       a=np.float32(1)))
 
     def test_jit_captured_as_cuda_graph(self) -> None:
         saxpy = kj.jax_kernel("demo::saxpy")
