@@ -49,6 +49,32 @@ def spring_data(n_points: int = 12, n_springs: int = 20, seed: int = 0):
     return x, pairs, rest
 
 
+
+def check_output_and_launch_dims(tc: unittest.TestCase) -> None:
+    """output_dims and launch_dims, for one output and by name (also run by the GPU tests)."""
+    daxpy = kj.jax_kernel("demo::daxpy", launch_dims=6, output_dims=6)
+    x = jnp.arange(10, dtype=jnp.float64)
+    out = daxpy(x, x, 2.0)
+    tc.assertEqual(out.shape, (6,))
+    np.testing.assert_allclose(out, 3.0 * x[:6])
+    damp = kj.jax_kernel("demo::damp")
+    v = jnp.ones((5, 3), jnp.float32)
+    out = damp(v, 0.5, 2, output_dims={"out": (5,)})
+    tc.assertEqual(out.shape, (5, 3))
+    np.testing.assert_allclose(out, 0.25 * v)
+
+
+def check_dtype_mismatch_messages(tc: unittest.TestCase) -> None:
+    """A dtype mismatch is refused by the shim and, past it, by the handler, with one message."""
+    saxpy = kj.jax_kernel("demo::saxpy")
+    with tc.assertRaisesRegex(TypeError, "Invalid data type for array argument 'x', expected float32, got int32"):
+        saxpy(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), 1.0)
+    call = jax.ffi.ffi_call("kjit_launch", jax.ShapeDtypeStruct((4,), jnp.float32))
+    with tc.assertRaisesRegex(Exception, "kjit kernel 'demo::saxpy': Invalid data type for array argument "
+                                         "'x', expected float32, got int32"):
+        jax.block_until_ready(call(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), kjit_kernel="demo::saxpy",
+                                   a=np.float32(1)))
+
 class KernelTests(unittest.TestCase):
     def test_forward_under_jit(self) -> None:
         saxpy = kj.jax_kernel("demo::saxpy")
@@ -153,16 +179,7 @@ class KernelTests(unittest.TestCase):
         np.testing.assert_allclose(g[1], r[1], rtol=1e-6)
 
     def test_output_dims_and_launch_dims(self) -> None:
-        daxpy = kj.jax_kernel("demo::daxpy", launch_dims=6, output_dims=6)
-        x = jnp.arange(10, dtype=jnp.float64)
-        out = daxpy(x, x, 2.0)
-        self.assertEqual(out.shape, (6,))
-        np.testing.assert_allclose(out, 3.0 * x[:6])
-        damp = kj.jax_kernel("demo::damp")
-        v = jnp.ones((5, 3), jnp.float32)
-        out = damp(v, 0.5, 2, output_dims={"out": (5,)})
-        self.assertEqual(out.shape, (5, 3))
-        np.testing.assert_allclose(out, 0.25 * v)
+        check_output_and_launch_dims(self)
 
     def test_static_arguments_are_typed_and_must_not_be_traced(self) -> None:
         saxpy = kj.jax_kernel("demo::saxpy")
@@ -174,16 +191,7 @@ class KernelTests(unittest.TestCase):
             iterate(jnp.ones(4), jnp.ones(4), 2.5)
 
     def test_dtype_mismatch_raises_our_message(self) -> None:
-        saxpy = kj.jax_kernel("demo::saxpy")
-        with self.assertRaisesRegex(TypeError, "Invalid data type for array argument 'x', expected float32, "
-                                               "got int32"):
-            saxpy(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), 1.0)
-        # Past the shim, the handler itself rejects it with the same message, as an XLA error.
-        call = jax.ffi.ffi_call("kjit_launch", jax.ShapeDtypeStruct((4,), jnp.float32))
-        with self.assertRaisesRegex(Exception, "kjit kernel 'demo::saxpy': Invalid data type for array argument "
-                                               "'x', expected float32, got int32"):
-            jax.block_until_ready(call(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), kjit_kernel="demo::saxpy",
-                                       a=np.float32(1)))
+        check_dtype_mismatch_messages(self)
 
     def test_backward_rejects_what_has_no_gradient(self) -> None:
         with self.assertRaisesRegex(ValueError, "in/out argument 'out' is overwritten by the kernel"):

@@ -36,7 +36,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from _common import kj, load_libraries  # noqa: E402
-from test_jax_cpu import iterate_jnp, spring_data, springs_jnp  # noqa: E402
+from test_jax_cpu import (check_dtype_mismatch_messages, check_output_and_launch_dims, iterate_jnp,  # noqa: E402
+                          spring_data, springs_jnp)
 
 
 class GpuTests(unittest.TestCase):
@@ -77,21 +78,8 @@ class GpuTests(unittest.TestCase):
         np.testing.assert_allclose(g[1], r[1], rtol=1e-10)
 
     def test_output_dims_launch_dims_and_dtype_errors(self) -> None:
-        daxpy = kj.jax_kernel("demo::daxpy", launch_dims=6, output_dims=6)
-        x = jnp.arange(10, dtype=jnp.float64)
-        out = daxpy(x, x, 2.0)
-        self.assertEqual(out.shape, (6,))
-        np.testing.assert_allclose(out, 3.0 * x[:6])
-        saxpy = kj.jax_kernel("demo::saxpy")
-        with self.assertRaisesRegex(TypeError, "Invalid data type for array argument 'x', expected float32, "
-                                               "got int32"):
-            saxpy(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), 1.0)
-        # Past the shim, the CUDA handler rejects it with the same message, as an XLA error.
-        call = jax.ffi.ffi_call("kjit_launch", jax.ShapeDtypeStruct((4,), jnp.float32))
-        with self.assertRaisesRegex(Exception, "kjit kernel 'demo::saxpy': Invalid data type for array argument "
-                                               "'x', expected float32, got int32"):
-            jax.block_until_ready(call(jnp.ones(4, jnp.int32), jnp.ones(4, jnp.float32), kjit_kernel="demo::saxpy",
-                                       a=np.float32(1)))
+        check_output_and_launch_dims(self)
+        check_dtype_mismatch_messages(self)  # the CUDA handler's message, past the shim
 
     def test_jit_captured_as_cuda_graph(self) -> None:
         saxpy = kj.jax_kernel("demo::saxpy")
