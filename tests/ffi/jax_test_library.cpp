@@ -70,13 +70,22 @@ const kjit::ffi::CallableRegistration saxpy_twice_bounded = [] {
       o);
 }();
 
-/// outputs[0] = attrs["scale"] * inputs[0] (cpu memory), for register_ffi_callback.
+/// outputs[0] = attrs["scale"] * inputs[0], for register_ffi_callback: a loop over host memory
+/// on the cpu; on CUDA a launch of demo::saxpy (scale - 1) * x + x on XLA's stream.
 struct RegisterCallback {
   RegisterCallback() {
     kjit::ffi::register_callback("tests::scale", [](kjit::ffi::CallbackContext& ctx) {
       if (ctx.inputs.size() != 1 || ctx.outputs.size() != 1 || ctx.inputs[0].dtype_name != "float32")
         throw kjit::Error(kjit::ErrorKind::User, "tests::scale takes one float32 array");
       const float scale = float(ctx.attrs.at("scale").f);
+      if (ctx.platform == kjit::ffi::Platform::Cuda) {
+        const kjit::ir::Type f32 = kjit::ir::Type::scalar_of(kjit::ir::Scalar::F32);
+        kjit::NdArray x = ctx.inputs[0].as_array(f32, ctx.device), out = ctx.outputs[0].as_array(f32, ctx.device);
+        kjit::LaunchOptions o;
+        o.stream = ctx.stream;
+        kjit::launch(kernel("demo::saxpy"), x.size(), {x, x, scale - 1.0f, out}, o);
+        return;
+      }
       const auto* in = static_cast<const float*>(ctx.inputs[0].data);
       auto* out = static_cast<float*>(ctx.outputs[0].data);
       size_t n = 1;

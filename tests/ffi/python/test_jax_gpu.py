@@ -100,10 +100,20 @@ class GpuTests(unittest.TestCase):
         self.assertIn("kjit_launch", hlo)
 
     def test_callable_and_callback(self) -> None:
-        f = kj.jax_callable("tests::saxpy_twice", graph_mode=kj.GraphMode.XLA)
+        # XLA may capture these calls into a graph on their first run, and a module cannot be
+        # loaded during a capture: the callable preloads demo::saxpy, and so does the
+        # jax_kernel call before the callback (its handler preloads at XLA's instantiate stage).
+        f = kj.jax_callable("tests::saxpy_twice", graph_mode=kj.GraphMode.XLA, preload_kernels=("demo::saxpy",))
         x = jnp.arange(16, dtype=jnp.float32)
         y = jnp.ones(16, jnp.float32)
         np.testing.assert_allclose(jax.jit(lambda x, y: f(x, y, 2.0))(x, y), 2 * (2 * x + y) + y)
+        np.testing.assert_allclose(kj.jax_kernel("demo::saxpy")(x, y, 1.0), x + y)
+        # The callback launches a kjit kernel on XLA's stream (tests/ffi/jax_test_library.cpp).
+        name = kj.register_ffi_callback("tests::scale")
+        call = jax.ffi.ffi_call(name, jax.ShapeDtypeStruct(x.shape, x.dtype))
+        np.testing.assert_allclose(jax.jit(lambda x: call(x, scale=np.float32(4.0)))(x), 4.0 * x)
+        with self.assertRaisesRegex(Exception, "tests::scale takes one float32 array"):
+            jax.block_until_ready(call(x.astype(jnp.float64), scale=np.float32(1)))
 
     def test_callable_graph_modes_match_eager(self) -> None:
         # The same callable in every graph mode gives what its eager launches give (NONE),
