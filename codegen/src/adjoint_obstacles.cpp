@@ -38,15 +38,16 @@ class OverwriteFinder {
   };
 
   void walk(const ir::Block& b) {
+    // after[j]: what the statements after statement j hold (one pass from the end).
+    std::vector<Exits> after(b.stmts.size());
+    for (size_t j = b.stmts.size(); j-- > 1;) {
+      after[j - 1].ret = after[j].ret || b.stmts[j].op == ir::Op::Return;
+      after[j - 1].brk = after[j].brk || b.stmts[j].op == ir::Op::Break;
+    }
     exits_.emplace_back();
     for (size_t j = 0; j < b.stmts.size() && problem_.empty(); ++j) {
       const ir::Stmt& s = b.stmts[j];
-      Exits& e = exits_.back();
-      e = {};
-      for (size_t k = j + 1; k < b.stmts.size(); ++k) {
-        e.ret = e.ret || b.stmts[k].op == ir::Op::Return;
-        e.brk = e.brk || b.stmts[k].op == ir::Op::Break;
-      }
+      exits_.back() = after[j];
       if (s.result != ir::kNoValue) define(s.result, &s);
       if (s.op == ir::Op::ArrayStore) check_store(s);
       if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) writes_.push_back({&s, path_, exits_after(0, true, false)});
