@@ -12,6 +12,12 @@ namespace kjit::codegen {
 
 namespace {
 
+/// How messages name the array `def` defines: "array 'x'" for parameter x.
+std::string array_name(const ir::Function& fn, const ir::Stmt* def) {
+  if (def && def->op == ir::Op::Param) return "array '" + fn.params.at(size_t(def->imm)).name + "'";
+  return "an array built from an address";
+}
+
 /// Where a statement stands: its enclosing (statement, region) pairs, outermost first.
 using Path = std::vector<std::pair<const ir::Stmt*, size_t>>;
 
@@ -124,12 +130,6 @@ class OverwriteFinder {
     return false;
   }
 
-  std::string array_name(ir::ValueId array) const {
-    const ir::Stmt* d = def_.at(array);
-    if (d && d->op == ir::Op::Param) return "array '" + fn_.params.at(size_t(d->imm)).name + "'";
-    return "an array built from an address";
-  }
-
   void check_store(const ir::Stmt& s) {
     const size_t n = s.args.size() - 1;  // the array and its indices; the value is last
     for (size_t p = path_.size(); p-- > 0;) {
@@ -140,7 +140,7 @@ class OverwriteFinder {
       bool moves = false;
       for (size_t i = 1; i < n; ++i) moves = moves || !invariant(s.args[i], it->first);
       if (moves) continue;
-      problem_ = what_ + ": " + array_name(s.args[0]) + " is written at " + s.loc.str() +
+      problem_ = what_ + ": " + array_name(fn_, def_.at(s.args[0])) + " is written at " + s.loc.str() +
                  " inside the loop at " + it->first->loc.str() +
                  " at an index the loop does not change; each iteration overwrites the element, and "
                  "the adjoint would give every overwritten value the element's gradient. Keep the "
@@ -154,7 +154,7 @@ class OverwriteFinder {
       bool at_same = tn == n;
       for (size_t i = 1; at_same && i < n; ++i) at_same = same(t.args[i], s.args[i]);
       if (!at_same) continue;
-      problem_ = what_ + ": " + array_name(s.args[0]) + " is written at " + t.loc.str() + " and again at " +
+      problem_ = what_ + ": " + array_name(fn_, def_.at(s.args[0])) + " is written at " + t.loc.str() + " and again at " +
                  s.loc.str() + " at the same index; the second write overwrites the first, and the "
                  "adjoint would give the overwritten value the element's gradient too. Keep the value "
                  "in a Var and store it once";
@@ -182,7 +182,7 @@ struct ArrayUse {
 /// `params` receives, per parameter, how the body (callees included) uses it as an array.
 std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
   const std::string what = std::string(fn.is_function ? "device function '" : "kernel '") + fn.name + "'";
-  std::map<ir::ValueId, size_t> param_of;
+  std::map<ir::ValueId, const ir::Stmt*> param_of;
   std::map<ir::ValueId, ArrayUse> arrays;
   std::vector<int> uses(fn.values.size(), 0);
   std::vector<const ir::Stmt*> atomics;
@@ -196,7 +196,7 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
     for (ir::ValueId a : s.args) ++uses[a];
     for (const ir::Block& r : s.regions)
       if (r.yield != ir::kNoValue) ++uses[r.yield];
-    if (s.op == ir::Op::Param) param_of[s.result] = size_t(s.imm);
+    if (s.op == ir::Op::Param) param_of[s.result] = &s;
     if (s.op == ir::Op::ArrayLoad) note(s.args[0], s, false);
     if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) note(s.args[0], s, true);
     if (s.op == ir::Op::ArrayAtomic) atomics.push_back(&s);
@@ -222,16 +222,15 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
     }
   });
   params.assign(fn.params.size(), ArrayUse{});
-  for (const auto& [value, index] : param_of)
-    if (arrays.count(value)) params[index] = arrays[value];
+  for (const auto& [value, param] : param_of)
+    if (arrays.count(value)) params[size_t(param->imm)] = arrays[value];
   // A user-supplied replay takes responsibility for what replaying the body would get wrong.
   if (fn.custom_replay) return "";
   if (!problem.empty()) return problem;
   for (const auto& [value, u] : arrays) {
     if (!u.read || !u.write) continue;
     auto p = param_of.find(value);
-    const std::string name = p == param_of.end() ? "an array built from an address" : "array '" + fn.params[p->second].name + "'";
-    return what + ": " + name + " is read at " + u.read->loc.str() + " and written at " + u.write->loc.str() +
+    return what + ": " + array_name(fn, p == param_of.end() ? nullptr : p->second) + " is read at " + u.read->loc.str() + " and written at " + u.write->loc.str() +
            "; its adjoint would replay reads of values the forward launch overwrote. Write "
            "results to a separate array, or build the module with enable_adjoint = false";
   }
@@ -251,6 +250,5 @@ std::string adjoint_obstacle(const ir::Function& fn) {
   std::vector<ArrayUse> params;
   return obstacle_of(fn, params);
 }
-
 
 }  // namespace kjit::codegen

@@ -87,14 +87,12 @@ struct IntrinsicCase {
   std::function<GradCheckReport()> check;
 };
 
-std::vector<double> values(std::vector<double> v) { return v; }
-
 /// One gradient case per differentiable intrinsic, float64 (casts also float32).
 const std::map<std::string, IntrinsicCase>& intrinsic_cases() {
   static const std::map<std::string, IntrinsicCase> cases = [] {
     std::map<std::string, IntrinsicCase> c;
-    auto X = [] { return from_vector(values({0.7, -1.3, 0.2, 1.9})); };
-    auto Y = [] { return from_vector(values({0.4, 0.9, -0.5, -1.1})); };
+    auto X = [] { return from_vector(std::vector<double>({0.7, -1.3, 0.2, 1.9})); };
+    auto Y = [] { return from_vector(std::vector<double>({0.4, 0.9, -0.5, -1.1})); };
     auto two = [&](const auto& kernel) {
       return [&kernel, X, Y] { return check_gradients(kernel, 4, {X(), Y(), zeros<double>({4})}); };
     };
@@ -110,8 +108,8 @@ const std::map<std::string, IntrinsicCase>& intrinsic_cases() {
     c["zeros"] = {two(ig_tests::local_arrays)};
     c["print"] = {two(ig_tests::prints)};
     auto atomics = [X, Y] {
-      return check_gradients(ig_tests::atomics, 4, {X(), Y(), zeros<double>({2}), from_vector(values({10.0})),
-                                                    from_vector(values({-10.0}))});
+      return check_gradients(ig_tests::atomics, 4, {X(), Y(), zeros<double>({2}), from_vector(std::vector<double>({10.0})),
+                                                    from_vector(std::vector<double>({-10.0}))});
     };
     for (const char* op : {"atomic_add", "atomic_sub", "atomic_min", "atomic_max"}) c[op] = {atomics};
     return c;
