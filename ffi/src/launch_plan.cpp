@@ -143,10 +143,10 @@ class Packer {
     ba.desc = desc;
     ba.base = static_cast<char*>(b->data);
     // Batch strides: the buffer's leading dims, aligned to the call's trailing batch dims;
-    // a missing or size-1 dim broadcasts (stride 0).
+    // a missing or size-1 dim broadcasts (stride 0). element_bytes is a whole element (all
+    // of a vector's or matrix's lanes), so only the array dims multiply it.
     int64_t stride = int64_t(p.element_bytes);
-    for (int d = 0; d < p.rank() - p.inner_rank; ++d) stride *= b->dims[batch_rank + d];
-    for (int d = 0; d < p.inner_rank; ++d) stride *= p.inner[d];
+    for (int d = 0; d < p.ndim; ++d) stride *= b->dims[batch_rank + d];
     for (int d = 0; d < kMaxBatchRank; ++d) ba.batch_stride[d] = 0;
     for (int d = batch_rank - 1; d >= 0; --d) {
       int call_d = shape_of.batch_rank - batch_rank + d;
