@@ -255,12 +255,54 @@ void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const 
   (void)L;
 }
 
-/// Non-empty launches cannot index empty arrays: kernels do not bounds-check.
-void check_not_empty(const Plan& plan, const KernelInfo& k, const ParamInfo& p, const xla::Buffer& b) {
+/// Non-empty launches cannot index empty arrays: kernels do not bounds-check. Arrays whose
+/// elements the kernel never touches (it reads their extents only) may be empty.
+void check_not_empty(const Plan& plan, const KernelInfo& k, int param, const xla::Buffer& b) {
+  const ParamInfo& p = k.params[size_t(param)];
+  if (!k.extents.accessed[size_t(param)]) return;
   if (plan.bounds.size > 0 && plan.batch_count > 0 && elements(b) == 0)
     invalid(prefix(k, plan.adjoint) + "array argument '" + p.name + "' is empty (shape " +
             shape_str(b.dims, b.rank) + ") but the launch has " + std::to_string(plan.bounds.size) +
             " threads; kernels do not bounds-check, so an empty array cannot be passed to a non-empty launch");
+}
+
+/// The buffers bound to each parameter of a call (and to its adjoint, for an adjoint call),
+/// for the extent check once all are known.
+struct ByParam {
+  const xla::Buffer* buf[kMaxParams] = {};
+  int br[kMaxParams] = {};
+  const char* role[kMaxParams] = {};
+  void set(int param, const xla::Buffer* b, int batch_rank, const char* r) {
+    buf[param] = b;
+    br[param] = batch_rank;
+    role[param] = r;
+  }
+};
+
+/// Refuses a launch longer than an array the kernel indexes by the thread index with no
+/// guard (kjit/ir/extent_facts.hpp): it would read or write past the array.
+void check_extents(const Plan& plan, const KernelInfo& k, const ByParam& by, bool launch_dims_given) {
+  if (plan.bounds.size == 0 || plan.batch_count == 0) return;
+  for (const ir::ExtentFact& fact : k.extents.unguarded) {
+    const xla::Buffer* b = by.buf[fact.param];
+    if (!b) continue;
+    const ParamInfo& p = k.params[size_t(fact.param)];
+    const int64_t threads = fact.launch_dim < 0 ? plan.bounds.size : plan.bounds.shape[fact.launch_dim];
+    const int64_t need = fact.needed(threads);
+    const int64_t have = b->dims[by.br[fact.param] + fact.dim];
+    if (have >= need) continue;
+    int64_t shape[kj::kMaxDims];
+    for (int d = 0; d < plan.bounds.ndim; ++d) shape[d] = plan.bounds.shape[d];
+    const std::string launch = shape_str(shape, plan.bounds.ndim);
+    const bool output = std::string(by.role[fact.param]) == "output";
+    invalid(prefix(k, plan.adjoint) + (output ? "output '" : std::string(by.role[fact.param]) + " '") + p.name +
+            "' has extent " + std::to_string(have) + " in dimension " + std::to_string(fact.dim) +
+            ", but the launch " + launch + (launch_dims_given ? " (launch_dims)" : "") + " needs at least " +
+            std::to_string(need) + ": the kernel indexes '" + p.name + "' at " + fact.index_str() + " (" +
+            fact.loc.short_str() + ") with no guard" +
+            (output ? "; output_dims must not be smaller than the launch" : "; pass launch_dims no larger than '" +
+                                                                             p.name + "'"));
+  }
 }
 
 void read_block_dim(const xla::CallFrame* f, Plan& plan) {
@@ -344,6 +386,7 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
   read_block_dim(f, plan);
 
   Packer pk(plan);
+  ByParam by;
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
   int in_i = 0, out_i = 0;
   for (size_t pi = 0; pi < k.params.size(); ++pi) {
@@ -377,9 +420,11 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
         fl.bytes = size_t(elements(*b)) * size_t(dtype_bytes(b->dtype));
       }
     }
-    check_not_empty(plan, k, p, *b);
+    check_not_empty(plan, k, int(pi), *b);
+    by.set(int(pi), b, br, out_i > 0 ? "output" : "array argument");
     pk.array(p, b, br, plan);
   }
+  check_extents(plan, k, by, bool(find_attr(f->attrs, kAttrLaunchDims)));
 }
 
 void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
@@ -458,6 +503,7 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
 
   Packer pk(plan);
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
+  ByParam by;
   // Primal parameters: inputs (in/out ones hold the values before the forward call), outputs.
   for (size_t pi = 0, ai = 0; pi < k.params.size(); ++pi) {
     const ParamInfo& p = k.params[pi];
@@ -465,10 +511,14 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
       read_static(pre, f->attrs, p, pk.next(size_t(p.element_bytes)));
       continue;
     }
-    check_not_empty(plan, k, p, *bufs[ai]);
+    check_not_empty(plan, k, int(pi), *bufs[ai]);
+    by.set(int(pi), bufs[ai], br[ai], int(ai) < L.nin ? "array argument" : "output");
     pk.array(p, bufs[ai], br[ai], plan);
     ++ai;
   }
+  check_extents(plan, k, by, bool(find_attr(f->attrs, kAttrLaunchDims)));
+  // The adjoint indexes each adjoint array as its primal: gradients and cotangents too.
+  ByParam adj;
   // Adjoints: gradient results for differentiable inputs (zeroed, or seeded with the in/out
   // cotangent), cotangents for outputs, nothing for integers; static values get zero.
   size_t ri = 0;
@@ -498,13 +548,16 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
                   " but its gradient " + shape_str(g->dims, g->rank));
         fl.src = cot.data;
       }
+      adj.set(int(pi), g, ret_br[ri], "gradient");
       pk.array(p, g, ret_br[ri], plan);
       ++ri;
     } else {
       int c = L.n_io + (arr - L.nin);
+      adj.set(int(pi), bufs[A + c], br[A + c], "cotangent");
       pk.array(p, bufs[A + c], br[A + c], plan);
     }
   }
+  check_extents(plan, k, adj, bool(find_attr(f->attrs, kAttrLaunchDims)));
 }
 
 }  // namespace kjit::ffi::detail
