@@ -76,28 +76,41 @@ void write_array(kj::array_t<void>* slot, const ParamInfo& p, const xla::Buffer&
 /// Packs the static parameter `p` from its typed attribute into `out`.
 }  // namespace
 
+namespace {
+
+/// Whether attribute values of `got` carry parameter values of `want`: the same dtype, or the
+/// raw bits of a 16-bit float as uint16 (XLA's FFI decodes no 16-bit float attribute).
+bool carries(xla::DataType got, xla::DataType want) {
+  return got == want || ((want == xla::kF16 || want == xla::kBF16) && got == xla::kU16);
+}
+
+}  // namespace
+
 void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out) {
   if (p.is_struct()) struct_param(pre, p, "static argument");
   AttrRef a = find_attr(attrs, p.name);
   if (!a)
     invalid(pre + "Missing static argument '" + p.name + "' (" + p.type.str() + "): static arguments travel as "
             "typed attributes named after the parameter");
-  if (p.lanes == 1) {
-    if (a.type != xla::kAttrScalar)
-      invalid(pre + "static argument '" + p.name + "' must be a scalar attribute of " + dtype_name(p.dtype));
+  // A scalar travels as a scalar attribute, or as a 1-element array (uint64 values above
+  // INT64_MAX, which JAX's scalar attributes cannot hold); a vector as an array.
+  if (p.lanes == 1 && a.type == xla::kAttrScalar) {
     const auto* s = static_cast<const xla::Scalar*>(a.value);
-    if (s->dtype != p.dtype)
+    if (!carries(s->dtype, p.dtype))
       invalid(pre + "Invalid data type for static argument '" + p.name + "', expected " + dtype_name(p.dtype) +
               ", got " + dtype_name(s->dtype));
     if (!s->value) invalid(pre + "static argument '" + p.name + "' has no value");
     std::memcpy(out, s->value, size_t(p.element_bytes));
     return;
   }
-  if (a.type != xla::kAttrArray)
+  if (a.type != xla::kAttrArray) {
+    if (p.lanes == 1)
+      invalid(pre + "static argument '" + p.name + "' must be a scalar attribute of " + dtype_name(p.dtype));
     invalid(pre + "static argument '" + p.name + "' (" + p.type.str() + ") must be an array attribute of " +
             std::to_string(p.lanes) + " " + dtype_name(p.dtype) + " values");
+  }
   const auto* arr = static_cast<const xla::Array*>(a.value);
-  if (arr->dtype != p.dtype)
+  if (!carries(arr->dtype, p.dtype))
     invalid(pre + "Invalid data type for static argument '" + p.name + "', expected " + dtype_name(p.dtype) +
             ", got " + dtype_name(arr->dtype));
   if (arr->size != size_t(p.lanes) || !arr->data)
