@@ -530,8 +530,17 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
     ++ai;
   }
   check_extents(plan, k, by, bool(find_attr(f->attrs, kAttrLaunchDims)));
-  // The adjoint indexes each adjoint array as its primal: gradients and cotangents too.
+  // The adjoint indexes each adjoint array as its primal: gradients and cotangents too, so
+  // each must have its primal's array dims (batch dims may differ: they broadcast).
   ByParam adj;
+  auto same_dims = [&](const ParamInfo& p, const xla::Buffer& g, int gbr, const xla::Buffer& primal, int pbr,
+                       const char* role) {
+    bool same = true;
+    for (int d = 0; d < p.rank(); ++d) same = same && g.dims[gbr + d] == primal.dims[pbr + d];
+    if (!same)
+      invalid(pre + role + " '" + p.name + "' has shape " + shape_str(g.dims + gbr, p.rank()) + " but '" + p.name +
+              "' has " + shape_str(primal.dims + pbr, p.rank()) + ": the adjoint indexes both alike");
+  };
   // Adjoints: gradient results for differentiable inputs (zeroed, or seeded with the in/out
   // cotangent), cotangents for outputs, nothing for integers; static values get zero.
   size_t ri = 0;
@@ -561,11 +570,13 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
                   " but its gradient " + shape_str(g->dims, g->rank));
         fl.src = cot.data;
       }
+      same_dims(p, *g, ret_br[ri], *bufs[arr], br[arr], "gradient");
       adj.set(int(pi), g, ret_br[ri], "gradient");
       pk.array(p, g, ret_br[ri], plan);
       ++ri;
     } else {
       int c = L.n_io + (arr - L.nin);
+      same_dims(p, *bufs[A + c], br[A + c], *bufs[arr], br[arr], "cotangent");
       adj.set(int(pi), bufs[A + c], br[A + c], "cotangent");
       pk.array(p, bufs[A + c], br[A + c], plan);
     }
