@@ -3,10 +3,8 @@
 // item's values are checked, and buffers end at a guard page so a wrong stride faults.
 #include <doctest/doctest.h>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include "frame_builder.hpp"
+#include "guarded_buffer.hpp"
 #include "robust_kernels.hpp"
 
 using namespace kjit;
@@ -18,26 +16,14 @@ namespace {
 /// `n` floats that end exactly at an inaccessible page: reading or writing past them faults.
 class Guarded {
  public:
-  explicit Guarded(size_t n) : n_(n) {
-    const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    const size_t bytes = n * sizeof(float);
-    map_bytes_ = (bytes + page - 1) / page * page + page;
-    base_ = static_cast<char*>(mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    REQUIRE(base_ != MAP_FAILED);
-    REQUIRE(mprotect(base_ + map_bytes_ - page, page, PROT_NONE) == 0);
-    data_ = reinterpret_cast<float*>(base_ + map_bytes_ - page - bytes);
-  }
-  ~Guarded() { munmap(base_, map_bytes_); }
-  Guarded(const Guarded&) = delete;
-  Guarded& operator=(const Guarded&) = delete;
-  float* data() { return data_; }
-  float& operator[](size_t i) { return data_[i]; }
+  explicit Guarded(size_t n) : n_(n), buf_(n * sizeof(float)) {}
+  float* data() { return buf_.as<float>(); }
+  float& operator[](size_t i) { return data()[i]; }
   size_t size() const { return n_; }
 
  private:
-  size_t n_, map_bytes_ = 0;
-  char* base_ = nullptr;
-  float* data_ = nullptr;
+  size_t n_;
+  kjit::test::GuardedBuffer buf_;
 };
 
 struct Kind {
