@@ -73,11 +73,6 @@ void write_array(kj::array_t<void>* slot, const ParamInfo& p, const xla::Buffer&
   }
 }
 
-/// Packs the static parameter `p` from its typed attribute into `out`.
-}  // namespace
-
-namespace {
-
 /// Whether attribute values of `got` carry parameter values of `want`: the same dtype, or the
 /// raw bits of a 16-bit float as uint16 (XLA's FFI decodes no 16-bit float attribute).
 bool carries(xla::DataType got, xla::DataType want) {

@@ -4,6 +4,7 @@
 
 #include "kjit/kjit.hpp"
 #include "saxpy.hpp"
+#include "user_error.hpp"
 
 using namespace kjit;
 
@@ -21,18 +22,7 @@ KJIT_KERNEL(rows, (Array<Float, 2> m, Array<Float, 2> out)) {
 KJIT_KERNEL(extent_only, (Array<Float> x, Array<Float> out)) { out[tid()] = cast<float>(x.shape(0)); }
 }  // namespace extent_tests
 
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::User);
-    return e.what();
-  }
-  FAIL("no error");
-  return "";
-}
-}  // namespace
+using kjit::test::error_of;
 
 TEST_CASE("a launch past an unguarded array names the kernel, the parameter and both sizes") {
   auto x = zeros<float>({10}), y = zeros<float>({20}), out = zeros<float>({20});
