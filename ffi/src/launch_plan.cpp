@@ -278,8 +278,8 @@ void check_not_empty(const Plan& plan, const KernelInfo& k, int param, const xla
 /// for the extent check once all are known.
 struct ByParam {
   const xla::Buffer* buf[kMaxParams] = {};
-  int br[kMaxParams] = {};
-  const char* role[kMaxParams] = {};
+  int br[kMaxParams];            ///< set with buf (left uninitialised: this is the hot path)
+  const char* role[kMaxParams];  ///< likewise
   void set(int param, const xla::Buffer* b, int batch_rank, const char* r) {
     buf[param] = b;
     br[param] = batch_rank;
