@@ -36,13 +36,13 @@ Affine constant(int64_t v) {
 /// Whether an integer type holds every (non-negative, int32) thread index unchanged.
 bool wide_int(const Type& t) { return t.is_scalar() && t.is_integer() && scalar_bytes(t.scalar) >= 4; }
 
-Affine combine(Builtin op, const Affine& x, const Affine& y) {
+Affine combine(Builtin builtin, const Affine& x, const Affine& y) {
   Affine r;
   if (!x.known || !y.known) return r;
   if (x.comp != -2 && y.comp != -2) return r;  // products or sums of two thread indices: not tracked
   const Affine& t = x.comp != -2 ? x : y;
   r.comp = t.comp;
-  switch (op) {
+  switch (builtin) {
     case Builtin::Add:
       r.scale = x.scale + y.scale;
       r.offset = x.offset + y.offset;
