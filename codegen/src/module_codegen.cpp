@@ -181,7 +181,8 @@ GeneratedModule generate_module(const std::string& module_name,
 std::string module_identity(const std::string& module_name,
                             const std::vector<const ir::Function*>& kernels,
                             const CodegenOptions& options) {
-  std::string id = "kjit-codegen/" + std::to_string(kCodegenVersion) + "\nprelude " + prelude_hash() +
+  std::string id = "kjit-codegen/" + std::to_string(kCodegenVersion) + "\ncodegen-sources " +
+                   std::string(codegen_sources_hash()) + "\nprelude " + prelude_hash() +
                    "\noptions " + options.fingerprint() + "\nmodule " + module_name + "\n";
   for (const ir::Function* fn : kernels) id += ir::serialize(*fn) + "\n";
   return id;
