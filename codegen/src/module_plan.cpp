@@ -11,6 +11,7 @@
 #include "kjit/error.hpp"
 #include "kjit/ir/serializer.hpp"
 #include "kjit/ir/structs.hpp"
+#include "text_escape.hpp"
 
 namespace kjit::codegen {
 
@@ -180,7 +181,7 @@ void emit_functions(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, c
       if (g.body.yield != ir::kNoValue) w.line("return " + n.value(g.body.yield) + ";", 1);
     };
     w.line("");
-    w.line("// device function " + f->name + " (" + f->loc.short_str() + ")");
+    w.line("// device function " + comment_text(f->name) + " (" + comment_text(f->loc.short_str()) + ")");
     w.line(open(R, name, *f) + ") {");
     body(*f, false);
     w.line("}");

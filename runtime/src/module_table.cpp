@@ -39,6 +39,8 @@ KernelRuntime& runtime_of(const KernelDef& k) {
   if (p) return *static_cast<KernelRuntime*>(p);
   auto* fresh = new KernelRuntime;
   fresh->module = &Registry::get().module(k.module());
+  // The kernel frees its state when it goes (a kernel made at run time would leak it).
+  k.runtime_state_deleter.store([](void* p) { delete static_cast<KernelRuntime*>(p); }, std::memory_order_release);
   void* expected = nullptr;
   if (!k.runtime_state.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
     delete fresh;
