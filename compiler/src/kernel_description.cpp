@@ -72,7 +72,7 @@ ParamDescription parse_param(const nlohmann::json& j, const std::string& what, s
   p.type = f.string("type");
   p.element = f.string("element");
   p.ndim = int(f.integer("ndim", 0, 4));
-  p.lanes = int(f.integer("lanes", 1, 1 << 16));
+  p.lanes = int(f.integer("lanes", 0, 1 << 16));  // 0 for structs
   p.differentiable = f.boolean("differentiable");
   const nlohmann::json* scalar = f.get("scalar");
   auto layout = j.find("struct");

@@ -83,7 +83,8 @@ TEST_CASE("cache verify reports kernel descriptions that were edited: entry poin
   TempDir dir("cli-cache-descriptions");
   std::string cache = copied_example_cache(dir);
   std::vector<std::string> victims;
-  for (const auto& e : stats(cache)["list"])
+  const nlohmann::json listed = stats(cache);
+  for (const auto& e : listed["list"])
     if (e["module"] == "springs") victims.push_back(e["path"]);
   REQUIRE(victims.size() == 2);
   // One: forward and adjoint swapped in a kernel's description (what a hit would have loaded
