@@ -3,6 +3,7 @@
 
 KJIT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KJIT_BUILD_DIR="${KJIT_BUILD_DIR:-$KJIT_ROOT/build}"
+KJIT_ASAN_BUILD_DIR="${KJIT_ASAN_BUILD_DIR:-$KJIT_ROOT/build-asan}"
 KJIT_APT_PACKAGES=(cmake ninja-build g++ llvm-14-dev nlohmann-json3-dev doctest-dev libbenchmark-dev
                    python3-venv)
 
@@ -37,4 +38,30 @@ kjit_build() {
   fi
   kjit_log "building"
   cmake --build "$KJIT_BUILD_DIR" --parallel "$(nproc)"
+}
+
+# Configures (once) and builds the suite with AddressSanitizer and UndefinedBehaviorSanitizer
+# in $KJIT_ASAN_BUILD_DIR: lean (-O1, line tables only, no benchmarks), so that CI stays fast.
+kjit_build_sanitized() {
+  local gen=() launcher=()
+  command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+  command -v ccache >/dev/null 2>&1 &&
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  if [ ! -f "$KJIT_ASAN_BUILD_DIR/CMakeCache.txt" ]; then
+    kjit_log "configuring $KJIT_ASAN_BUILD_DIR (AddressSanitizer + UBSan)"
+    cmake -S "$KJIT_ROOT" -B "$KJIT_ASAN_BUILD_DIR" "${gen[@]}" "${launcher[@]}" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DKJIT_SANITIZE=address,undefined -DKJIT_BUILD_BENCH=OFF \
+      -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
+  fi
+  kjit_log "building the sanitizer build"
+  cmake --build "$KJIT_ASAN_BUILD_DIR" --parallel "$(nproc)"
+}
+
+# The sanitizers' settings for a test run: any report fails, leaks included; the fake CUDA
+# driver's deliberate leaks are suppressed (tests/sanitizers/lsan.supp says why).
+kjit_sanitizer_env() {
+  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_odr_violation=1"
+  export LSAN_OPTIONS="suppressions=$KJIT_ROOT/tests/sanitizers/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 }

@@ -12,6 +12,7 @@
 #include "kjit/error.hpp"
 #include "kjit/ir/serializer.hpp"
 #include "kjit/ir/structs.hpp"
+#include "text_escape.hpp"
 
 namespace kjit::codegen {
 
@@ -186,7 +187,7 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, co
     if (g.body.yield != ir::kNoValue) w.line("return " + n.value(g.body.yield) + ";", 1);
   };
   w.line("");
-  w.line("// device function " + f->name + " (" + f->loc.short_str() + ")");
+  w.line("// device function " + comment_text(f->name) + " (" + comment_text(f->loc.short_str()) + ")");
   w.line(open(R, name, *f) + ") {");
   body(*f, ForwardMode::Run);
   w.line("}");

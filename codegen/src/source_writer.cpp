@@ -3,17 +3,12 @@
 
 #include <cstring>
 
+#include "text_escape.hpp"
+
 namespace kjit::codegen {
 
 namespace {
-std::string quoted(const char* file) {
-  std::string out = "\"";
-  for (const char* p = file; *p; ++p) {
-    if (*p == '"' || *p == '\\') out += '\\';
-    out += *p;
-  }
-  return out + "\"";
-}
+std::string quoted(const char* file) { return "\"" + literal_text(file) + "\""; }
 }  // namespace
 
 void SourceWriter::put(const std::string& text, int indent) {

@@ -128,8 +128,11 @@ std::optional<Artifact> Cache::Impl::load(const ModuleSource& source, const Targ
     if (target.kind == TargetKind::Ptx) a.image.push_back('\0');  // cuModuleLoadData wants a C string
   } else {
     a.library_path = c.artifact_path;
+    a.load_path = loadable_path(c, key, sanitize_module_name(source.name));
+    a.load_fd = c.artifact_fd;
   }
   a.meta = std::move(c.meta);
+  a.kernels = std::move(c.kernels);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard<std::mutex> lock(mu);
   ++stats.hits;

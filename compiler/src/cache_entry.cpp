@@ -13,6 +13,7 @@
 #include "file_safety.hpp"
 #include "file_util.hpp"
 #include "host_compiler.hpp"
+#include "memory_library.hpp"
 #include "kjit/compiler/key.hpp"
 #include "sha256.hpp"
 
@@ -69,6 +70,12 @@ std::string read_entry_file(const std::string& path, std::string* bytes, uint64_
   return "";
 }
 
+/// The hash meta.json records of its kernel descriptions, over their stored form (so that a
+/// name that is not UTF-8, stored with replacements, hashes the same when read back).
+std::string kernels_hash(const nlohmann::json& kernels) {
+  return sha256_hex(kernels.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 bool is_hex64(const nlohmann::json& j) {
   if (!j.is_string()) return false;
   const std::string& s = j.get_ref<const std::string&>();
@@ -79,6 +86,21 @@ bool is_hex64(const nlohmann::json& j) {
 }
 
 }  // namespace
+
+std::shared_ptr<const int> share_fd(int fd) {
+  return std::shared_ptr<const int>(new int(fd), [](const int* p) {
+    ::close(*p);
+    delete p;
+  });
+}
+
+std::string loadable_path(const EntryCheck& c, const std::string& key, const std::string& name) {
+  if (c.artifact_fd) {
+    std::string path = "/proc/self/fd/" + std::to_string(*c.artifact_fd);
+    if (::access(path.c_str(), R_OK) == 0) return path;
+  }
+  return in_memory_library(key, c.artifact, name);
+}
 
 const char* artifact_file_name(const Target& target) {
   switch (target.kind) {
@@ -110,6 +132,7 @@ nlohmann::json make_meta(const ModuleSource& source, const Target& target,
                   {"fingerprint", options.fingerprint()}};
   m["entry_points"] = source.entry_points;
   m["kernels"] = source.kernel_descriptions();
+  m["kernels_sha256"] = kernels_hash(m["kernels"]);
   m["resources"] = out.resources;
   m["compile_ms"] = out.ms;
   m["created"] = utc_now();
@@ -159,6 +182,20 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
   // (a change that missed its version bump); its artifact lacks what this module needs.
   if (source && m.value("entry_points", nlohmann::json()) != nlohmann::json(source->entry_points))
     return fail("records other entry points than the module has");
+  // The descriptions say which entry point is which kernel's forward or adjoint: a swap or
+  // an edit would run the wrong code, so they are parsed, typed and cross-checked.
+  if (!m.contains("kernels")) return fail("lacks 'kernels'");
+  if (std::string p = parse_kernel_descriptions(m["kernels"], &c.kernels); !p.empty())
+    return fail("has bad kernel descriptions: " + p);
+  if (m.value("kernels_sha256", nlohmann::json()) != kernels_hash(m["kernels"]))
+    return fail("has kernel descriptions that do not match their recorded SHA-256 (edited)");
+  // (Hand-written modules describe no kernels; generated ones describe every entry point.)
+  if (!c.kernels.empty() &&
+      m.value("entry_points", nlohmann::json()) != nlohmann::json(described_entry_points(c.kernels)))
+    return fail("has kernel descriptions whose entry points are not the entry points it records");
+  if (source && source->expected_kernels)
+    if (std::string p = compare_kernel_descriptions(m["kernels"], source->expected_kernels()); !p.empty())
+      return fail(p);
   if (!m.contains("target") || !m["target"].is_string()) return fail("names no target");
   Target t;
   try {
@@ -179,11 +216,13 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
   // The artifact: one descriptor is checked, measured, read and hashed, so what is verified
   // is what is returned.
   c.artifact_path = folder + "/" + artifact_file_name(t);
-  if (std::string p = read_entry_file(c.artifact_path, &c.artifact, kMaxArtifactBytes); !p.empty()) {
+  int artifact_fd = -1;
+  if (std::string p = read_entry_file(c.artifact_path, &c.artifact, kMaxArtifactBytes, &artifact_fd); !p.empty()) {
     c.problem = p;
     c.artifact.clear();
     return c;
   }
+  c.artifact_fd = share_fd(artifact_fd);
   uint64_t want = (*art)["size"].get<uint64_t>();
   if (c.artifact.size() != want) {
     c.problem = c.artifact_path + " has " + std::to_string(c.artifact.size()) + " bytes where " +

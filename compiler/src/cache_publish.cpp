@@ -261,6 +261,8 @@ Artifact Cache::Impl::compile_and_store(const ModuleSource& source, const Target
   a.origin = ArtifactOrigin::Compiled;
   a.compile_ms = out.ms;
   a.meta = make_meta(source, target, options, key, out, text);
+  if (std::string p = parse_kernel_descriptions(a.meta["kernels"], &a.kernels); !p.empty())
+    throw Error(ErrorKind::Internal, "module '" + source.name + "': its kernel descriptions are malformed: " + p);
   if (target.is_gpu()) {
     a.image = out.bytes;
     if (target.kind == TargetKind::Ptx) a.image.push_back('\0');
@@ -284,7 +286,7 @@ Artifact Cache::Impl::compile_and_store(const ModuleSource& source, const Target
     for (int attempt = 0; werr.empty() && attempt < 3; ++attempt) {
       if (::rename(staging.path.c_str(), final_path.c_str()) == 0) {
         staging.path.clear();
-        if (target.kind == TargetKind::Host) a.library_path = final_path + "/" + kHostLibraryFile;
+        if (target.kind == TargetKind::Host) a.load_path = a.library_path = final_path + "/" + kHostLibraryFile;
         uint64_t bytes = folder_bytes(final_path);
         {
           std::lock_guard<std::mutex> l(mu);
@@ -302,7 +304,11 @@ Artifact Cache::Impl::compile_and_store(const ModuleSource& source, const Target
       }
       EntryCheck c = check_entry(final_path, key, &source, &target, false, true);
       if (c.problem.empty() && c.exists) {
-        if (target.kind == TargetKind::Host) a.library_path = c.artifact_path;
+        if (target.kind == TargetKind::Host) {
+          a.library_path = c.artifact_path;
+          a.load_path = loadable_path(c, key, safe);
+          a.load_fd = c.artifact_fd;
+        }
         return a;  // staging is dropped by its guard
       }
       if (c.exists && !remove_entry(final_path)) {
@@ -313,7 +319,7 @@ Artifact Cache::Impl::compile_and_store(const ModuleSource& source, const Target
     if (!werr.empty()) warn_once("publish", werr + "; modules are kept in memory");
   }
   if (target.kind == TargetKind::Host)
-    a.library_path = in_memory_library(key, std::string_view(out.bytes.data(), out.bytes.size()), safe);
+    a.load_path = a.library_path = in_memory_library(key, std::string_view(out.bytes.data(), out.bytes.size()), safe);
   return a;
 }
 

@@ -1,5 +1,5 @@
-// The host-compiler driver: runs $KJIT_CXX or the compiler kjit was built with, through
-// llvm::sys::ExecuteAndWait (posix_spawn), to build a `cpu` module's shared object.
+// The host-compiler driver: runs $KJIT_CXX or the compiler kjit was built with (as a child that
+// cannot outlive kjit, child_process.hpp), to build a `cpu` module's shared object.
 #include "host_compiler.hpp"
 
 #include <chrono>
@@ -11,6 +11,7 @@
 
 #include "llvm_support.hpp"
 
+#include "child_process.hpp"
 #include "file_util.hpp"
 #include "kjit/error.hpp"
 
@@ -41,20 +42,14 @@ const char* const kFixedFlags[] = {"-x", "c++", "-shared", "-fPIC", "-fvisibilit
 /// code (-1 when it could not run) and the output in *output.
 int run_captured(const std::string& program, const std::vector<std::string>& args,
                  const std::string& log_path, std::string* output, std::string* error) {
-  std::vector<llvm::StringRef> argv;
-  argv.push_back(program);
-  for (const std::string& a : args) argv.push_back(a);
-  llvm::Optional<llvm::StringRef> redirects[3] = {llvm::StringRef(""), llvm::StringRef(log_path),
-                                                  llvm::StringRef(log_path)};
-  bool failed = false;
-  int rc = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects, 0, 0, error, &failed);
+  int rc = run_compiler_process(program, args, log_path, error);
   int fd = open_nofollow(log_path);
   if (fd >= 0) {
     read_fd(fd, output);
     ::close(fd);
   }
   ::unlink(log_path.c_str());
-  return failed ? -1 : rc;
+  return rc;
 }
 
 std::string env_cxx() {

@@ -19,9 +19,11 @@ struct Bound {
   int batch_rank = 0;  ///< leading dims beyond the parameter's rank
 };
 
+/// The buffer's element count; saturates at INT64_MAX (a frame may claim any dims).
 int64_t elements(const xla::Buffer& b) {
   int64_t n = 1;
-  for (int64_t d = 0; d < b.rank; ++d) n *= b.dims[d];
+  for (int64_t d = 0; d < b.rank; ++d)
+    if (__builtin_mul_overflow(n, b.dims[d], &n)) return INT64_MAX;
   return n;
 }
 
@@ -256,10 +258,14 @@ void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const 
       invalid(pre + "launch extent " + std::to_string(dims[d]) + " of dimension " + std::to_string(d) +
               " is out of range");
     b.shape[d] = kj_int32(dims[d]);
-    b.size *= dims[d];
   }
-  if (b.size > INT32_MAX)
-    invalid(pre + std::to_string(b.size) + " threads exceed the 2^31-1 that int32 thread indices address");
+  // Checked at every step: each extent is below 2^31, so the product cannot wrap (65536^4 is 0).
+  for (int d = 0; d < n; ++d) {
+    b.size *= dims[d];
+    if (b.size > INT32_MAX)
+      invalid(pre + "launch dims " + shape_str(dims, n) +
+              " give more threads than the 2^31-1 that int32 thread indices address");
+  }
   (void)L;
 }
 

@@ -26,7 +26,11 @@ KernelDef::KernelDef(std::string name, std::string module, std::vector<KernelPar
   Registry::get().add(this);
 }
 
-KernelDef::~KernelDef() { Registry::get().remove(this); }
+KernelDef::~KernelDef() {
+  Registry::get().remove(this);
+  if (void* state = runtime_state.load(std::memory_order_acquire))
+    if (auto free_state = runtime_state_deleter.load(std::memory_order_acquire)) free_state(state);
+}
 
 void KernelDef::set_block_dim(int threads) const {
   if (threads < 0 || threads > 1024)

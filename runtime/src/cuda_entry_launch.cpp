@@ -16,21 +16,11 @@ std::string launch_of(const KernelDef& kernel, const LoadedModule& m) {
 
 }  // namespace
 
-CudaEntryFacts cuda_entry_facts(const LoadedModule& m, const nlohmann::json& kernel,
+CudaEntryFacts cuda_entry_facts(const LoadedModule& m, const compiler::KernelDescription& kernel,
                                 const std::string& entry_name, bool adjoint, void* function) {
   CudaEntryFacts f;
   f.max_threads = cuda::function_max_threads(m.device.ordinal(), function);
-  // Entries written before the field existed have no dynamic shared memory.
-  auto shared = kernel.find("dynamic_shared_bytes");
-  if (shared != kernel.end() && shared->contains(which(adjoint))) {
-    const nlohmann::json& v = (*shared)[which(adjoint)];
-    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > int64_t(UINT32_MAX))
-      throw Error(ErrorKind::Cache, "module '" + m.name + "': meta.json gives kernel '" +
-                                        kernel.value("name", std::string("?")) +
-                                        "' a dynamic_shared_bytes." + which(adjoint) + " of " +
-                                        v.dump() + ", not a byte count; clear the cache entry");
-    f.dynamic_shared_bytes = v.get<unsigned>();
-  }
+  f.dynamic_shared_bytes = adjoint ? kernel.dynamic_shared_adjoint : kernel.dynamic_shared_forward;
   const nlohmann::json& resources = m.artifact.meta.value("resources", nlohmann::json());
   if (resources.is_object() && resources.contains(entry_name)) {
     const nlohmann::json& r = resources[entry_name];

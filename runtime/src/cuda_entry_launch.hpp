@@ -10,9 +10,8 @@
 namespace kjit::detail {
 
 /// The launch facts of entry point `entry_name` (the CUfunction `function` of module `m` on a
-/// CUDA device), from the driver and from `kernel`, the kernel's description in meta.json.
-/// A malformed dynamic_shared_bytes is a Cache error naming the module and the kernel.
-CudaEntryFacts cuda_entry_facts(const LoadedModule& m, const nlohmann::json& kernel,
+/// CUDA device), from the driver and from `kernel`, the kernel's validated description.
+CudaEntryFacts cuda_entry_facts(const LoadedModule& m, const compiler::KernelDescription& kernel,
                                 const std::string& entry_name, bool adjoint, void* function);
 
 /// A launch's block size and where it came from (for messages).

@@ -1,6 +1,7 @@
 // Forward and adjoint launches on the cpu (the thread pool) and on CUDA devices.
 #include "kjit/runtime/launch.hpp"
 
+#include "checked_size.hpp"
 #include "cuda_entry_launch.hpp"
 #include "extent_check.hpp"
 #include "module_table.hpp"
@@ -10,8 +11,10 @@
 namespace kjit {
 
 int64_t Dims::size() const {
-  int64_t n = 1;
-  for (int64_t e : shape_) n *= e;
+  int64_t n = 0;
+  if (!detail::checked_product(shape_.data(), shape_.size(), 1, &n))
+    throw Error(ErrorKind::User, "launch dims " + detail::shape_text(shape_.data(), shape_.size()) +
+                                     ": their product overflows 64 bits");
   return n;
 }
 

@@ -1,6 +1,8 @@
 // The compiler's input for a module: traced kernels, identity, lazy text, options.
 #include "module_input.hpp"
 
+#include <algorithm>
+
 #include "kjit/codegen/codegen.hpp"
 
 namespace kjit::detail {
@@ -20,6 +22,16 @@ ModuleInput module_input(const ModuleDef& def, const ModuleOptions& o) {
   // Descriptions are built only when an entry is written; a cache hit reads them back.
   s.describe = [fns, cg] { return codegen::describe_module(fns, cg); };
   s.entry_points = codegen::entry_points(fns, cg);
+  // A hit's descriptions must be what codegen says of these kernels (cheap: no planning).
+  s.expected_kernels = [fns, entries = s.entry_points] {
+    nlohmann::json out = nlohmann::json::array();
+    for (const ir::Function* fn : fns) {
+      std::string adj = codegen::entry_name(fn->name, codegen::EntryKind::Adjoint);
+      bool with_adjoint = std::find(entries.begin(), entries.end(), adj) != entries.end();
+      out.push_back(codegen::describe_kernel(*fn, with_adjoint));
+    }
+    return out;
+  };
   compiler::CompileOptions& c = in.compile;
   c.fast_math = o.fast_math;
   c.line_info = o.line_info;

@@ -39,6 +39,8 @@ KernelRuntime& runtime_of(const KernelDef& k) {
   if (p) return *static_cast<KernelRuntime*>(p);
   auto* fresh = new KernelRuntime;
   fresh->module = &Registry::get().module(k.module());
+  // The kernel frees its state when it goes (a kernel made at run time would leak it).
+  k.runtime_state_deleter.store([](void* p) { delete static_cast<KernelRuntime*>(p); }, std::memory_order_release);
   void* expected = nullptr;
   if (!k.runtime_state.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
     delete fresh;
@@ -79,18 +81,19 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
   ModuleInput input = module_input(def, m.options);
   compiler::Target target = device.is_cpu() ? compiler::Target::host() : cuda::target_for(device.ordinal());
   m.artifact = compiler::build_module(input.source, target, input.compile);
-  const nlohmann::json& kernels = m.artifact.meta.at("kernels");
 
   bool has_loops = false;
   if (device.is_cpu()) {
-    m.library = ::dlopen(m.artifact.library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // The verified descriptor (a hit) or the file just written; m.artifact keeps it open for
+    // as long as the library stays loaded (always).
+    m.library = ::dlopen(m.artifact.load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!m.library)
       throw Error(ErrorKind::Cache, "module '" + m.name + "': cannot load " + m.artifact.library_path + ": " +
                                         ::dlerror());
   } else {
     m.cuda_module = cuda::module_load(device.ordinal(), m.artifact.image);
   }
-  for (const auto& k : kernels) {
+  for (const compiler::KernelDescription& k : m.artifact.kernels) {
     KernelEntry e;
     e.module = &m;
     e.generation = m.generation;
@@ -98,25 +101,25 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
       return device.is_cpu() ? symbol(m.library, entry, m.name)
                              : cuda::module_function(device.ordinal(), m.cuda_module, entry);
     };
-    e.forward = resolve(k["forward"].get<std::string>());
-    if (!k["adjoint"].is_null()) e.adjoint = resolve(k["adjoint"].get<std::string>());
+    e.forward = resolve(k.forward);
+    if (!k.adjoint.empty()) e.adjoint = resolve(k.adjoint);
     if (device.is_cuda()) {  // limits and shared memory, once: launches check them for free
-      e.forward_cuda = cuda_entry_facts(m, k, k["forward"].get<std::string>(), false, e.forward);
-      if (e.adjoint) e.adjoint_cuda = cuda_entry_facts(m, k, k["adjoint"].get<std::string>(), true, e.adjoint);
+      e.forward_cuda = cuda_entry_facts(m, k, k.forward, false, e.forward);
+      if (e.adjoint) e.adjoint_cuda = cuda_entry_facts(m, k, k.adjoint, true, e.adjoint);
     }
-    if (k.contains("adjoint_error")) e.adjoint_error = k["adjoint_error"].get<std::string>();
+    e.adjoint_error = k.adjoint_error;
     if (!m.options.enable_adjoint)
-      e.adjoint_error = "kernel '" + k["name"].get<std::string>() + "' has no adjoint: module '" + m.name +
+      e.adjoint_error = "kernel '" + k.name + "' has no adjoint: module '" + m.name +
                         "' is built with enable_adjoint = false";
-    for (const auto& loop : k["loops"]) {
-      m.loop_locations[loop["status"].get<int>()] = loop["loc"].get<std::string>();
+    for (const compiler::LoopDescription& loop : k.loops) {
+      m.loop_locations[loop.status] = loop.loc;
       has_loops = true;
     }
-    if (k.value("checks", false)) {  // expect_near reports through the same status word
+    if (k.checks) {  // expect_near reports through the same status word
       m.checks = true;
       has_loops = true;
     }
-    m.kernels[k["name"].get<std::string>()] = e;
+    m.kernels[k.name] = e;
   }
   if (has_loops) {
     if (device.is_cpu()) {

@@ -1,26 +1,32 @@
 // NdArray: allocation, views, gradient buffers, copies between devices.
 #include "kjit/runtime/ndarray.hpp"
 
+#include <algorithm>
+
+#include "checked_size.hpp"
 #include "memory.hpp"
 
 namespace kjit {
 
 namespace {
 
-void check_shape(const Shape& shape) {
+/// Checks the extents, and that the array's bytes fit in int64 (so that every product of its
+/// extents, and each row-major stride, does too); returns the bytes.
+int64_t check_shape(const Shape& shape, const ir::Type& element) {
   if (shape.empty() || shape.size() > size_t(kj::kMaxDims))
     throw Error(ErrorKind::User, "arrays have 1 to 4 dimensions, not " + std::to_string(shape.size()));
+  std::string text = detail::shape_text(shape.data(), shape.size());
   for (int64_t e : shape) {
-    if (e < 0) throw Error(ErrorKind::User, "array extents must not be negative");
+    if (e < 0) throw Error(ErrorKind::User, "array of shape " + text + ": extents must not be negative");
     if (e > INT32_MAX)
-      throw Error(ErrorKind::User, "array extent " + std::to_string(e) + " exceeds the 2^31-1 per dimension");
+      throw Error(ErrorKind::User, "array of shape " + text + ": extent " + std::to_string(e) +
+                                       " exceeds the 2^31-1 per dimension");
   }
-}
-
-int64_t count(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return n;
+  int64_t bytes = 0;
+  if (!detail::checked_product(shape.data(), shape.size(), std::max<int64_t>(element.element_bytes(), 1), &bytes))
+    throw Error(ErrorKind::User, "array of shape " + text + " of " + element.str() +
+                                     ": its size in bytes overflows 64 bits");
+  return bytes;
 }
 
 std::vector<int64_t> row_major(const Shape& shape, int64_t element_bytes) {
@@ -72,15 +78,14 @@ void NdArray::set_layout(const Shape& shape, const std::vector<int64_t>& strides
 }
 
 NdArray NdArray::empty(ir::Type element, const Shape& shape, const Device& device) {
-  check_shape(shape);
   if (element.is_void() || element.is_array())
     throw Error(ErrorKind::User, "array elements are values, not " + element.str());
+  int64_t bytes = check_shape(shape, element);
   NdArray a;
   a.element_ = element;
   a.set_layout(shape, row_major(shape, element.element_bytes()));
   a.device_ = device;
-  size_t bytes = size_t(count(shape)) * size_t(element.element_bytes());
-  a.data_ = detail::allocate(device, bytes);
+  a.data_ = detail::allocate(device, size_t(bytes));
   a.memory_ = own(device, a.data_);
   return a;
 }
@@ -93,7 +98,7 @@ NdArray NdArray::zeros(ir::Type element, const Shape& shape, const Device& devic
 
 NdArray NdArray::view(void* data, ir::Type element, const Shape& shape, const Device& device,
                       std::vector<int64_t> strides, void* grad) {
-  check_shape(shape);
+  check_shape(shape, element);
   NdArray a;
   a.element_ = element;
   if (strides.empty()) strides = row_major(shape, element.element_bytes());

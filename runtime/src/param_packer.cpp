@@ -1,6 +1,8 @@
 // Launch argument checking and parameter packing.
 #include "param_packer.hpp"
 
+#include "checked_size.hpp"
+
 #include "kjit/ir/structs.hpp"
 
 #include <cmath>
@@ -118,12 +120,16 @@ kj::launch_bounds_t make_bounds(const KernelDef& kernel, const Dims& dims) {
       throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "': extent " + std::to_string(e) +
                                        " of dimension " + std::to_string(d) + " is out of range");
     b.shape[d] = kj_int32(e);
-    b.size *= e;
   }
-  // Thread indices are int32 in kernels (tid()), as in Warp.
-  if (b.size > INT32_MAX)
-    throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "': " + std::to_string(b.size) +
-                                     " threads exceed the 2^31-1 that int32 thread indices address");
+  // Thread indices are int32 in kernels (tid()), as in Warp. Each extent is at most 2^31-1,
+  // so checking the running product at every step keeps it from wrapping (65536^4 is 0).
+  for (int d = 0; d < dims.ndim(); ++d) {
+    b.size *= b.shape[d];
+    if (b.size > INT32_MAX)
+      throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "': launch dims " +
+                                       shape_text(dims.shape().data(), dims.shape().size()) +
+                                       " give more threads than the 2^31-1 that int32 thread indices address");
+  }
   return b;
 }
 

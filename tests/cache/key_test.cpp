@@ -4,11 +4,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
 #include "cache_fixtures.hpp"
+#include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/key.hpp"
 #include "sha256.hpp"
 
@@ -169,4 +172,36 @@ TEST_CASE("a key and a hit need no code generation") {
   Artifact a = build_module(again, Target::ptx(90), CompileOptions{}, cache);
   CHECK(a.origin == ArtifactOrigin::Cached);
   CHECK(a.key == k);
+}
+
+TEST_CASE("every key carries the hash of codegen's sources and builtin tables, computed at build time") {
+  // Recomputed from the checkout as cmake/KjitSourceHash.cmake computes it: SHA-256 over each
+  // file's path (relative to the project) and SHA-256, in sorted order.
+  namespace fs = std::filesystem;
+  const fs::path root = KJIT_SOURCE_DIR;
+  std::vector<std::string> files;
+  auto add = [&](const fs::path& dir, std::initializer_list<const char*> exts) {
+    for (const auto& e : fs::recursive_directory_iterator(root / dir))
+      for (const char* x : exts)
+        if (e.is_regular_file() && e.path().extension() == x) files.push_back(fs::relative(e.path(), root).string());
+  };
+  add("codegen/src", {".cpp", ".hpp"});
+  add("codegen/include", {".hpp"});
+  add("kernels_dsl/include/kjit/ir", {".def"});
+  std::sort(files.begin(), files.end());
+  CHECK(std::count(files.begin(), files.end(), "kernels_dsl/include/kjit/ir/builtins.def") == 1);
+  CHECK(std::count(files.begin(), files.end(), "codegen/src/forward_emitter.cpp") == 1);
+  std::string all;
+  for (const std::string& f : files) all += f + "\n" + sha256_hex(kjit::test::read_file((root / f).string())) + "\n";
+  const std::string hash(kjit::codegen::codegen_sources_hash());
+  CHECK(hash == sha256_hex(all));
+
+  // It enters the identity of every generated module, hence its key: an emitter change
+  // without a version bump cannot serve a stale binary.
+  ModuleSource m = kjit::test::saxpy_module();
+  CHECK(m.identity.find("\ncodegen-sources " + hash + "\n") != std::string::npos);
+  CHECK(module_key_material(m, Target::host(), CompileOptions{}).find("codegen-sources " + hash) != std::string::npos);
+  ModuleSource other = m;
+  other.identity.replace(other.identity.find(hash), hash.size(), std::string(64, '0'));
+  CHECK(key(other) != key(m));
 }

@@ -79,6 +79,36 @@ TEST_CASE("cache verify finds a corrupted entry, removes it, and a rebuild repla
   CHECK(path_exists(victim + "/module.cubin"));
 }
 
+TEST_CASE("cache verify reports kernel descriptions that were edited: entry points swapped, a field mistyped") {
+  TempDir dir("cli-cache-descriptions");
+  std::string cache = copied_example_cache(dir);
+  std::vector<std::string> victims;
+  const nlohmann::json listed = stats(cache);
+  for (const auto& e : listed["list"])
+    if (e["module"] == "springs") victims.push_back(e["path"]);
+  REQUIRE(victims.size() == 2);
+  // One: forward and adjoint swapped in a kernel's description (what a hit would have loaded
+  // as each other before); the other: a mistyped kernels field.
+  nlohmann::json a = nlohmann::json::parse(read_file(victims[0] + "/meta.json"));
+  std::swap(a["kernels"][0]["forward"], a["kernels"][0]["adjoint"]);
+  write_file(victims[0] + "/meta.json", a.dump(1));
+  nlohmann::json b = nlohmann::json::parse(read_file(victims[1] + "/meta.json"));
+  b["kernels"] = "springs";
+  write_file(victims[1] + "/meta.json", b.dump(1));
+
+  Run r = run_kjit("cache verify --json --cache-dir " + cache);
+  CHECK(r.status == 1);
+  nlohmann::json j = r.json();
+  CHECK(j["checked"] == 6);
+  REQUIRE(j["problems"].size() == 2);
+  std::string reasons = j["problems"][0]["reason"].get<std::string>() + "\n" + j["problems"][1]["reason"].get<std::string>();
+  INFO(reasons);
+  CHECK(reasons.find("'kernels' is not an array") != std::string::npos);
+  CHECK(reasons.find("do not match their recorded SHA-256") != std::string::npos);
+  CHECK(!path_exists(victims[0]));
+  CHECK(!path_exists(victims[1]));
+}
+
 TEST_CASE("cache prune --max-size leaves at most that many bytes, least recently used out first") {
   TempDir dir("cli-cache-prune");
   std::string cache = copied_example_cache(dir);

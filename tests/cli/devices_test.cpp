@@ -49,7 +49,9 @@ TEST_CASE("--all-devices builds for every GPU, --current-device for cuda:0, --pt
   REQUIRE(cache.first.status == 0);
   Run all = run_kjit("precompile " + kDemoLibrary + " --all-devices --json --cache-dir " + cache.dir, fake("8.0,9.0"));
   REQUIRE(all.status == 0);
-  for (const auto& m : all.json()["modules"]) {
+  // Kept in a variable: a range-for over all.json()["modules"] iterates a destroyed temporary.
+  const nlohmann::json all_json = all.json();
+  for (const auto& m : all_json["modules"]) {
     REQUIRE(m["targets"].size() == 2);
     CHECK(m["targets"][0]["target"] == "sm_80");
     CHECK(m["targets"][1]["target"] == "sm_90");

@@ -69,7 +69,15 @@ inline compiler::ModuleSource tiny_module(const std::string& name, float value) 
            "}\n"
            "#endif\n";
   s.entry_points = {e};
-  s.kernels = nlohmann::json::array({{{"name", name}}});
+  // Described as codegen describes a kernel (the cache validates descriptions on every hit).
+  s.kernels = nlohmann::json::array({{{"name", name},
+                                      {"params", nlohmann::json::array()},
+                                      {"launch_ndim", 0},
+                                      {"forward", e},
+                                      {"adjoint", nullptr},
+                                      {"checks", false},
+                                      {"dynamic_shared_bytes", {{"forward", 0}}},
+                                      {"loops", nlohmann::json::array()}}});
   return s;
 }
 

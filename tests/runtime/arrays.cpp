@@ -25,6 +25,20 @@ TEST_CASE("arrays: shape, strides, contiguity, round trips") {
   CHECK_THROWS_WITH_AS(from_vector(std::vector<float>{1, 2}, {3}), doctest::Contains("2 values for an array of 3"), Error);
 }
 
+TEST_CASE("an array whose size overflows 64 bits is refused, naming the shape") {
+  // 4323 * 1119412321 * 7623851 * 4 bytes wrapped to 4 bytes before the product was checked.
+  CHECK_THROWS_WITH_AS(zeros<float>({4323, 1119412321, 7623851}),
+                       "array of shape {4323, 1119412321, 7623851} of float32: its size in bytes overflows 64 bits",
+                       Error);
+  CHECK_THROWS_WITH_AS(zeros<vec3f>({2147483647, 2147483647, 2147483647}),
+                       doctest::Contains("array of shape {2147483647, 2147483647, 2147483647} of vec3f"), Error);
+  CHECK_THROWS_WITH_AS(NdArray::view(nullptr, ir_type_of<float>(), {65536, 65536, 65536, 65536}, Device::cpu()),
+                       doctest::Contains("overflows 64 bits"), Error);
+  CHECK_THROWS_WITH_AS(zeros<float>({3, -1}), "array of shape {3, -1}: extents must not be negative", Error);
+  auto big = zeros<float>({65536, 1, 2});  // near the product's edge but fine
+  CHECK(big.size() == 131072);
+}
+
 TEST_CASE("gradient buffers are zeroed, shaped like their array, and reset by zero_grad") {
   auto a = zeros<vec3f>({5});
   CHECK(!a.has_grad());

@@ -14,6 +14,10 @@ KJIT_KERNEL(grid, (Array<Float, 2> x)) {
   auto [i, j] = tid<2>();
   x(i, j) = 1.0f;
 }
+KJIT_KERNEL(count4, (Array<Int> n)) {
+  auto [i, j, k, l] = tid<4>();
+  atomic_add(n, 0, 1 + 0 * (i + j + k + l));
+}
 }  // namespace le_tests
 
 namespace {
@@ -63,8 +67,23 @@ TEST_CASE("launch dimensionality and extents are checked") {
   CHECK(has(error_of([&] { launch(le_tests::grid, 4, g); }),
             "the kernel uses tid<2>() and needs a 2-D launch, got 1-D"));
   CHECK(has(error_of([&] { launch(le_tests::grid, Dims{1, 2, 3, 4, 5}, g); }), "launches have 1 to 4 dimensions"));
-  CHECK(has(error_of([&] { launch(le_tests::grid, Dims{100000, 100000}, g); }), "exceed the 2^31-1"));
+  CHECK(has(error_of([&] { launch(le_tests::grid, Dims{100000, 100000}, g); }),
+            "launch dims {100000, 100000} give more threads than the 2^31-1"));
   CHECK(has(error_of([&] { launch(le_tests::grid, Dims{-1, 2}, g); }), "is out of range"));
+}
+
+TEST_CASE("a launch whose thread count overflows 64 bits is refused, not run with 0 threads") {
+  auto n = zeros<int32_t>({1});
+  // 65536^4 = 2^64 wrapped to 0 before the product was checked at every step.
+  CHECK(has(error_of([&] { launch(le_tests::count4, Dims{65536, 65536, 65536, 65536}, n); }),
+            "launch of kernel 'le_tests::count4': launch dims {65536, 65536, 65536, 65536} give more threads "
+            "than the 2^31-1 that int32 thread indices address"));
+  CHECK(has(error_of([&] { launch(le_tests::count4, Dims{2147483647, 2147483647, 2147483647, 2147483647}, n); }),
+            "launch dims {2147483647, 2147483647, 2147483647, 2147483647} give more threads"));
+  CHECK(has(error_of([] { (void)Dims{65536, 65536, 65536, 65536}.size(); }),
+            "launch dims {65536, 65536, 65536, 65536}: their product overflows 64 bits"));
+  launch(le_tests::count4, Dims{2, 3, 4, 5}, n);
+  CHECK(n.to_vector<int32_t>() == std::vector<int32_t>{120});
 }
 
 TEST_CASE("devices: cpu always; cuda:N says why it cannot be used here") {

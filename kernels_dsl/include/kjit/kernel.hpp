@@ -58,6 +58,9 @@ class KernelDef {
 
   /// Opaque per-kernel state owned by the runtime (its lock-free launch path caches here).
   mutable std::atomic<void*> runtime_state{nullptr};
+  /// Frees runtime_state when the kernel is destroyed (kernels made at run time come and go);
+  /// the runtime sets it before it publishes the state.
+  mutable std::atomic<void (*)(void*)> runtime_state_deleter{nullptr};
 
  private:
   std::string name_;

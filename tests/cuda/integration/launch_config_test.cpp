@@ -10,6 +10,7 @@
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/cache.hpp"
 #include "kjit/kjit.hpp"
+#include "sha256.hpp"
 #include "test_support.hpp"
 
 namespace launch_limits {
@@ -171,6 +172,9 @@ TEST_CASE("each entry point's dynamic shared memory comes from meta.json") {
     REQUIRE(k.contains("dynamic_shared_bytes"));
     k["dynamic_shared_bytes"]["forward"] = k["name"] == "launch_shared::staged" ? 64 * 1024 : 200 * 1024;
   }
+  // An edit the cache accepts updates the descriptions' hash (an edit that does not is a miss).
+  meta["kernels_sha256"] =
+      compiler::sha256_hex(meta["kernels"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   test::write_file(meta_path, meta.dump(2));
 
   NdArray x = floats(1000, d), y = floats(1000, d);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -12,9 +13,14 @@
 namespace kjit::codegen {
 
 /// Version of the generated text's shape. Bump it with any change to what codegen emits
-/// for the same IR (the golden tests fail until the goldens are updated, and they record
-/// this version, so a change without a bump is caught).
+/// for the same IR (the golden tests record it). Keys do not rely on the bump: they also
+/// carry codegen_sources_hash(), which changes with any change to codegen's sources.
 constexpr int kCodegenVersion = 5;
+
+/// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
+/// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
+/// change to anything that generates code changes every key, with or without a version bump.
+std::string_view codegen_sources_hash();
 
 /// The entry points each kernel has.
 enum class EntryKind { Forward, Adjoint };
@@ -52,8 +58,9 @@ GeneratedModule generate_module(const std::string& module_name,
                                 const std::vector<const ir::Function*>& kernels,
                                 const CodegenOptions& options);
 
-/// What determines the generated text, without generating it: the codegen version, a hash
-/// of the prelude, the options and the serialised IR of each kernel. Module keys hash this,
+/// What determines the generated text, without generating it: the codegen version, the hash
+/// of codegen's sources, a hash of the prelude, the options and the serialised IR of each
+/// kernel. Module keys hash this,
 /// so a cache hit needs no code generation.
 std::string module_identity(const std::string& module_name,
                             const std::vector<const ir::Function*>& kernels,

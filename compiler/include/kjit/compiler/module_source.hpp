@@ -29,6 +29,10 @@ struct ModuleSource {
   mutable nlohmann::json kernels;
   /// Produces `kernels` on demand (codegen's describe_module).
   std::function<nlohmann::json()> describe;
+  /// What codegen says of each kernel without planning the module (describe_kernel, cheap): a
+  /// hit's meta.json must agree with it on names, parameters, entry points and checks. When
+  /// null (hand-written sources) only the entry points are cross-checked.
+  std::function<nlohmann::json()> expected_kernels;
 
   /// The kernel descriptions, computing them if needed (an empty array when nobody can).
   const nlohmann::json& kernel_descriptions() const {

@@ -20,6 +20,7 @@ class Dims {
   explicit Dims(Shape shape) : shape_(std::move(shape)) {}
   const Shape& shape() const { return shape_; }
   int ndim() const { return int(shape_.size()); }
+  /// The number of threads; a User error naming the dims when the product overflows 64 bits.
   int64_t size() const;
 
  private:

@@ -1,0 +1,21 @@
+# cmake -P KjitCheckNoLibcuda.cmake <readelf> <binary>...: fails when a binary lists libcuda in
+# its DT_NEEDED entries. kjit opens the CUDA driver at run time, so that everything built here
+# starts on machines without one (ctest's no_libcuda_needed runs it over the build's binaries).
+math(EXPR last "${CMAKE_ARGC} - 1")
+set(readelf "${CMAKE_ARGV3}")
+set(bad "")
+foreach(i RANGE 4 ${last})
+  set(file "${CMAKE_ARGV${i}}")
+  execute_process(COMMAND "${readelf}" -d "${file}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cannot read the dynamic section of ${file}")
+  endif()
+  if(out MATCHES "\\(NEEDED\\)[^\n]*libcuda\\.so")
+    string(APPEND bad "  ${file}\n")
+  endif()
+  math(EXPR checked "${i} - 3")
+endforeach()
+if(bad)
+  message(FATAL_ERROR "these binaries need libcuda (it must be opened at run time, never linked):\n${bad}")
+endif()
+message(STATUS "${checked} binaries checked: none needs libcuda")

@@ -1,0 +1,184 @@
+// Parsing and validating meta.json's kernel descriptions; comparing them with codegen's.
+#include "kjit/compiler/kernel_description.hpp"
+
+#include <cstdint>
+#include <set>
+
+namespace kjit::compiler {
+
+namespace {
+
+/// Reads the fields of one JSON object, recording the first problem; never throws.
+class Fields {
+ public:
+  Fields(const nlohmann::json& j, std::string what, std::string* problem)
+      : j_(j), what_(std::move(what)), problem_(problem) {}
+
+  const nlohmann::json* get(const char* name) {
+    auto it = j_.find(name);
+    if (it == j_.end()) {
+      fail(std::string("lacks '") + name + "'");
+      return nullptr;
+    }
+    return &*it;
+  }
+  std::string string(const char* name, bool allow_empty = false) {
+    const nlohmann::json* v = get(name);
+    if (!v) return "";
+    if (!v->is_string() || (!allow_empty && v->get_ref<const std::string&>().empty())) {
+      fail(std::string("has a '") + name + "' that is not a non-empty string");
+      return "";
+    }
+    return v->get<std::string>();
+  }
+  int64_t integer(const char* name, int64_t lo, int64_t hi) { return integer_of(get(name), name, lo, hi); }
+  int64_t integer_of(const nlohmann::json* v, const char* name, int64_t lo, int64_t hi) {
+    if (!v) return 0;
+    if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi) {
+      fail(std::string("has a '") + name + "' that is not an integer from " + std::to_string(lo) + " to " +
+           std::to_string(hi));
+      return 0;
+    }
+    return v->get<int64_t>();
+  }
+  bool boolean(const char* name) {
+    const nlohmann::json* v = get(name);
+    if (!v) return false;
+    if (!v->is_boolean()) {
+      fail(std::string("has a '") + name + "' that is not true or false");
+      return false;
+    }
+    return v->get<bool>();
+  }
+  void fail(const std::string& why) {
+    if (problem_->empty()) *problem_ = what_ + " " + why;
+  }
+  bool ok() const { return problem_->empty(); }
+
+ private:
+  const nlohmann::json& j_;
+  std::string what_;
+  std::string* problem_;
+};
+
+ParamDescription parse_param(const nlohmann::json& j, const std::string& what, std::string* problem) {
+  ParamDescription p;
+  if (!j.is_object()) {
+    *problem = what + " is not an object";
+    return p;
+  }
+  Fields f(j, what, problem);
+  p.name = f.string("name");
+  p.type = f.string("type");
+  p.element = f.string("element");
+  p.ndim = int(f.integer("ndim", 0, 4));
+  p.lanes = int(f.integer("lanes", 0, 1 << 16));  // 0 for structs
+  p.differentiable = f.boolean("differentiable");
+  const nlohmann::json* scalar = f.get("scalar");
+  auto layout = j.find("struct");
+  if (scalar && scalar->is_null()) {  // a struct: its layout says what the element holds
+    if (layout == j.end() || !layout->is_object()) f.fail("has no scalar kind and no struct layout");
+    else p.layout = *layout;
+  } else if (scalar) {
+    p.scalar = f.string("scalar");
+    if (layout != j.end()) f.fail("has both a scalar kind and a struct layout");
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string parse_kernel_descriptions(const nlohmann::json& kernels, std::vector<KernelDescription>* out) {
+  out->clear();
+  if (!kernels.is_array()) return "'kernels' is not an array";
+  std::string problem;
+  std::set<std::string> names, entries;
+  std::set<int64_t> statuses;
+  for (size_t i = 0; i < kernels.size() && problem.empty(); ++i) {
+    const nlohmann::json& j = kernels[i];
+    std::string what = "kernel " + std::to_string(i + 1);
+    if (!j.is_object()) return what + " is not an object";
+    if (auto n = j.find("name"); n != j.end() && n->is_string()) what = "kernel '" + n->get<std::string>() + "'";
+    Fields f(j, what, &problem);
+    KernelDescription k;
+    k.name = f.string("name");
+    k.launch_ndim = int(f.integer("launch_ndim", 0, 4));
+    k.forward = f.string("forward");
+    if (const nlohmann::json* adj = f.get("adjoint"); adj && !adj->is_null()) k.adjoint = f.string("adjoint");
+    if (j.contains("adjoint_error")) k.adjoint_error = f.string("adjoint_error");
+    if (!k.adjoint.empty() && !k.adjoint_error.empty()) f.fail("has an adjoint and a reason it has none");
+    k.checks = f.boolean("checks");
+    if (const nlohmann::json* shared = f.get("dynamic_shared_bytes")) {
+      if (!shared->is_object()) {
+        f.fail("has a 'dynamic_shared_bytes' that is not an object");
+      } else {
+        auto fwd = shared->find("forward");
+        k.dynamic_shared_forward =
+            unsigned(f.integer_of(fwd == shared->end() ? nullptr : &*fwd, "dynamic_shared_bytes.forward", 0, UINT32_MAX));
+        if (fwd == shared->end()) f.fail("lacks 'dynamic_shared_bytes.forward'");
+        if (auto adj = shared->find("adjoint"); adj != shared->end())
+          k.dynamic_shared_adjoint = unsigned(f.integer_of(&*adj, "dynamic_shared_bytes.adjoint", 0, UINT32_MAX));
+      }
+    }
+    if (const nlohmann::json* params = f.get("params")) {
+      if (!params->is_array()) f.fail("has a 'params' that is not an array");
+      for (size_t p = 0; f.ok() && params->is_array() && p < params->size(); ++p)
+        k.params.push_back(parse_param((*params)[p], what + " parameter " + std::to_string(p + 1), &problem));
+    }
+    if (const nlohmann::json* loops = f.get("loops")) {
+      if (!loops->is_array()) f.fail("has a 'loops' that is not an array");
+      for (size_t l = 0; f.ok() && loops->is_array() && l < loops->size(); ++l) {
+        const nlohmann::json& lj = (*loops)[l];
+        if (!lj.is_object()) {
+          f.fail("has a loop that is not an object");
+          break;
+        }
+        Fields lf(lj, what + " loop " + std::to_string(l + 1), &problem);
+        LoopDescription d;
+        d.status = int(lf.integer("status", 1, INT32_MAX));
+        d.loc = lf.string("loc", true);
+        if (lf.ok() && !statuses.insert(d.status).second) lf.fail("repeats status code " + std::to_string(d.status));
+        k.loops.push_back(std::move(d));
+      }
+    }
+    if (!problem.empty()) break;
+    if (!names.insert(k.name).second) return what + " is described twice";
+    if (!entries.insert(k.forward).second || (!k.adjoint.empty() && !entries.insert(k.adjoint).second))
+      return what + " names an entry point another entry point has";
+    out->push_back(std::move(k));
+  }
+  if (!problem.empty()) out->clear();
+  return problem;
+}
+
+std::vector<std::string> described_entry_points(const std::vector<KernelDescription>& kernels) {
+  std::vector<std::string> out;
+  for (const KernelDescription& k : kernels) {
+    out.push_back(k.forward);
+    if (!k.adjoint.empty()) out.push_back(k.adjoint);
+  }
+  return out;
+}
+
+std::string compare_kernel_descriptions(const nlohmann::json& stored, const nlohmann::json& expected) {
+  if (!stored.is_array() || !expected.is_array()) return "'kernels' is not an array";
+  if (stored.size() != expected.size())
+    return "describes " + std::to_string(stored.size()) + " kernels where the module has " +
+           std::to_string(expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const nlohmann::json& e = expected[i];
+    const nlohmann::json& s = stored[i];
+    const std::string who = "kernel '" + e.value("name", std::string("?")) + "'";
+    if (!s.is_object()) return "describes " + who + " as something other than an object";
+    for (const char* field : {"name", "params", "launch_ndim", "forward", "adjoint", "checks"}) {
+      auto se = s.find(field);
+      auto ee = e.find(field);
+      if (ee == e.end()) continue;
+      if (se == s.end() || *se != *ee)
+        return "describes " + who + "'s '" + field + "' otherwise than its code generator does";
+    }
+  }
+  return "";
+}
+
+}  // namespace kjit::compiler

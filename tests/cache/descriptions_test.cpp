@@ -1,0 +1,137 @@
+// meta.json's kernel descriptions: missing, mistyped or edited ones (entry points swapped,
+// parameters changed) are misses that are warned about and rebuilt, and verify reports them.
+#include <doctest/doctest.h>
+
+#include <functional>
+
+#include "cache_fixtures.hpp"
+#include "sha256.hpp"
+
+using namespace kjit::compiler;
+
+namespace {
+
+struct Edit {
+  const char* what;
+  const char* reason;   ///< a phrase the warning must contain
+  bool verify_sees;     ///< whether verify (which knows no module) reports it too
+  bool rehash;          ///< the edit also fixes kernels_sha256, as a careful editor would
+  std::function<void(nlohmann::json& meta)> apply;
+};
+
+void swap_fields(nlohmann::json& k, const char* a, const char* b) { std::swap(k[a], k[b]); }
+
+const std::vector<Edit>& edits() {
+  static const std::vector<Edit> list = {
+      {"kernels missing", "lacks 'kernels'", true, false, [](nlohmann::json& m) { m.erase("kernels"); }},
+      {"kernels not an array", "'kernels' is not an array", true, true,
+       [](nlohmann::json& m) { m["kernels"] = {{"name", "kjit_fixture::saxpy"}}; }},
+      {"a kernel that is not an object", "kernel 1 is not an object", true, true,
+       [](nlohmann::json& m) { m["kernels"][0] = 7; }},
+      {"forward name mistyped", "has a 'forward' that is not a non-empty string", true, true,
+       [](nlohmann::json& m) { m["kernels"][0]["forward"] = 42; }},
+      {"params mistyped", "has a 'params' that is not an array", true, true,
+       [](nlohmann::json& m) { m["kernels"][0]["params"] = "x, y"; }},
+      {"a parameter without a type", "parameter 1 lacks 'type'", true, true,
+       [](nlohmann::json& m) { m["kernels"][0]["params"][0].erase("type"); }},
+      {"forward and adjoint swapped", "entry points are not the entry points it records", true, true,
+       [](nlohmann::json& m) { swap_fields(m["kernels"][0], "forward", "adjoint"); }},
+      {"forward and adjoint swapped everywhere", "records other entry points than the module has", false, true,
+       [](nlohmann::json& m) {
+         swap_fields(m["kernels"][0], "forward", "adjoint");
+         std::swap(m["entry_points"][0], m["entry_points"][1]);
+       }},
+      {"a parameter's type changed", "'params' otherwise than its code generator does", false, true,
+       [](nlohmann::json& m) { m["kernels"][0]["params"][2]["type"] = "float64"; }},
+      {"a parameter's type changed, hash not updated", "do not match their recorded SHA-256", true, false,
+       [](nlohmann::json& m) { m["kernels"][0]["params"][2]["type"] = "float64"; }},
+      {"a parameter removed", "'params' otherwise than its code generator does", false, true,
+       [](nlohmann::json& m) { m["kernels"][0]["params"].erase(0); }},
+      {"checks turned off", "'checks' otherwise", false, true,
+       [](nlohmann::json& m) { m["kernels"][0]["checks"] = !m["kernels"][0]["checks"].get<bool>(); }},
+      {"a kernel renamed", "'name' otherwise than its code generator does", false, true,
+       [](nlohmann::json& m) { m["kernels"][0]["name"] = "kjit_fixture::someone_else"; }},
+      {"a loop status mistyped", "has a 'status' that is not an integer", true, true,
+       [](nlohmann::json& m) { m["kernels"][0]["loops"] = {{{"status", "one"}, {"loc", "x.hpp:3"}}}; }},
+      {"negative dynamic shared memory", "'dynamic_shared_bytes.forward' that is not an integer", true, true,
+       [](nlohmann::json& m) { m["kernels"][0]["dynamic_shared_bytes"]["forward"] = -1; }},
+  };
+  return list;
+}
+
+std::string stored_hash(const nlohmann::json& kernels) {
+  return sha256_hex(kernels.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+}  // namespace
+
+TEST_CASE("edited kernel descriptions are misses: warned about once, rebuilt, and reported by verify") {
+  kjit::test::TempDir dir("descriptions");
+  kjit::test::WarningLog log;
+  Cache cache(kjit::test::cache_config(dir.path(), log));
+  for (const Edit& e : edits()) {
+    SUBCASE(e.what) {
+      ModuleSource m = kjit::test::saxpy_module("described");
+      // What the runtime passes: codegen's own descriptions, to cross-check a hit against.
+      m.expected_kernels = [k = m.kernels] { return k; };
+      Artifact a = build_module(m, Target::ptx(90), CompileOptions{}, cache);
+      REQUIRE(a.kernels.size() == 1);
+      CHECK(a.kernels[0].forward == "kjit_kjit_fixture__saxpy_fwd");
+      CHECK(a.kernels[0].adjoint == "kjit_kjit_fixture__saxpy_adj");
+      CHECK(a.kernels[0].params.size() == 4);
+      const std::string entry = cache.entry_path(m.name, a.key);
+      const std::string original = kjit::test::read_file(entry + "/meta.json");
+      nlohmann::json meta = nlohmann::json::parse(original);
+      REQUIRE(meta["kernels_sha256"] == stored_hash(meta["kernels"]));
+      e.apply(meta);
+      if (e.rehash && meta.contains("kernels")) meta["kernels_sha256"] = stored_hash(meta["kernels"]);
+      kjit::test::write_file(entry + "/meta.json", meta.dump(1));
+
+      CacheVerifyReport v = cache.verify(/*remove_bad=*/false);
+      if (e.verify_sees) {
+        REQUIRE(v.problems.size() == 1);
+        CHECK(v.problems[0].reason.find(e.reason) != std::string::npos);
+      } else {
+        CHECK(v.problems.empty());  // only the module's own code generator can tell
+      }
+      log.clear();
+      cache.reset_stats();
+      Artifact rebuilt = build_module(m, Target::ptx(90), CompileOptions{}, cache);
+      CHECK(rebuilt.origin == ArtifactOrigin::Compiled);
+      CHECK(log.count() == 1);
+      CHECK(log.all().find(entry) != std::string::npos);
+      CHECK_MESSAGE(log.all().find(e.reason) != std::string::npos, log.all());
+      CHECK(cache.stats().bad_entries == 1);
+      CHECK(rebuilt.image == a.image);
+      nlohmann::json again = nlohmann::json::parse(kjit::test::read_file(entry + "/meta.json"));
+      CHECK(again["kernels"] == nlohmann::json::parse(original)["kernels"]);
+      CHECK(build_module(m, Target::ptx(90), CompileOptions{}, cache).origin == ArtifactOrigin::Cached);
+      CHECK(cache.verify().problems.empty());
+    }
+  }
+}
+
+TEST_CASE("kernel descriptions parse into typed fields, and each malformed field is named") {
+  ModuleSource m = kjit::test::saxpy_module("typed");
+  std::vector<KernelDescription> k;
+  REQUIRE(parse_kernel_descriptions(m.kernels, &k) == "");
+  REQUIRE(k.size() == 1);
+  CHECK(k[0].name == "kjit_fixture::saxpy");
+  CHECK(k[0].params[0].name == "x");
+  CHECK(k[0].params[0].ndim == 1);
+  CHECK(k[0].params[2].ndim == 0);
+  CHECK(described_entry_points(k) == m.entry_points);
+  nlohmann::json bad = m.kernels;
+  bad[0]["launch_ndim"] = 9;
+  CHECK(parse_kernel_descriptions(bad, &k) ==
+        "kernel 'kjit_fixture::saxpy' has a 'launch_ndim' that is not an integer from 0 to 4");
+  CHECK(k.empty());
+  bad = m.kernels;
+  bad[0]["adjoint"] = bad[0]["forward"];
+  CHECK(parse_kernel_descriptions(bad, &k) ==
+        "kernel 'kjit_fixture::saxpy' names an entry point another entry point has");
+  bad = m.kernels;
+  bad[0]["adjoint_error"] = "no";
+  CHECK(parse_kernel_descriptions(bad, &k) == "kernel 'kjit_fixture::saxpy' has an adjoint and a reason it has none");
+  CHECK(parse_kernel_descriptions(nlohmann::json::array(), &k) == "");
+}
