@@ -3,6 +3,7 @@
 #include "checker.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -275,6 +276,9 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
   std::vector<ProgramResult> results(programs.size());
   std::vector<std::unique_ptr<KernelReg>> regs(programs.size());
   std::vector<size_t> live;
+  kjit::ModuleOptions mo = kjit::module(module).options();
+  mo.opt_level = o.opt_level;
+  kjit::module(module).set_options(mo);
   for (size_t i = 0; i < programs.size(); ++i) {
     ProgramResult& r = results[i];
     r.seed = programs[i].seed;
@@ -305,7 +309,9 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
       kjit::compiler::ModuleSource s = kjit::module_compile_input(module).source;
       kjit::compiler::CompileOptions fast;
       fast.fast_compile = true;
-      kjit::compiler::Artifact a = kjit::compiler::build_module(s, kjit::compiler::Target::parse("sm_90"), fast);
+      auto t0 = std::chrono::steady_clock::now();
+      kjit::compiler::Artifact a = kjit::compiler::build_module(s, kjit::compiler::Target::parse(getenv("FZ_TARGET") ? getenv("FZ_TARGET") : "sm_90"), fast);
+      if (o.verbose) std::fprintf(stderr, "nvrtc %s: %.2f s\n", module.c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       if (a.image.size() < 16) throw std::runtime_error("NVRTC returned an empty image");
     } catch (const std::exception& e) {
       nvrtc_failed = true;

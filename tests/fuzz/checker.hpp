@@ -34,6 +34,7 @@ struct CheckOptions {
   bool shrink = true;    ///< shrink failures and print them as DSL source
   int jobs = 1;          ///< batches checked at once
   bool verbose = false;
+  int opt_level = 3;     ///< the host compile's -O level (ModuleOptions::opt_level)
 };
 
 /// Totals of a run, and each failure (shrunk, with its DSL repro).

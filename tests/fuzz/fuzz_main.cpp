@@ -24,15 +24,26 @@ int main(int argc, char** argv) {
     else if (a == "--count") count = std::stoull(next());
     else if (a == "--jobs") o.jobs = std::stoi(next());
     else if (a == "--batch") o.batch = std::stoi(next());
+    else if (a == "--opt") o.opt_level = std::stoi(next());
     else if (a == "--no-nvrtc") o.nvrtc = false;
     else if (a == "--no-shrink") o.shrink = false;
     else if (a == "--avoid-known") o.gen = fuzz::known_safe_options();
+    else if (a == "--avoid") {
+      // A comma-separated subset of: mat, grad2, grada, jumps, minmax.
+      std::string list = std::string(",") + next() + ",";
+      auto has = [&](const char* w) { return list.find(std::string(",") + w + ",") != std::string::npos; };
+      if (has("mat")) o.gen.mat_products = false;
+      if (has("grad2")) o.gen.custom_grad_multi = false;
+      if (has("grada")) o.gen.custom_grad_array = false;
+      if (has("jumps")) o.gen.nested_jumps = false;
+      if (has("minmax")) o.gen.atomic_minmax = false;
+    }
     else if (a == "--print") print = std::stol(next());
     else if (a == "--verbose") o.verbose = true;
     else {
       std::fprintf(stderr,
                    "usage: kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] "
-                   "[--no-shrink] [--avoid-known] [--print SEED] [--verbose]\n");
+                   "[--no-shrink] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--print SEED] [--verbose]\n");
       return 2;
     }
   }
