@@ -339,6 +339,20 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
   return results;
 }
 
+std::string describe_inputs(const Program& p) {
+  std::vector<RefArg> in = make_inputs(p);
+  std::ostringstream o;
+  o << "// inputs (n = " << p.n << "):";
+  for (int q = 0; q < P_COUNT; ++q) {
+    if (q == P_OUT || q == P_OUTV) continue;
+    o << "\n//   " << param_name(q) << " = {";
+    for (size_t i = 0; i < in[size_t(q)].data.size(); ++i) o << (i ? ", " : "") << fmt(in[size_t(q)].data[i]);
+    o << "}";
+  }
+  o << "\n//   out, outv = zeros; the loss is sum(w * outputs) with weights from the seed\n";
+  return o.str();
+}
+
 }  // namespace
 
 std::vector<ProgramResult> check_batch(const std::vector<Program>& programs, const std::string& module,
@@ -388,7 +402,7 @@ Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& o) {
           d << "seed " << r.seed << ": " << r.kind << ": " << r.detail.substr(0, 2000) << "\n"
             << "shrunk from " << program_size(progs[i]) << " to " << program_size(small)
             << " statements; the shrunk program gives: " << again[0].kind << ": " << again[0].detail.substr(0, 2000)
-            << "\n" << to_dsl_source(small, "fuzz_repro_" + std::to_string(r.seed));
+            << "\n" << to_dsl_source(small, "fuzz_repro_" + std::to_string(r.seed)) << describe_inputs(small);
           r.detail = d.str();
         } else if (r.outcome == Outcome::Failure) {
           r.detail = "seed " + std::to_string(r.seed) + ": " + r.kind + ": " + r.detail + "\n" +

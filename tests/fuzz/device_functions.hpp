@@ -28,4 +28,7 @@ inline const auto fz_loop = func("fz_loop", [](auto x, auto n) {
   return Double(y);
 });
 
+inline const auto fz_wrong_g = func("fz_wrong_g", [](auto x) { return x * x; })
+    .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * x; });
+
 }  // namespace fuzz::fns

@@ -200,7 +200,7 @@ class Gen {
     std::vector<int> ok;
     for (size_t f = 0; f < kFuncs.size(); ++f) {
       const FuncInfo& fi = kFuncs[f];
-      if (fi.result != ty) continue;
+      if (fi.result != ty || !fi.generated) continue;
       if (fi.custom_grad && fi.params.size() >= 2 && !fi.takes_array && !o_.custom_grad_multi) continue;
       if (fi.takes_array && !o_.custom_grad_array) continue;
       ok.push_back(int(f));

@@ -170,6 +170,9 @@ const char* func_source(int f) {
              "      atomic_add(adj_a, i, adj_ret * x);\n"
              "      adj_x += adj_ret * a[i];\n"
              "    });\n";
+    case 6:
+      return "inline const auto fz_wrong_g = func(\"fz_wrong_g\", [](auto x) { return x * x; })\n"
+             "    .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * x; });\n";
     default:
       return "inline const auto fz_loop = func(\"fz_loop\", [](auto x, auto n) {\n"
              "  Var<Double> y = x;\n"

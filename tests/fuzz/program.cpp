@@ -30,6 +30,9 @@ const std::vector<FuncInfo> kFuncs = {
     {"fz_soft_g", {Ty::D}, Ty::D, true, false},
     {"fz_gather_g", {Ty::I, Ty::D}, Ty::D, true, true},  // (a, i, x): the array a is implicit
     {"fz_loop", {Ty::D, Ty::I}, Ty::D, false, false},
+    // A deliberately wrong custom gradient (d(x*x)/dx given as x): the self-test checks that
+    // the tester reports it.
+    {"fz_wrong_g", {Ty::D}, Ty::D, true, false, false},
 };
 
 const char* ty_name(Ty t) {

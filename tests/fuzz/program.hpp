@@ -104,7 +104,10 @@ extern const std::vector<const char*> kBinary;  ///< atan2, pow, min, max, ...
 extern const std::vector<const char*> kVecFn;
 extern const std::vector<const char*> kMatFn;
 /// Device functions (device_functions.hpp): name, parameter types, result type, custom grad.
-struct FuncInfo { const char* name; std::vector<Ty> params; Ty result; bool custom_grad; bool takes_array; };
+struct FuncInfo {
+  const char* name; std::vector<Ty> params; Ty result; bool custom_grad; bool takes_array;
+  bool generated = true;  ///< false: only the tester's self-test calls it
+};
 extern const std::vector<FuncInfo> kFuncs;
 
 /// The DSL handle name of a type ("Double", "Vec3d", ...).
