@@ -327,7 +327,9 @@ class Gen {
       s.k = Stmt::Return;
       return guarded(s, depth);
     }
-    if (r < 84 && !out_stored_ && loops_.empty()) return store(Stmt::StoreOut, Ty::D);
+    // A store in a loop overwrites its element every iteration: kjit must refuse its adjoint
+    // with the line (AUTODIFF.md), which exercises the refusal path.
+    if (r < 84 && !out_stored_ && (loops_.empty() || (o_.refusable && chance(0.3)))) return store(Stmt::StoreOut, Ty::D);
     if (r < 86 && !outv_stored_ && loops_.empty()) return store(Stmt::StoreOutV, Ty::V3);
     if (r < 94) {
       s.k = Stmt::AtomicAdd; s.ty = chance(0.7) ? Ty::D : Ty::V3;

@@ -15,6 +15,7 @@ struct GenOptions {
   bool custom_grad_multi = true;  ///< .grad() on a function of two value parameters
   bool custom_grad_array = true;  ///< .grad() on a function with an array parameter
   bool nested_jumps = true;     ///< Break / Continue / Return inside a loop nested in a loop
+  bool refusable = true;        ///< now and then a store in a loop, which kjit must refuse to differentiate
   int max_stmts = 22;           ///< statement budget
 };
 
