@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "checker.hpp"
+#include "kjit/kjit.hpp"
 #include "printer.hpp"
 #include "temp_cache.hpp"
 
@@ -33,8 +34,8 @@ TEST_CASE("generation is deterministic and the printer prints a KJIT_KERNEL") {
 
 namespace {
 fuzz::Expr load_a() {
-  fuzz::Expr tid{fuzz::Expr::Tid, fuzz::Ty::I};
-  fuzz::Expr e{fuzz::Expr::LoadA, fuzz::Ty::D};
+  fuzz::Expr tid = fuzz::Expr::of(fuzz::Expr::Tid, fuzz::Ty::I);
+  fuzz::Expr e = fuzz::Expr::of(fuzz::Expr::LoadA, fuzz::Ty::D);
   e.a.push_back(tid);
   return e;
 }
@@ -54,7 +55,7 @@ TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program a
   // out[t] = fz_wrong_g(a[t]) after unrelated statements the shrinker must remove.
   fuzz::Program p = fuzz::generate(7, fuzz::known_safe_options());
   p.seed = 900001;
-  fuzz::Expr call{fuzz::Expr::CallF, fuzz::Ty::D};
+  fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
   call.i0 = 6;
   call.a.push_back(load_a());
   std::function<void(std::vector<fuzz::Stmt>&)> drop = [&](std::vector<fuzz::Stmt>& b) {
@@ -75,4 +76,46 @@ TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program a
   std::string src = fuzz::to_dsl_source(small, "repro");
   CHECK(src.find("out[t] = fz_wrong_g(") != std::string::npos);
   CHECK(src.find("inline const auto fz_wrong_g") != std::string::npos);
+}
+
+// F1 of FINDINGS.md, as the shrinker printed it: a jump in one loop of a kernel with a nested
+// loop elsewhere (and a Return after a nested loop) broke jump lowering.
+namespace fuzz_f1 {
+KJIT_MODULE(fuzz_f1)
+using namespace kjit::dsl;
+KJIT_KERNEL(jump_beside_nest, (Array<Double> x, Int k, Array<Double> out)) {
+  Int t = tid();
+  Var<Double> y = x[t];
+  For(0, k, [&](Int) {
+    Var<Int> c1 = 0;
+    While([&] { return Int(c1) < 2; }, [&] { c1 = c1 + 1; y = y * 0.9 + sin(y); });
+  });
+  Var<Int> c3 = 0;
+  While([&] { return Int(c3) < k; }, [&] {
+    c3 = c3 + 1;
+    If(y > 5.0, [&] { Continue(); });
+    y = y * y * 0.5;
+  });
+  out[t] = y;
+}
+KJIT_KERNEL(return_after_nest, (Array<Double> x, Int k, Array<Double> out)) {
+  Int t = tid();
+  Var<Double> y = x[t];
+  For(0, k, [&](Int) { For(0, 2, [&](Int) { y = y * 0.8 + cos(y); }); });
+  If(y > 10.0, [&] { Return(); });
+  out[t] = y * y;
+}
+}  // namespace fuzz_f1
+
+TEST_CASE("F1: jumps beside a nested loop compile and differentiate") {
+  fuzz::TempCache cache;
+  for (const kjit::KernelDef* def : {&fuzz_f1::jump_beside_nest.def(), &fuzz_f1::return_after_nest.def()}) {
+    INFO(def->name());
+    auto x = kjit::from_vector(std::vector<double>{0.3, -0.7, 1.1, 0.05});
+    auto out = kjit::zeros<double>({4});
+    std::vector<kjit::LaunchArg> args{x, int32_t(3), out};
+    kjit::launch(*def, 4, args);
+    auto report = kjit::check_gradients(*def, 4, args);
+    CHECK_MESSAGE(report.passed(), report.str());
+  }
 }

@@ -57,6 +57,8 @@ struct Expr {
   int i0 = 0, i1 = 0;
   double d = 0;
   std::vector<Expr> a;
+  /// An expression of kind `k` and type `ty` without operands (add them to `a`).
+  static Expr of(Kind k, Ty ty) { Expr e; e.k = k; e.ty = ty; return e; }
 };
 
 /// Elements of a local array (zeros<Double, kLocalSize>()).

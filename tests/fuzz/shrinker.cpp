@@ -80,11 +80,11 @@ Expr simplest(Ty ty) {
   switch (ty) {
     case Ty::D: e.k = Expr::ConstD; e.d = 0.5; break;
     case Ty::I: e.k = Expr::ConstI; e.i0 = 1; break;
-    case Ty::V3: e.k = Expr::LoadV; e.a.push_back(Expr{Expr::Tid, Ty::I}); break;
-    case Ty::M33: e.k = Expr::LoadM; e.a.push_back(Expr{Expr::Tid, Ty::I}); break;
+    case Ty::V3: e.k = Expr::LoadV; e.a.push_back(Expr::of(Expr::Tid, Ty::I)); break;
+    case Ty::M33: e.k = Expr::LoadM; e.a.push_back(Expr::of(Expr::Tid, Ty::I)); break;
     case Ty::B: {
       e.k = Expr::Cmp; e.i0 = 0;
-      Expr x; x.k = Expr::LoadA; x.ty = Ty::D; x.a.push_back(Expr{Expr::Tid, Ty::I});
+      Expr x; x.k = Expr::LoadA; x.ty = Ty::D; x.a.push_back(Expr::of(Expr::Tid, Ty::I));
       Expr z; z.k = Expr::ConstD; z.ty = Ty::D; z.d = 0;
       e.a = {x, z};
       break;
