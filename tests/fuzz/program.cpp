@@ -12,7 +12,7 @@ const std::vector<UnaryFn> kUnary = {
     {"cosh", "tanh(%s)"},    {"erf", "%s"},           {"erfc", "%s"},
     {"cbrt", "1.5 + tanh(%s)"}, {"log2", "1.5 + tanh(%s)"}, {"log10", "1.5 + tanh(%s)"},
     {"asin", "0.9 * tanh(%s)"}, {"acos", "0.9 * tanh(%s)"}, {"erfinv", "0.9 * tanh(%s)"},
-    {"erfcinv", "1.0 + 0.9 * tanh(%s)"}, {"degrees", "%s"}, {"radians", "%s"},
+    {"erfcinv", "1.0 + 0.9 * tanh(%s)"}, {"degrees", "0.02 * tanh(%s)"}, {"radians", "%s"},
     {"abs", "%s"},
 };
 // atan2(x, y), pow(1.5 + tanh(x), tanh(y)), min, max, clamp(x, -|y|-0.5, |y|+0.5) as

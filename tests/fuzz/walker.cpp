@@ -47,6 +47,7 @@ struct Walker {
     else if (dom == "1.5 + tanh(%s)") y = 1.5 + tanh(x);
     else if (dom == "0.9 * tanh(%s)") y = 0.9 * tanh(x);
     else if (dom == "1.0 + 0.9 * tanh(%s)") y = 1.0 + 0.9 * tanh(x);
+    else if (dom == "0.02 * tanh(%s)") y = 0.02 * tanh(x);
     else throw std::logic_error("walker: unknown domain " + dom);
     switch (f) {
       case 0: return sin(y);
