@@ -59,12 +59,21 @@ xla::ErrorCode code_for(ErrorKind kind) noexcept {
   return xla::kInternal;
 }
 
-bool answer_metadata(xla::CallFrame* frame, uint32_t traits) noexcept {
-  xla::ExtensionBase* ext = frame->extension_start;
-  for (; ext; ext = ext->next) {
+bool answer_metadata(xla::CallFrame* frame, uint32_t traits) {
+  if (frame->struct_size < offsetof(xla::CallFrame, extension_start) + sizeof(void*))
+    fail(xla::kFailedPrecondition, "the XLA call frame is smaller (" + std::to_string(frame->struct_size) +
+                                       " bytes) than its extension list needs");
+  // Walk at most kMaxExtensions entries: a cycle (or an endless list) is reported, not followed.
+  int count = 0;
+  for (xla::ExtensionBase* ext = frame->extension_start; ext; ext = ext->next) {
+    if (++count > kMaxExtensions)
+      invalid("the call frame's extension list is cyclic or longer than " + std::to_string(kMaxExtensions) +
+              " entries");
     if (ext->type != xla::kExtensionMetadata) continue;
     auto* m = reinterpret_cast<xla::MetadataExtension*>(ext);
-    if (!m->metadata) return true;
+    if (!m->metadata)
+      invalid("the call frame's metadata extension has no metadata to fill (XLA's probe always passes one); "
+              "the call did not run");
     m->metadata->api_version.major_version = xla::kApiMajor;
     m->metadata->api_version.minor_version = xla::kApiMinor;
     m->metadata->traits = traits;
@@ -78,13 +87,26 @@ void check_frame(const xla::CallFrame* frame) {
     fail(xla::kFailedPrecondition, "the XLA call frame is smaller (" + std::to_string(frame->struct_size) +
                                        " bytes) than FFI API 0.1 defines (" + std::to_string(kCallFrameSize01) +
                                        ")");
+  if (!frame->api)
+    fail(xla::kFailedPrecondition, "the XLA call frame has no api");  // unreportable: guarded() drops it
+  if (frame->api->struct_size < kApiSizeErrorCreate)
+    fail(xla::kFailedPrecondition, "the XLA FFI api is smaller (" + std::to_string(frame->api->struct_size) +
+                                       " bytes) than FFI API 0.1 defines");
   const xla::Args& a = frame->args;
   const xla::Rets& r = frame->rets;
   const xla::Attrs& t = frame->attrs;
-  if (a.size < 0 || (a.size > 0 && (!a.types || !a.args))) invalid("the call frame's argument table is malformed");
-  if (r.size < 0 || (r.size > 0 && (!r.types || !r.rets))) invalid("the call frame's result table is malformed");
-  if (t.size < 0 || (t.size > 0 && (!t.types || !t.names || !t.attrs)))
-    invalid("the call frame's attribute table is malformed");
+  // Counts are int64 in the ABI; bound them before anything converts them to int.
+  auto count = [](int64_t n, const char* what) {
+    if (n < 0 || n > kMaxFrameEntries)
+      invalid(std::string("the call frame's ") + what + " table has " + std::to_string(n) + " entries (kjit accepts 0 to " +
+              std::to_string(kMaxFrameEntries) + ")");
+  };
+  count(a.size, "argument");
+  count(r.size, "result");
+  count(t.size, "attribute");
+  if (a.size > 0 && (!a.types || !a.args)) invalid("the call frame's argument table is malformed");
+  if (r.size > 0 && (!r.types || !r.rets)) invalid("the call frame's result table is malformed");
+  if (t.size > 0 && (!t.types || !t.names || !t.attrs)) invalid("the call frame's attribute table is malformed");
 }
 
 AttrRef find_attr(const xla::Attrs& attrs, std::string_view name) {
@@ -248,7 +270,7 @@ std::string shape_str(const int64_t* dims, int64_t rank) {
 
 void* stream_of(const xla::CallFrame* frame) {
   const xla::Api* api = frame->api;
-  if (!api->Stream_Get) fail(xla::kFailedPrecondition, "this XLA offers no XLA_FFI_Stream_Get");
+  if (!KJIT_XLA_API_HAS(api, Stream_Get) || !api->Stream_Get) fail(xla::kFailedPrecondition, "this XLA offers no XLA_FFI_Stream_Get");
   xla::StreamGetArgs args{};
   args.struct_size = sizeof(args);
   args.ctx = frame->ctx;

@@ -30,23 +30,33 @@ xla::Error* make_error(const xla::Api* api, xla::ErrorCode code, const std::stri
 /// The XLA error code for a kjit::Error of `kind`.
 xla::ErrorCode code_for(ErrorKind kind) noexcept;
 
-/// Answers XLA's metadata probe (API version 0.1 and `traits`) when `frame` carries the
-/// metadata extension. Returns true when the call was the probe and nothing else is to be done.
-bool answer_metadata(xla::CallFrame* frame, uint32_t traits) noexcept;
+/// Most extensions a frame's list may hold; a longer (or cyclic) list is an error, not a hang.
+inline constexpr int kMaxExtensions = 64;
+/// Most arguments, results or attributes a frame may hold: far above what a kjit call passes,
+/// far below where counts stop fitting the int arithmetic of the decoders.
+inline constexpr int64_t kMaxFrameEntries = 1 << 16;
 
-/// Checks the parts of the frame every handler reads (api, struct sizes, arg/ret tables);
-/// throws HandlerError when the frame is malformed.
+/// Answers XLA's metadata probe (API version 0.1 and `traits`) when `frame` carries the
+/// metadata extension. Returns true when the call was the probe and nothing else is to be done;
+/// throws HandlerError for a cyclic or overlong extension list and for a metadata extension
+/// without metadata (which is no probe: reporting success would skip the call).
+bool answer_metadata(xla::CallFrame* frame, uint32_t traits);
+
+/// Checks the parts of the frame every handler reads (api, struct sizes, arg/ret/attr tables
+/// and their counts); throws HandlerError when the frame is malformed.
 void check_frame(const xla::CallFrame* frame);
 
 /// Runs `body()` for an EXECUTE call of `frame` and turns every exception into an XLA error
 /// made through frame->api: nothing throws across the C ABI. Answers the metadata probe with
 /// `traits`; other stages are no-ops.
+/// A frame without an api (or one too small to create errors) has nothing to report
+/// through: the call returns without running anything, as for a null frame.
 template <class Body>
 xla::Error* guarded(xla::CallFrame* frame, uint32_t traits, const char* handler, Body&& body) noexcept {
   if (!frame) return nullptr;  // nothing to report through
-  if (answer_metadata(frame, traits)) return nullptr;
   const xla::Api* api = frame->api;
   try {
+    if (answer_metadata(frame, traits)) return nullptr;
     check_frame(frame);
     if (frame->stage != xla::kExecute) return nullptr;
     body();

@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "kjit/ffi/xla_abi.hpp"
+#include "kjit/ir/extent_facts.hpp"
 #include "kjit/kernel.hpp"
 
 namespace kjit::ffi::detail {
@@ -57,6 +58,7 @@ struct KernelInfo {
   bool has_adjoint = false;
   std::string adjoint_error;  ///< why there is no adjoint (when there is none)
   int block_dim = 256;        ///< the module's default CUDA block size
+  ir::ExtentFacts extents;    ///< the unguarded accesses that bound a launch by the arrays' extents
   std::string json;           ///< the signature the Python shim reads
 
   /// "x, y, out": the names of the parameters at `indices`.

@@ -73,7 +73,12 @@ void write_array(kj::array_t<void>* slot, const ParamInfo& p, const xla::Buffer&
   }
 }
 
-/// Packs the static parameter `p` from its typed attribute into `out`.
+/// Whether attribute values of `got` carry parameter values of `want`: the same dtype, or the
+/// raw bits of a 16-bit float as uint16 (XLA's FFI decodes no 16-bit float attribute).
+bool carries(xla::DataType got, xla::DataType want) {
+  return got == want || ((want == xla::kF16 || want == xla::kBF16) && got == xla::kU16);
+}
+
 }  // namespace
 
 void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out) {
@@ -82,22 +87,25 @@ void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, 
   if (!a)
     invalid(pre + "Missing static argument '" + p.name + "' (" + p.type.str() + "): static arguments travel as "
             "typed attributes named after the parameter");
-  if (p.lanes == 1) {
-    if (a.type != xla::kAttrScalar)
-      invalid(pre + "static argument '" + p.name + "' must be a scalar attribute of " + dtype_name(p.dtype));
+  // A scalar travels as a scalar attribute, or as a 1-element array (uint64 values above
+  // INT64_MAX, which JAX's scalar attributes cannot hold); a vector as an array.
+  if (p.lanes == 1 && a.type == xla::kAttrScalar) {
     const auto* s = static_cast<const xla::Scalar*>(a.value);
-    if (s->dtype != p.dtype)
+    if (!carries(s->dtype, p.dtype))
       invalid(pre + "Invalid data type for static argument '" + p.name + "', expected " + dtype_name(p.dtype) +
               ", got " + dtype_name(s->dtype));
     if (!s->value) invalid(pre + "static argument '" + p.name + "' has no value");
     std::memcpy(out, s->value, size_t(p.element_bytes));
     return;
   }
-  if (a.type != xla::kAttrArray)
+  if (a.type != xla::kAttrArray) {
+    if (p.lanes == 1)
+      invalid(pre + "static argument '" + p.name + "' must be a scalar attribute of " + dtype_name(p.dtype));
     invalid(pre + "static argument '" + p.name + "' (" + p.type.str() + ") must be an array attribute of " +
             std::to_string(p.lanes) + " " + dtype_name(p.dtype) + " values");
+  }
   const auto* arr = static_cast<const xla::Array*>(a.value);
-  if (arr->dtype != p.dtype)
+  if (!carries(arr->dtype, p.dtype))
     invalid(pre + "Invalid data type for static argument '" + p.name + "', expected " + dtype_name(p.dtype) +
             ", got " + dtype_name(arr->dtype));
   if (arr->size != size_t(p.lanes) || !arr->data)
@@ -143,10 +151,10 @@ class Packer {
     ba.desc = desc;
     ba.base = static_cast<char*>(b->data);
     // Batch strides: the buffer's leading dims, aligned to the call's trailing batch dims;
-    // a missing or size-1 dim broadcasts (stride 0).
+    // a missing or size-1 dim broadcasts (stride 0). element_bytes is a whole element (all
+    // of a vector's or matrix's lanes), so only the array dims multiply it.
     int64_t stride = int64_t(p.element_bytes);
-    for (int d = 0; d < p.rank() - p.inner_rank; ++d) stride *= b->dims[batch_rank + d];
-    for (int d = 0; d < p.inner_rank; ++d) stride *= p.inner[d];
+    for (int d = 0; d < p.ndim; ++d) stride *= b->dims[batch_rank + d];
     for (int d = 0; d < kMaxBatchRank; ++d) ba.batch_stride[d] = 0;
     for (int d = batch_rank - 1; d >= 0; --d) {
       int call_d = shape_of.batch_rank - batch_rank + d;
@@ -255,12 +263,54 @@ void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const 
   (void)L;
 }
 
-/// Non-empty launches cannot index empty arrays: kernels do not bounds-check.
-void check_not_empty(const Plan& plan, const KernelInfo& k, const ParamInfo& p, const xla::Buffer& b) {
+/// Non-empty launches cannot index empty arrays: kernels do not bounds-check. Arrays whose
+/// elements the kernel never touches (it reads their extents only) may be empty.
+void check_not_empty(const Plan& plan, const KernelInfo& k, int param, const xla::Buffer& b) {
+  const ParamInfo& p = k.params[size_t(param)];
+  if (!k.extents.accessed[size_t(param)]) return;
   if (plan.bounds.size > 0 && plan.batch_count > 0 && elements(b) == 0)
     invalid(prefix(k, plan.adjoint) + "array argument '" + p.name + "' is empty (shape " +
             shape_str(b.dims, b.rank) + ") but the launch has " + std::to_string(plan.bounds.size) +
             " threads; kernels do not bounds-check, so an empty array cannot be passed to a non-empty launch");
+}
+
+/// The buffers bound to each parameter of a call (and to its adjoint, for an adjoint call),
+/// for the extent check once all are known.
+struct ByParam {
+  const xla::Buffer* buf[kMaxParams] = {};
+  int br[kMaxParams];            ///< set with buf (left uninitialised: this is the hot path)
+  const char* role[kMaxParams];  ///< likewise
+  void set(int param, const xla::Buffer* b, int batch_rank, const char* r) {
+    buf[param] = b;
+    br[param] = batch_rank;
+    role[param] = r;
+  }
+};
+
+/// Refuses a launch longer than an array the kernel indexes by the thread index with no
+/// guard (kjit/ir/extent_facts.hpp): it would read or write past the array.
+void check_extents(const Plan& plan, const KernelInfo& k, const ByParam& by, bool launch_dims_given) {
+  if (plan.bounds.size == 0 || plan.batch_count == 0) return;
+  for (const ir::ExtentFact& fact : k.extents.unguarded) {
+    const xla::Buffer* b = by.buf[fact.param];
+    if (!b) continue;
+    const ParamInfo& p = k.params[size_t(fact.param)];
+    const int64_t threads = fact.launch_dim < 0 ? plan.bounds.size : plan.bounds.shape[fact.launch_dim];
+    const int64_t need = fact.needed(threads);
+    const int64_t have = b->dims[by.br[fact.param] + fact.dim];
+    if (have >= need) continue;
+    int64_t shape[kj::kMaxDims];
+    for (int d = 0; d < plan.bounds.ndim; ++d) shape[d] = plan.bounds.shape[d];
+    const std::string launch = shape_str(shape, plan.bounds.ndim);
+    const bool output = std::string(by.role[fact.param]) == "output";
+    invalid(prefix(k, plan.adjoint) + (output ? "output '" : std::string(by.role[fact.param]) + " '") + p.name +
+            "' has extent " + std::to_string(have) + " in dimension " + std::to_string(fact.dim) +
+            ", but the launch " + launch + (launch_dims_given ? " (launch_dims)" : "") + " needs at least " +
+            std::to_string(need) + ": the kernel indexes '" + p.name + "' at " + fact.index_str() + " (" +
+            fact.loc.short_str() + ") with no guard" +
+            (output ? "; output_dims must not be smaller than the launch" : "; pass launch_dims no larger than '" +
+                                                                             p.name + "'"));
+  }
 }
 
 void read_block_dim(const xla::CallFrame* f, Plan& plan) {
@@ -344,6 +394,7 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
   read_block_dim(f, plan);
 
   Packer pk(plan);
+  ByParam by;
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
   int in_i = 0, out_i = 0;
   for (size_t pi = 0; pi < k.params.size(); ++pi) {
@@ -377,9 +428,11 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
         fl.bytes = size_t(elements(*b)) * size_t(dtype_bytes(b->dtype));
       }
     }
-    check_not_empty(plan, k, p, *b);
+    check_not_empty(plan, k, int(pi), *b);
+    by.set(int(pi), b, br, out_i > 0 ? "output" : "array argument");
     pk.array(p, b, br, plan);
   }
+  check_extents(plan, k, by, bool(find_attr(f->attrs, kAttrLaunchDims)));
 }
 
 void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
@@ -458,6 +511,7 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
 
   Packer pk(plan);
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
+  ByParam by;
   // Primal parameters: inputs (in/out ones hold the values before the forward call), outputs.
   for (size_t pi = 0, ai = 0; pi < k.params.size(); ++pi) {
     const ParamInfo& p = k.params[pi];
@@ -465,10 +519,23 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
       read_static(pre, f->attrs, p, pk.next(size_t(p.element_bytes)));
       continue;
     }
-    check_not_empty(plan, k, p, *bufs[ai]);
+    check_not_empty(plan, k, int(pi), *bufs[ai]);
+    by.set(int(pi), bufs[ai], br[ai], int(ai) < L.nin ? "array argument" : "output");
     pk.array(p, bufs[ai], br[ai], plan);
     ++ai;
   }
+  check_extents(plan, k, by, bool(find_attr(f->attrs, kAttrLaunchDims)));
+  // The adjoint indexes each adjoint array as its primal: gradients and cotangents too, so
+  // each must have its primal's array dims (batch dims may differ: they broadcast).
+  ByParam adj;
+  auto same_dims = [&](const ParamInfo& p, const xla::Buffer& g, int gbr, const xla::Buffer& primal, int pbr,
+                       const char* role) {
+    bool same = true;
+    for (int d = 0; d < p.rank(); ++d) same = same && g.dims[gbr + d] == primal.dims[pbr + d];
+    if (!same)
+      invalid(pre + role + " '" + p.name + "' has shape " + shape_str(g.dims + gbr, p.rank()) + " but '" + p.name +
+              "' has " + shape_str(primal.dims + pbr, p.rank()) + ": the adjoint indexes both alike");
+  };
   // Adjoints: gradient results for differentiable inputs (zeroed, or seeded with the in/out
   // cotangent), cotangents for outputs, nothing for integers; static values get zero.
   size_t ri = 0;
@@ -498,13 +565,18 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
                   " but its gradient " + shape_str(g->dims, g->rank));
         fl.src = cot.data;
       }
+      same_dims(p, *g, ret_br[ri], *bufs[arr], br[arr], "gradient");
+      adj.set(int(pi), g, ret_br[ri], "gradient");
       pk.array(p, g, ret_br[ri], plan);
       ++ri;
     } else {
       int c = L.n_io + (arr - L.nin);
+      same_dims(p, *bufs[A + c], br[A + c], *bufs[arr], br[arr], "cotangent");
+      adj.set(int(pi), bufs[A + c], br[A + c], "cotangent");
       pk.array(p, bufs[A + c], br[A + c], plan);
     }
   }
+  check_extents(plan, k, adj, bool(find_attr(f->attrs, kAttrLaunchDims)));
 }
 
 }  // namespace kjit::ffi::detail

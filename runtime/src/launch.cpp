@@ -2,6 +2,7 @@
 #include "kjit/runtime/launch.hpp"
 
 #include "cuda_entry_launch.hpp"
+#include "extent_check.hpp"
 #include "module_table.hpp"
 #include "param_packer.hpp"
 #include "thread_pool.hpp"
@@ -58,6 +59,7 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   if (!fn) throw Error(ErrorKind::User, entry.adjoint_error);
   detail::PackedParams params;
   detail::pack_launch(params, kernel, bounds, args, adj_args, device);
+  detail::check_extents(kernel, bounds, args, adj_args);
   if (bounds.size == 0) return;
   if (device.is_cpu()) {
     CpuCall call{reinterpret_cast<CpuEntry>(fn), params.pointers()};

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "kjit/codegen/codegen.hpp"
+#include "gradient_support.hpp"
 #include "kjit/kjit.hpp"
 
 using namespace kjit;
@@ -156,20 +157,8 @@ KJIT_KERNEL(exch_int, (Array<Double> x, Array<Int> flag, Array<Double> out)) {
 }
 }  // namespace combo
 
-namespace {
-std::vector<double> random_values(int n, double lo, double hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = u(rng);
-  return v;
-}
-void expect_pass(const GradCheckReport& r) {
-  INFO(r.str());
-  CHECK(r.passed());
-  for (const GradCheckParam& p : r.params) CHECK(p.checked > 0);
-}
-}  // namespace
+using autodiff_support::expect_pass;
+using autodiff_support::random_values;
 
 TEST_CASE("jumps in inner loops: forward values and gradients") {
   const int n = 6;

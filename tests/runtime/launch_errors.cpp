@@ -3,6 +3,7 @@
 
 #include "kjit/kjit.hpp"
 #include "saxpy.hpp"
+#include "user_error.hpp"
 
 using namespace kjit;
 
@@ -16,16 +17,7 @@ KJIT_KERNEL(grid, (Array<Float, 2> x)) {
 }  // namespace le_tests
 
 namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::User);
-    return e.what();
-  }
-  FAIL("no error");
-  return "";
-}
+using kjit::test::error_of;
 bool has(const std::string& s, const std::string& part) {
   INFO(s);
   return s.find(part) != std::string::npos;

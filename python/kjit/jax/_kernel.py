@@ -82,6 +82,10 @@ class _Call:
         lay = k.layout
         self.k = k
         self.vmap_method = vmap_method
+        # expand_dims gives an unbatched operand a size-1 batch dim, and XLA cannot alias a
+        # (1, n) in/out operand to its (b, n) result: kernels with in/out arrays broadcast
+        # their unbatched operands instead (broadcast_all), which the handler launches alike.
+        self.forward_vmap_method = "broadcast_all" if vmap_method == "expand_dims" and lay.in_out else vmap_method
         self.arrays: list[Any] = []
         self.attrs: dict[str, Any] = {"kjit_kernel": k.name}
         statics = []
@@ -126,7 +130,7 @@ class _Call:
     def forward(self, arrays: Sequence[Any]) -> list[Any]:
         """The forward FFI call; returns every result (in/out first)."""
         lay = self.k.layout
-        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, self.out_types, vmap_method=self.vmap_method,
+        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, self.out_types, vmap_method=self.forward_vmap_method,
                               input_output_aliases=lay.input_output_aliases or None,
                               has_side_effect=self.k.has_side_effect)
         return list(fn(*arrays, **self.attrs))
@@ -163,7 +167,7 @@ def _make_vjp(k: KernelFunction, proto: _Call) -> Any:
     out_types = proto.out_types
 
     def forward(*arrays: Any) -> list[Any]:
-        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, out_types, vmap_method=proto.vmap_method,
+        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, out_types, vmap_method=proto.forward_vmap_method,
                               input_output_aliases=lay.input_output_aliases or None,
                               has_side_effect=k.has_side_effect)
         return list(fn(*arrays, **attrs))

@@ -184,24 +184,64 @@ def check_array(p: Param, value: Any) -> None:
                         f"{tuple(shape[p.ndim:])}")
 
 
+def _checked_value(p: Param, v: Any) -> Any:
+    """One static value converted exactly to ``p.dtype``: integers and bools in range, floats
+    finite unless given as inf or nan. Errors name the argument."""
+    dt = p.dtype
+    v = v.item() if isinstance(v, np.generic) and dt.name != "bfloat16" else v  # messages show 300, not np.int64(300)
+    if dt.kind == "b":
+        if not isinstance(v, (bool, np.bool_)) and v not in (0, 1):
+            raise ValueError(f"Invalid value for static argument '{p.name}': {v!r} is not a bool")
+        return np.bool_(v)
+    if dt.kind in "iu":
+        if isinstance(v, (float, np.floating)) and not float(v).is_integer():
+            raise TypeError(f"Invalid value for static argument '{p.name}', {v!r} is not exactly a {dt}")
+        try:
+            iv = int(v)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"Invalid value for static argument '{p.name}', {v!r} is not exactly a {dt}") from None
+        info = np.iinfo(dt)
+        if not info.min <= iv <= info.max:
+            raise ValueError(f"Invalid value for static argument '{p.name}': {v!r} is out of range for {dt} "
+                             f"({info.min}..{info.max})")
+        return dt.type(iv)
+    fv = float(v)
+    with np.errstate(over="ignore"):
+        cv = dt.type(fv)
+    if np.isinf(cv) and np.isfinite(fv):
+        raise ValueError(f"Invalid value for static argument '{p.name}': {v!r} is out of range for {dt}")
+    return cv
+
+
+def _encoded(p: Param, values: np.ndarray) -> np.ndarray:
+    """``values`` (of ``p.dtype``) as an attribute XLA's FFI decodes: 16-bit floats as their
+    uint16 bits (XLA has no 16-bit float attributes; the handler takes the bits)."""
+    if p.dtype.name in ("float16", "bfloat16"):
+        return values.view(np.uint16)
+    return values
+
+
 def static_attribute(p: Param, value: Any) -> np.generic | np.ndarray:
-    """A static value as the typed attribute the handler reads (exact dtype)."""
+    """A static value as the typed attribute the handler reads (exact dtype; 16-bit floats as
+    uint16 bits; a uint64 scalar as a 1-element array, which JAX encodes beyond INT64_MAX)."""
     if isinstance(value, jax.core.Tracer):
         raise ValueError(f"Argument '{p.name}' must be a static value (a Python or NumPy number), not a traced "
                          "array: static arguments are compiled into the call as attributes")
-    arr = np.asarray(value)
+    # Python numbers stay exact (an object array): a list mixing 0 and 2**64 - 1 would
+    # otherwise become float64 and lose the low bits.
+    arr = value if isinstance(value, (np.ndarray, np.generic)) else np.array(value, dtype=object)
+    arr = np.asarray(arr)
     if p.lanes == 1:
         if arr.shape not in ((), (1,)):
             raise TypeError(f"Invalid value for static argument '{p.name}', expected one {p.dtype}, got shape {arr.shape}")
-        converted = p.dtype.type(arr.reshape(()).item())
-        if p.dtype.kind in "iub" and converted != arr.reshape(()).item():
-            raise TypeError(f"Invalid value for static argument '{p.name}', {value!r} is not exactly a {p.dtype}")
-        return converted
-    flat = arr.astype(p.dtype).reshape(-1)
+        one = np.array([_checked_value(p, arr.reshape(-1)[0])], dtype=p.dtype)
+        enc = _encoded(p, one)
+        return enc if p.dtype == np.uint64 else enc[0]
+    flat = arr.reshape(-1)
     if flat.size != p.lanes:
         raise TypeError(f"Invalid inner dimensions for static argument '{p.name}', expected {p.lanes} values for "
                         f"{p.type}, got {flat.size}")
-    return flat
+    return _encoded(p, np.array([_checked_value(p, v) for v in flat], dtype=p.dtype))
 
 
 def output_type(p: Param, dims: Any) -> jax.ShapeDtypeStruct:

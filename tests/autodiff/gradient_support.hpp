@@ -1,0 +1,29 @@
+// Helpers the autodiff suites share: seeded random inputs and "the gradient check passed".
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <vector>
+
+#include "kjit/kjit.hpp"
+
+namespace autodiff_support {
+
+/// `n` values uniform in [lo, hi), the same for the same seed.
+inline std::vector<double> random_values(int n, double lo, double hi, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+/// The report passed, and every differentiable parameter was actually checked.
+inline void expect_pass(const kjit::GradCheckReport& r) {
+  INFO(r.str());
+  CHECK(r.passed());
+  for (const kjit::GradCheckParam& p : r.params) CHECK(p.checked > 0);
+}
+
+}  // namespace autodiff_support

@@ -1,0 +1,2 @@
+// The robustness kernels (robust_kernels.hpp) in the JAX tests' kernel library.
+#include "robust_kernels.hpp"
