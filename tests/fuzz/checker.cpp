@@ -1,0 +1,461 @@
+// checker.cpp — one batch of programs through kjit on cpu (and NVRTC), each result checked
+// against the reference evaluator and its finite differences.
+#include "checker.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "kjit/compiler/build.hpp"
+#include "kjit/kjit.hpp"
+#include "printer.hpp"
+#include "reference.hpp"
+#include "walker.hpp"
+
+namespace fuzz {
+namespace {
+
+// Gradient tolerance: |adjoint - fd| <= kRelTol * max(|fd|, |adjoint|) + kAbsFloor * (1 + scale),
+// scale = sum of |w * output| (the size of L), fd = Richardson-extrapolated central
+// differences with steps kStep and kStep / 2 (error O(h^4) ~ 1e-12, rounding ~ 1e-13 * scale).
+constexpr double kRelTol = 1e-6;
+constexpr double kAbsFloor = 1e-9;
+constexpr double kStep = 1e-3;
+// Forward values: |kjit - reference| <= kFwdTol * (1 + |reference|) (libm differences only).
+constexpr double kFwdTol = 1e-9;
+
+const int kLanes[P_COUNT] = {1, 3, 9, 1, 1, 1, 1, 3, 1, 3, 1};
+const bool kIsArray[P_COUNT] = {true, true, true, true, false, false, true, true, true, true, true};
+const bool kIsOutput[P_COUNT] = {false, false, false, false, false, false, true, true, true, true, true};
+
+kjit::ir::Type elem_type(int p) {
+  using kjit::ir::Scalar;
+  using kjit::ir::Type;
+  if (p == P_IDX || p == P_K) return Type::scalar_of(Scalar::I32);
+  if (kLanes[p] == 3) return Type::vector(3, Scalar::F64);
+  if (kLanes[p] == 9) return Type::matrix(3, 3, Scalar::F64);
+  return Type::scalar_of(Scalar::F64);
+}
+
+int count_of(int p, int n) { return (p >= P_ACC) ? kAccSize : n; }
+
+/// Inputs and initial outputs of a program: deterministic from its seed.
+std::vector<RefArg> make_inputs(const Program& prog) {
+  std::mt19937_64 rng(prog.seed ^ 0xA5A5A5A5DEADBEEFull);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<RefArg> args(P_COUNT);
+  for (int p = 0; p < P_COUNT; ++p) {
+    RefArg& a = args[size_t(p)];
+    a.is_array = kIsArray[p];
+    a.count = kIsArray[p] ? count_of(p, prog.n) : 1;
+    a.data.resize(size_t(a.count * kLanes[p]));
+    for (double& x : a.data) {
+      if (p == P_IDX) x = double(rng() % uint64_t(prog.n));
+      else if (p == P_K) x = double(rng() % 5);
+      else if (p == P_OUT || p == P_OUTV) x = 0;
+      else x = u(rng);
+    }
+  }
+  return args;
+}
+
+template <class T>
+std::vector<T> pack(const std::vector<double>& flat) {
+  std::vector<T> v(flat.size() * sizeof(double) / sizeof(T));
+  std::memcpy(v.data(), flat.data(), flat.size() * sizeof(double));
+  return v;
+}
+
+kjit::NdArray to_device(int p, const RefArg& a) {
+  if (p == P_IDX) return kjit::from_vector(std::vector<int32_t>(a.data.begin(), a.data.end()), {a.count});
+  if (kLanes[p] == 3) return kjit::from_vector(pack<kjit::vec3d>(a.data), {a.count});
+  if (kLanes[p] == 9) return kjit::from_vector(pack<kjit::mat33d>(a.data), {a.count});
+  return kjit::from_vector(a.data, {a.count});
+}
+
+std::vector<double> from_device(int p, const kjit::NdArray& arr, size_t values) {
+  std::vector<double> out(values);
+  if (kLanes[p] == 3) { auto v = arr.to_vector<kjit::vec3d>(); std::memcpy(out.data(), v.data(), values * 8); }
+  else if (kLanes[p] == 9) { auto v = arr.to_vector<kjit::mat33d>(); std::memcpy(out.data(), v.data(), values * 8); }
+  else out = arr.to_vector<double>();
+  return out;
+}
+
+std::vector<kjit::LaunchArg> launch_args(std::vector<kjit::NdArray>& arrays, const std::vector<RefArg>& in) {
+  std::vector<kjit::LaunchArg> args;
+  for (int p = 0; p < P_COUNT; ++p) {
+    if (p == P_S) args.emplace_back(in[size_t(p)].data[0]);
+    else if (p == P_K) args.emplace_back(int32_t(in[size_t(p)].data[0]));
+    else args.emplace_back(arrays[size_t(p)]);
+  }
+  return args;
+}
+
+bool names_line(const std::string& msg) {
+  static const std::regex re(R"([A-Za-z0-9_./-]+\.(hpp|cpp|h|cc):[0-9]+)");
+  return std::regex_search(msg, re);
+}
+
+std::string fmt(double x) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.17g", x);
+  return b;
+}
+
+/// A batch-level failure: the module as a whole did not build or launch.
+struct ModuleFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char* param_name(int p) { return kParamNames[size_t(p)].c_str(); }
+
+/// Runs one traced program on cpu and checks it. `solo`: the program has its own module, so
+/// a build error is its own.
+ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, bool solo) {
+  ProgramResult r;
+  r.seed = prog.seed;
+  const kjit::ir::Function& fn = def.ir();
+  const int n = prog.n;
+  std::vector<RefArg> init = make_inputs(prog);
+
+  // Reference forward.
+  std::vector<RefArg> ref = init;
+  try {
+    run_reference(fn, n, ref);
+  } catch (const std::runtime_error& e) {
+    r.outcome = Outcome::Failure;
+    r.kind = "reference";
+    r.detail = e.what();
+    return r;
+  }
+  double scale = 0;
+  std::mt19937_64 wrng(prog.seed * 31 + 7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<std::vector<double>> w(P_COUNT);
+  for (int p = P_OUT; p < P_COUNT; ++p) {
+    w[size_t(p)].resize(ref[size_t(p)].data.size());
+    for (size_t i = 0; i < w[size_t(p)].size(); ++i) {
+      double x = ref[size_t(p)].data[i];
+      if (!std::isfinite(x) || std::fabs(x) > 1e6) {
+        r.outcome = Outcome::Degenerate;
+        r.kind = "large-or-nonfinite";
+        return r;
+      }
+      w[size_t(p)][i] = u(wrng);
+      scale += std::fabs(w[size_t(p)][i] * x);
+    }
+  }
+
+  // kjit forward on cpu.
+  std::vector<kjit::NdArray> arrays(P_COUNT);
+  for (int p = 0; p < P_COUNT; ++p)
+    if (kIsArray[p]) arrays[size_t(p)] = to_device(p, init[size_t(p)]);
+  std::vector<kjit::LaunchArg> args = launch_args(arrays, init);
+  try {
+    kjit::launch(def, n, args);
+  } catch (const kjit::Error& e) {
+    if (!solo) throw ModuleFailure(e.what());
+    r.outcome = Outcome::Failure;
+    r.kind = e.kind() == kjit::ErrorKind::Compile ? "host-compile" : std::string("launch-") + kjit::to_string(e.kind());
+    r.detail = e.what();
+    return r;
+  } catch (const std::exception& e) {
+    if (!solo) throw ModuleFailure(e.what());
+    r.outcome = Outcome::Failure;
+    r.kind = "crash";
+    r.detail = std::string("a bare exception from the forward launch: ") + e.what();
+    return r;
+  }
+  for (int p = P_OUT; p < P_COUNT; ++p) {
+    std::vector<double> got = from_device(p, arrays[size_t(p)], ref[size_t(p)].data.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      double want = ref[size_t(p)].data[i];
+      if (!(std::fabs(got[i] - want) <= kFwdTol * (1 + std::fabs(want)))) {
+        r.outcome = Outcome::Failure;
+        r.kind = "forward";
+        r.detail = std::string(param_name(p)) + " component " + std::to_string(i) + ": reference " +
+                   fmt(want) + ", kjit " + fmt(got[i]);
+        return r;
+      }
+    }
+  }
+
+  // kjit adjoint.
+  std::vector<kjit::NdArray> grads(P_COUNT);
+  std::vector<kjit::LaunchArg> adj;
+  for (int p = 0; p < P_COUNT; ++p) {
+    if (p == P_A || p == P_V || p == P_M) {
+      grads[size_t(p)] = kjit::NdArray::zeros(elem_type(p), {n});
+      adj.emplace_back(grads[size_t(p)]);
+    } else if (kIsOutput[p]) {
+      RefArg wa = init[size_t(p)];
+      wa.data = w[size_t(p)];
+      grads[size_t(p)] = to_device(p, wa);
+      adj.emplace_back(grads[size_t(p)]);
+    } else {
+      adj.emplace_back();
+    }
+  }
+  try {
+    kjit::launch_adjoint(def, n, args, adj);
+  } catch (const kjit::Error& e) {
+    std::string msg = e.what();
+    if (e.kind() == kjit::ErrorKind::User) {
+      r.outcome = names_line(msg) ? Outcome::Refused : Outcome::Failure;
+      r.kind = names_line(msg) ? "adjoint refused" : "refusal-without-line";
+      r.detail = msg;
+      if (r.outcome == Outcome::Refused) {
+        // Keep the reason short and stable for the tally: its first words.
+        std::string reason = msg.substr(msg.find(": ") == std::string::npos ? 0 : msg.find(": ") + 2, 60);
+        r.kind = "adjoint: " + reason;
+      }
+      return r;
+    }
+    if (!solo && e.kind() == kjit::ErrorKind::Compile) throw ModuleFailure(msg);
+    r.outcome = Outcome::Failure;
+    r.kind = std::string("adjoint-launch-") + kjit::to_string(e.kind());
+    r.detail = msg;
+    return r;
+  } catch (const std::exception& e) {
+    r.outcome = Outcome::Failure;
+    r.kind = "crash";
+    r.detail = std::string("a bare exception from the adjoint launch: ") + e.what();
+    return r;
+  }
+
+  // Finite differences of L = sum w * outputs on the reference, per input component.
+  auto loss = [&](const std::vector<RefArg>& in, uint64_t* fp) {
+    std::vector<RefArg> x = in;
+    RefResult rr = run_reference(fn, n, x);
+    *fp = rr.fingerprint;
+    double L = 0;
+    for (int p = P_OUT; p < P_COUNT; ++p)
+      for (size_t i = 0; i < x[size_t(p)].data.size(); ++i) L += w[size_t(p)][i] * x[size_t(p)].data[i];
+    return L;
+  };
+  uint64_t fp0 = 0;
+  loss(init, &fp0);
+  for (int p : {P_A, P_V, P_M}) {
+    std::vector<double> g = from_device(p, grads[size_t(p)], init[size_t(p)].data.size());
+    for (size_t j = 0; j < g.size(); ++j) {
+      double vals[4];
+      const double steps[4] = {kStep, -kStep, kStep / 2, -kStep / 2};
+      bool smooth = true;
+      for (int q = 0; q < 4; ++q) {
+        std::vector<RefArg> x = init;
+        x[size_t(p)].data[j] += steps[q];
+        uint64_t fp = 0;
+        vals[q] = loss(x, &fp);
+        smooth = smooth && fp == fp0;
+      }
+      if (!smooth) { ++r.nonsmooth; continue; }
+      double d1 = (vals[0] - vals[1]) / (2 * kStep), d2 = (vals[2] - vals[3]) / kStep;
+      double fd = (4 * d2 - d1) / 3;
+      ++r.components;
+      double tol = kRelTol * std::max(std::fabs(fd), std::fabs(g[j])) + kAbsFloor * (1 + scale);
+      if (!(std::fabs(g[j] - fd) <= tol)) {
+        // Steep components (a fast oscillation, a large Hessian): refine once with steps h/2
+        // and h/4; the difference of the two extrapolations bounds the finer one's error.
+        double v4[2];
+        for (int q = 0; q < 2; ++q) {
+          std::vector<RefArg> x = init;
+          x[size_t(p)].data[j] += q == 0 ? kStep / 4 : -kStep / 4;
+          uint64_t fp = 0;
+          v4[q] = loss(x, &fp);
+          smooth = smooth && fp == fp0;
+        }
+        if (!smooth) { --r.components; ++r.nonsmooth; continue; }
+        double d4 = (v4[0] - v4[1]) / (kStep / 2);
+        double fine = (4 * d4 - d2) / 3;
+        // Still far from converged: the component oscillates faster than any usable step
+        // resolves (sin of a large argument); finite differences cannot judge it.
+        if (std::fabs(fine - fd) > 1e-2 * std::fabs(fine) + 1e-6) { --r.components; ++r.nonsmooth; continue; }
+        tol = kRelTol * std::max(std::fabs(fine), std::fabs(g[j])) + kAbsFloor * (1 + scale) +
+              std::fabs(fine - fd) / 4;
+        fd = fine;
+      }
+      if (!(std::fabs(g[j] - fd) <= tol)) {
+        r.outcome = Outcome::Failure;
+        r.kind = "adjoint";
+        r.detail = "d L / d " + std::string(param_name(p)) + " component " + std::to_string(j) +
+                   ": finite differences " + fmt(fd) + ", kjit adjoint " + fmt(g[j]);
+        return r;
+      }
+    }
+  }
+  return r;
+}
+
+/// Registers, traces and checks programs that share module `module` (solo: one program).
+std::vector<ProgramResult> run_module(const std::vector<Program>& programs, const std::string& module,
+                                      const CheckOptions& o, bool solo, std::vector<size_t>* redo) {
+  std::vector<ProgramResult> results(programs.size());
+  std::vector<std::unique_ptr<KernelReg>> regs(programs.size());
+  std::vector<size_t> live;
+  kjit::ModuleOptions mo = kjit::module(module).options();
+  mo.opt_level = o.opt_level;
+  kjit::module(module).set_options(mo);
+  for (size_t i = 0; i < programs.size(); ++i) {
+    ProgramResult& r = results[i];
+    r.seed = programs[i].seed;
+    try {
+      regs[i] = register_program(programs[i], "fuzz::s" + std::to_string(programs[i].seed) + "_" + std::to_string(programs[i].variant), module);
+      regs[i]->def().ir();
+      live.push_back(i);
+    } catch (const kjit::Error& e) {
+      bool user = e.kind() == kjit::ErrorKind::User;
+      r.outcome = user && names_line(e.what()) ? Outcome::Refused : Outcome::Failure;
+      r.kind = user ? (r.outcome == Outcome::Refused ? "trace refused" : "refusal-without-line")
+                    : std::string("trace-") + kjit::to_string(e.kind());
+      r.detail = e.what();
+      regs[i].reset();
+    } catch (const std::exception& e) {
+      r.outcome = Outcome::Failure;
+      r.kind = "crash";
+      r.detail = std::string("a bare exception while tracing: ") + e.what();
+      regs[i].reset();
+    }
+  }
+  if (live.empty()) return results;
+
+  bool nvrtc_failed = false;
+  std::string nvrtc_error;
+  if (o.nvrtc) {
+    try {
+      kjit::compiler::ModuleSource s = kjit::module_compile_input(module).source;
+      kjit::compiler::CompileOptions fast;
+      fast.fast_compile = true;
+      auto t0 = std::chrono::steady_clock::now();
+      kjit::compiler::Artifact a = kjit::compiler::build_module(s, kjit::compiler::Target::parse(getenv("FZ_TARGET") ? getenv("FZ_TARGET") : "sm_90"), fast);
+      if (o.verbose) std::fprintf(stderr, "nvrtc %s: %.2f s\n", module.c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (a.image.size() < 16) throw std::runtime_error("NVRTC returned an empty image");
+    } catch (const std::exception& e) {
+      nvrtc_failed = true;
+      nvrtc_error = e.what();
+    }
+  }
+  if (nvrtc_failed && !solo) {
+    for (size_t i : live) { regs[i].reset(); redo->push_back(i); }
+    return results;
+  }
+  for (size_t k = 0; k < live.size(); ++k) {
+    size_t i = live[k];
+    try {
+      results[i] = check_program(programs[i], regs[i]->def(), solo);
+    } catch (const ModuleFailure&) {
+      for (size_t q = k; q < live.size(); ++q) { regs[live[q]].reset(); redo->push_back(live[q]); }
+      return results;
+    }
+    if (nvrtc_failed && results[i].outcome != Outcome::Failure) {
+      results[i].outcome = Outcome::Failure;
+      results[i].kind = "nvrtc";
+      results[i].detail = nvrtc_error.substr(0, 4000);
+    }
+  }
+  return results;
+}
+
+std::string describe_inputs(const Program& p) {
+  std::vector<RefArg> in = make_inputs(p);
+  std::ostringstream o;
+  o << "// inputs (n = " << p.n << "):";
+  for (int q = 0; q < P_COUNT; ++q) {
+    if (q == P_OUT || q == P_OUTV) continue;
+    o << "\n//   " << param_name(q) << " = {";
+    for (size_t i = 0; i < in[size_t(q)].data.size(); ++i) o << (i ? ", " : "") << fmt(in[size_t(q)].data[i]);
+    o << "}";
+  }
+  o << "\n//   out, outv = zeros; the loss is sum(w * outputs) with weights from the seed\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::vector<ProgramResult> check_batch(const std::vector<Program>& programs, const std::string& module,
+                                       const CheckOptions& o) {
+  std::vector<size_t> redo;
+  std::vector<ProgramResult> results = run_module(programs, module, o, programs.size() == 1, &redo);
+  for (size_t i : redo) {
+    std::vector<size_t> none;
+    results[i] = run_module({programs[i]}, module + "_solo" + std::to_string(i), o, true, &none)[0];
+  }
+  return results;
+}
+
+std::string Summary::line() const {
+  std::ostringstream s;
+  s << "kjit_autodiff_fuzz: " << programs << " programs, " << passed << " passed, " << refusals
+    << " refusals, " << degenerate << " degenerate, " << failures << " failures";
+  if (!failures_by_kind.empty()) {
+    s << " (";
+    bool first = true;
+    for (auto& [k, c] : failures_by_kind) { s << (first ? "" : ", ") << k << ": " << c; first = false; }
+    s << ")";
+  }
+  s << "; " << components << " gradient components checked, " << nonsmooth << " skipped at kinks";
+  return s.str();
+}
+
+Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& o) {
+  Summary sum;
+  std::mutex mu;
+  std::atomic<uint64_t> next{0};
+  const uint64_t batches = (count + uint64_t(o.batch) - 1) / uint64_t(o.batch);
+  auto worker = [&] {
+    for (;;) {
+      uint64_t b = next++;
+      if (b >= batches) return;
+      std::vector<Program> progs;
+      for (uint64_t s = first + b * uint64_t(o.batch); s < std::min(first + count, first + (b + 1) * uint64_t(o.batch)); ++s)
+        progs.push_back(generate(s, o.gen));
+      std::vector<ProgramResult> res = check_batch(progs, "fuzz_" + std::to_string(first) + "_" + std::to_string(b), o);
+      for (size_t i = 0; i < res.size(); ++i) {
+        ProgramResult r = res[i];
+        if (r.outcome == Outcome::Failure && o.shrink) {
+          Program small = shrink(progs[i], r.kind, o);
+          std::vector<ProgramResult> again = check_batch({small}, "fuzz_shrunk_" + std::to_string(r.seed), o);
+          std::ostringstream d;
+          d << "seed " << r.seed << ": " << r.kind << ": " << r.detail.substr(0, 2000) << "\n"
+            << "shrunk from " << program_size(progs[i]) << " to " << program_size(small)
+            << " statements; the shrunk program gives: " << again[0].kind << ": " << again[0].detail.substr(0, 2000)
+            << "\n" << to_dsl_source(small, "fuzz_repro_" + std::to_string(r.seed)) << describe_inputs(small);
+          r.detail = d.str();
+        } else if (r.outcome == Outcome::Failure) {
+          r.detail = "seed " + std::to_string(r.seed) + ": " + r.kind + ": " + r.detail + "\n" +
+                     to_dsl_source(progs[i], "fuzz_repro_" + std::to_string(r.seed));
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        ++sum.programs;
+        sum.components += r.components;
+        sum.nonsmooth += r.nonsmooth;
+        switch (r.outcome) {
+          case Outcome::Pass: ++sum.passed; break;
+          case Outcome::Refused: ++sum.refusals; ++sum.refusals_by_reason[r.kind]; break;
+          case Outcome::Degenerate: ++sum.degenerate; break;
+          case Outcome::Failure:
+            ++sum.failures;
+            ++sum.failures_by_kind[r.kind];
+            sum.failed.push_back(r);
+            break;
+        }
+        if (o.verbose)
+          std::fprintf(stderr, "seed %llu: %s %s\n", (unsigned long long)r.seed,
+                       r.outcome == Outcome::Pass ? "pass" : r.outcome == Outcome::Refused ? "refused" :
+                       r.outcome == Outcome::Degenerate ? "degenerate" : "FAIL", r.kind.c_str());
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < std::max(1, o.jobs); ++j) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  std::sort(sum.failed.begin(), sum.failed.end(), [](const ProgramResult& a, const ProgramResult& b) { return a.seed < b.seed; });
+  return sum;
+}
+
+}  // namespace fuzz

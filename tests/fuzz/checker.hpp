@@ -1,0 +1,61 @@
+// checker.hpp — runs generated programs through kjit and checks them: forward values against
+// the reference evaluator, adjoints against its finite differences, NVRTC compiles, refusals.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "generator.hpp"
+#include "program.hpp"
+
+namespace fuzz {
+
+/// How a program fared.
+enum class Outcome { Pass, Refused, Degenerate, Failure };
+
+struct ProgramResult {
+  uint64_t seed = 0;
+  Outcome outcome = Outcome::Pass;
+  /// Failures: "forward", "adjoint", "nvrtc", "host-compile", "crash", "internal", "refusal-
+  /// without-line", "launch"; refusals and degenerate programs: a short reason.
+  std::string kind;
+  std::string detail;
+  int components = 0;   ///< gradient components compared
+  int nonsmooth = 0;    ///< components skipped: a finite-difference step crossed a kink
+};
+
+struct CheckOptions {
+  GenOptions gen;
+  int batch = 16;        ///< programs per module
+  bool nvrtc = true;     ///< compile every module for sm_90 as well
+  bool shrink = true;    ///< shrink failures and print them as DSL source
+  int jobs = 1;          ///< batches checked at once
+  bool verbose = false;
+  int opt_level = 3;     ///< the host compile's -O level (ModuleOptions::opt_level)
+};
+
+/// Totals of a run, and each failure (shrunk, with its DSL repro).
+struct Summary {
+  int programs = 0, passed = 0, refusals = 0, degenerate = 0, failures = 0;
+  long components = 0, nonsmooth = 0;
+  std::map<std::string, int> failures_by_kind, refusals_by_reason;
+  std::vector<ProgramResult> failed;   ///< detail holds the shrunk repro
+  std::string line() const;            ///< the one-line summary
+};
+
+/// Checks programs of seeds [first, first + count).
+Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& options);
+
+/// Checks `programs` as one module (falling back to one module per program when the module
+/// fails as a whole); one result per program, in order.
+std::vector<ProgramResult> check_batch(const std::vector<Program>& programs, const std::string& module,
+                                       const CheckOptions& options);
+
+/// A smaller program that fails the same way as `p` (kind `kind`), found by deleting
+/// statements, simplifying expressions and reducing loop bounds.
+Program shrink(const Program& p, const std::string& kind, const CheckOptions& options);
+
+}  // namespace fuzz

@@ -1,0 +1,59 @@
+// fuzz_main.cpp — kjit_autodiff_fuzz: the randomized differential tester for long runs.
+//   kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--no-shrink]
+//                      [--avoid-known] [--print S] [--verbose]
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "checker.hpp"
+#include "printer.hpp"
+#include "temp_cache.hpp"
+
+int main(int argc, char** argv) {
+  fuzz::TempCache cache;
+  fuzz::CheckOptions o;
+  uint64_t seed = 1, count = 100;
+  long print = -1;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(2); }
+      return argv[++i];
+    };
+    if (a == "--seed") seed = std::stoull(next());
+    else if (a == "--count") count = std::stoull(next());
+    else if (a == "--jobs") o.jobs = std::stoi(next());
+    else if (a == "--batch") o.batch = std::stoi(next());
+    else if (a == "--opt") o.opt_level = std::stoi(next());
+    else if (a == "--no-nvrtc") o.nvrtc = false;
+    else if (a == "--no-shrink") o.shrink = false;
+    else if (a == "--avoid-known") o.gen = fuzz::known_safe_options();
+    else if (a == "--avoid") {
+      // A comma-separated subset of: mat, grad2, grada, jumps, minmax.
+      std::string list = std::string(",") + next() + ",";
+      auto has = [&](const char* w) { return list.find(std::string(",") + w + ",") != std::string::npos; };
+      if (has("mat")) o.gen.mat_products = false;
+      if (has("grad2")) o.gen.custom_grad_multi = false;
+      if (has("grada")) o.gen.custom_grad_array = false;
+      if (has("jumps")) o.gen.nested_jumps = false;
+      if (has("minmax")) o.gen.atomic_minmax = false;
+    }
+    else if (a == "--print") print = std::stol(next());
+    else if (a == "--verbose") o.verbose = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] "
+                   "[--no-shrink] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--print SEED] [--verbose]\n");
+      return 2;
+    }
+  }
+  if (print >= 0) {
+    std::printf("%s", fuzz::to_dsl_source(fuzz::generate(uint64_t(print), o.gen), "fuzz_" + std::to_string(print)).c_str());
+    return 0;
+  }
+  fuzz::Summary s = fuzz::run_seeds(seed, count, o);
+  for (const fuzz::ProgramResult& r : s.failed) std::printf("---- FAILURE\n%s\n", r.detail.c_str());
+  for (auto& [reason, n] : s.refusals_by_reason) std::printf("refusal x%d: %s\n", n, reason.c_str());
+  std::printf("%s\n", s.line().c_str());
+  return s.failures == 0 ? 0 : 1;
+}

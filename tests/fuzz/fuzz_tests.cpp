@@ -1,0 +1,121 @@
+// fuzz_tests.cpp — the CI seed set of the randomized differential tester, and checks that the
+// tester itself notices what it must (a wrong adjoint, a refusal, a shrunk repro).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "checker.hpp"
+#include "kjit/kjit.hpp"
+#include "printer.hpp"
+#include "temp_cache.hpp"
+
+TEST_CASE("the randomized differential tester: the CI seed set passes") {
+  fuzz::TempCache cache;  // cold: CI measures compiles, not cache hits
+  fuzz::CheckOptions o;
+  o.gen = fuzz::known_safe_options();
+  o.jobs = 2;
+  o.opt_level = 1;  // the host compile dominates; -O1 keeps the seed set within CI time
+  fuzz::Summary s = fuzz::run_seeds(fuzz::kCiFirstSeed, fuzz::kCiSeedCount, o);
+  MESSAGE(s.line());
+  for (const fuzz::ProgramResult& r : s.failed) MESSAGE(r.detail);
+  CHECK(s.programs == int(fuzz::kCiSeedCount));
+  CHECK(s.failures == 0);
+  CHECK(s.passed > s.programs / 2);
+  CHECK(s.components > 1000);
+}
+
+TEST_CASE("generation is deterministic and the printer prints a KJIT_KERNEL") {
+  std::string a = fuzz::to_dsl_source(fuzz::generate(42), "k"), b = fuzz::to_dsl_source(fuzz::generate(42), "k");
+  CHECK(a == b);
+  CHECK(a.find("KJIT_KERNEL(k, (Array<Double> a") != std::string::npos);
+  CHECK(a != fuzz::to_dsl_source(fuzz::generate(43), "k"));
+}
+
+namespace {
+fuzz::Expr load_a() {
+  fuzz::Expr tid = fuzz::Expr::of(fuzz::Expr::Tid, fuzz::Ty::I);
+  fuzz::Expr e = fuzz::Expr::of(fuzz::Expr::LoadA, fuzz::Ty::D);
+  e.a.push_back(tid);
+  return e;
+}
+fuzz::Stmt store_out(fuzz::Expr value) {
+  fuzz::Stmt s;
+  s.k = fuzz::Stmt::StoreOut;
+  s.e.push_back(std::move(value));
+  return s;
+}
+}  // namespace
+
+TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program around it") {
+  fuzz::TempCache cache;
+  fuzz::CheckOptions o;
+  o.nvrtc = false;
+  o.opt_level = 1;
+  // out[t] = fz_wrong_g(a[t]) after unrelated statements the shrinker must remove.
+  fuzz::Program p = fuzz::generate(7, fuzz::known_safe_options());
+  p.seed = 900001;
+  fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
+  call.i0 = 6;
+  call.a.push_back(load_a());
+  std::function<void(std::vector<fuzz::Stmt>&)> drop = [&](std::vector<fuzz::Stmt>& b) {
+    b.erase(std::remove_if(b.begin(), b.end(), [](const fuzz::Stmt& s) {
+              return s.k == fuzz::Stmt::StoreOut || s.k == fuzz::Stmt::Return;
+            }), b.end());
+    for (fuzz::Stmt& s : b) { drop(s.body); drop(s.els); }
+  };
+  drop(p.body);
+  p.body.push_back(store_out(call));
+  std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest", o);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].outcome == fuzz::Outcome::Failure);
+  CHECK(r[0].kind == "adjoint");
+  CHECK(r[0].detail.find("d L / d a component") != std::string::npos);
+  fuzz::Program small = fuzz::shrink(p, "adjoint", o);
+  CHECK(fuzz::program_size(small) <= 2);
+  std::string src = fuzz::to_dsl_source(small, "repro");
+  CHECK(src.find("out[t] = fz_wrong_g(") != std::string::npos);
+  CHECK(src.find("inline const auto fz_wrong_g") != std::string::npos);
+}
+
+// F1 of FINDINGS.md, as the shrinker printed it: a jump in one loop of a kernel with a nested
+// loop elsewhere (and a Return after a nested loop) broke jump lowering.
+namespace fuzz_f1 {
+KJIT_MODULE(fuzz_f1)
+using namespace kjit::dsl;
+KJIT_KERNEL(jump_beside_nest, (Array<Double> x, Int k, Array<Double> out)) {
+  Int t = tid();
+  Var<Double> y = x[t];
+  For(0, k, [&](Int) {
+    Var<Int> c1 = 0;
+    While([&] { return Int(c1) < 2; }, [&] { c1 = c1 + 1; y = y * 0.9 + sin(y); });
+  });
+  Var<Int> c3 = 0;
+  While([&] { return Int(c3) < k; }, [&] {
+    c3 = c3 + 1;
+    If(y > 5.0, [&] { Continue(); });
+    y = y * y * 0.5;
+  });
+  out[t] = y;
+}
+KJIT_KERNEL(return_after_nest, (Array<Double> x, Int k, Array<Double> out)) {
+  Int t = tid();
+  Var<Double> y = x[t];
+  For(0, k, [&](Int) { For(0, 2, [&](Int) { y = y * 0.8 + cos(y); }); });
+  If(y > 10.0, [&] { Return(); });
+  out[t] = y * y;
+}
+}  // namespace fuzz_f1
+
+TEST_CASE("F1: jumps beside a nested loop compile and differentiate") {
+  fuzz::TempCache cache;
+  for (const kjit::KernelDef* def : {&fuzz_f1::jump_beside_nest.def(), &fuzz_f1::return_after_nest.def()}) {
+    INFO(def->name());
+    auto x = kjit::from_vector(std::vector<double>{0.3, -0.7, 1.1, 0.05});
+    auto out = kjit::zeros<double>({4});
+    std::vector<kjit::LaunchArg> args{x, int32_t(3), out};
+    kjit::launch(*def, 4, args);
+    auto report = kjit::check_gradients(*def, 4, args);
+    CHECK_MESSAGE(report.passed(), report.str());
+  }
+}
