@@ -4,7 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <climits>
+#include <cstring>
+#include <string_view>
 
+#include "kjit/compiler/build.hpp"
 #include "kjit/kjit.hpp"
 #include "test_support.hpp"
 
@@ -156,7 +159,9 @@ TEST_CASE("bounds mode: integer division by zero is reported with the dividend")
 }
 
 TEST_CASE("integer division and remainder are defined for every operand, without the mode too") {
-  // Before: SIGFPE on the cpu (the process died), unspecified values on CUDA.
+  // Before: SIGFPE on the cpu (the process died), unspecified values on CUDA. The module is
+  // loaded here without the suite's KJIT_BOUNDS_CHECK=1: its values, not reports, are checked.
+  kjit::test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
   const std::vector<int32_t> av{7, -7, 7, INT32_MIN, INT32_MIN, 0, -9};
   const std::vector<int32_t> bv{0, 0, 2, -1, 1, 0, 4};
   auto a = from_vector(av), b = from_vector(bv);
@@ -196,4 +201,19 @@ TEST_CASE("bounds_check and KJIT_BOUNDS_CHECK=1 enter the module's identity (the
   CHECK(with_option != base);
   kjit::test::ScopedEnv env("KJIT_BOUNDS_CHECK", "1");
   CHECK(module_compile_input("runtime_division", plain).source.identity == with_option);
+}
+
+TEST_CASE("bounds mode compiles with NVRTC for sm_90: the same checked text runs on CUDA") {
+  ModuleOptions checked;
+  checked.bounds_check = true;
+  for (const char* module : {"runtime_bounds", "runtime_division"}) {
+    INFO(module);
+    compiler::ModuleSource s = module_compile_input(module, checked).source;
+    compiler::CompileOptions fast;
+    fast.fast_compile = true;
+    compiler::Artifact a = compiler::build_module(s, compiler::Target::parse("sm_90"), fast);
+    CHECK(std::memcmp(a.image.data(), "\x7f" "ELF", 4) == 0);
+    std::string_view image(a.image.data(), a.image.size());
+    for (const std::string& e : s.entry_points) CHECK_MESSAGE(image.find(e) != std::string_view::npos, e);
+  }
 }
