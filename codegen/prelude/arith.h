@@ -22,11 +22,19 @@ template <int R, int C, class T> KJ_FUNC void adj_mul(const mat_t<R, C, T>& m, c
 template <int R, int C, class T> KJ_FUNC void adj_mul(const vec_t<R, T>& v, const mat_t<R, C, T>& m, const vec_t<C, T>& ret, vec_t<R, T>& adj_v, mat_t<R, C, T>& adj_m, const vec_t<C, T>& adj_ret) {
   for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) { adj_v.c[i] += m.c[i][j] * adj_ret.c[j]; adj_m.c[i][j] += v.c[i] * adj_ret.c[j]; }
 }
-template <int R, int C, int K, class T> KJ_FUNC void adj_mul(const mat_t<R, C, T>& a, const mat_t<C, K, T>& b, const mat_t<R, K, T>& ret, mat_t<R, C, T>& adj_a, mat_t<C, K, T>& adj_b, const mat_t<R, K, T>& adj_ret) {
+template <int R, int C, int K, class T> KJ_FUNC void adj_matmul(const mat_t<R, C, T>& a, const mat_t<C, K, T>& b, mat_t<R, C, T>& adj_a, mat_t<C, K, T>& adj_b, const mat_t<R, K, T>& adj_ret) {
   for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) for (int k = 0; k < K; ++k) {
     adj_a.c[i][j] += adj_ret.c[i][k] * b.c[j][k];
     adj_b.c[j][k] += a.c[i][j] * adj_ret.c[i][k];
   }
+}
+template <int R, int C, int K, class T> KJ_FUNC void adj_mul(const mat_t<R, C, T>& a, const mat_t<C, K, T>& b, const mat_t<R, K, T>& ret, mat_t<R, C, T>& adj_a, mat_t<C, K, T>& adj_b, const mat_t<R, K, T>& adj_ret) {
+  adj_matmul(a, b, adj_a, adj_b, adj_ret);
+}
+// Square products match both the generic adj_mul (every operand of one type) and the one
+// above; this overload is more specialized than either, so it is the one chosen.
+template <int N, class T> KJ_FUNC void adj_mul(const mat_t<N, N, T>& a, const mat_t<N, N, T>& b, const mat_t<N, N, T>& ret, mat_t<N, N, T>& adj_a, mat_t<N, N, T>& adj_b, const mat_t<N, N, T>& adj_ret) {
+  adj_matmul(a, b, adj_a, adj_b, adj_ret);
 }
 
 // div: scalar / scalar, vector/matrix / scalar, scalar / vector (componentwise).

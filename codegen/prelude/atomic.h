@@ -98,6 +98,20 @@ template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> atomic_add(mat_t<R, C, T
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> atomic_sub(mat_t<R, C, T>* p, const mat_t<R, C, T>& v) { mat_t<R, C, T> old; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) old.c[i][j] = atomic_sub(&p->c[i][j], v.c[i][j]); return old; }
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> atomic_min(mat_t<R, C, T>* p, const mat_t<R, C, T>& v) { mat_t<R, C, T> old; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) old.c[i][j] = atomic_min(&p->c[i][j], v.c[i][j]); return old; }
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> atomic_max(mat_t<R, C, T>* p, const mat_t<R, C, T>& v) { mat_t<R, C, T> old; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) old.c[i][j] = atomic_max(&p->c[i][j], v.c[i][j]); return old; }
+/// The adjoint of atomic_min/atomic_max(p, v) on one component: the element's final value
+/// came from `v` when they are equal. Exactly one contributor takes the element's adjoint:
+/// the first to exchange it for zero (of tying threads, an unspecified one); when no thread's
+/// operand equals the result, it stays with the element's prior value.
+template <class T> KJ_FUNC void adj_atomic_select(const T& final_value, const T& v, T& adj_v, T* adj_elem) {
+  if (final_value == v) adj_v += atomic_exch(adj_elem, T(0));
+}
+// Vectors and matrices: per component, as the forward min/max works.
+template <int N, class T> KJ_FUNC void adj_atomic_select(const vec_t<N, T>& f, const vec_t<N, T>& v, vec_t<N, T>& adj_v, vec_t<N, T>* adj_elem) {
+  for (int i = 0; i < N; ++i) adj_atomic_select(f.c[i], v.c[i], adj_v.c[i], &adj_elem->c[i]);
+}
+template <int R, int C, class T> KJ_FUNC void adj_atomic_select(const mat_t<R, C, T>& f, const mat_t<R, C, T>& v, mat_t<R, C, T>& adj_v, mat_t<R, C, T>* adj_elem) {
+  for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) adj_atomic_select(f.c[i][j], v.c[i][j], adj_v.c[i][j], &adj_elem->c[i][j]);
+}
 /// Componentwise adds for the other aggregates (quaternions, transforms), lane by lane.
 template <template <class> class X, class T> KJ_FUNC X<T> atomic_add(X<T>* p, const X<T>& v) {
   X<T> old;

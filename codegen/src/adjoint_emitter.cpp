@@ -184,8 +184,13 @@ class AdjointEmitter {
         case ir::Op::ArrayAtomic:
         case ir::Op::Print:
           break;
-        default:
-          KJIT_CHECK(false, std::string("adjoint replay does not handle ") + ir::op_name(s.op));
+        case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:  // lowered to flags
+        case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
+        case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:
+        case ir::Op::ArrayLoad: case ir::Op::ArrayShape: case ir::Op::Param: case ir::Op::Call:
+        case ir::Op::CallFunc:  // handled above
+          KJIT_CHECK(false, std::string("adjoint replay reached ") + ir::op_name(s.op));
+          break;
       }
     }
   }
@@ -412,12 +417,15 @@ class AdjointEmitter {
             w_.user_line("if (" + a + ".data) " + adj(value) + " -= " + elem + ";", indent, loc);
             break;
           case ir::AtomicOp::Min:
-          case ir::AtomicOp::Max:
-            // The element's final value came from this operand when they are equal.
-            w_.user_line("if (" + a + ".data && kj::elem(" + v(s.args[0]) + idx + ") == " + v(value) + ") " +
-                             adj(value) + " += " + elem + ";", indent, loc);
+          case ir::AtomicOp::Max:  // one winner per component (see kj::adj_atomic_select)
+            used_.need("atomic");
+            w_.user_line("if (" + a + ".data) kj::adj_atomic_select(kj::elem(" + v(s.args[0]) + idx + "), " + v(value) +
+                             ", " + adj(value) + ", &" + elem + ");", indent, loc);
             break;
-          default:
+          case ir::AtomicOp::And: case ir::AtomicOp::Or: case ir::AtomicOp::Xor:  // integers only
+          case ir::AtomicOp::Exch: case ir::AtomicOp::Cas:  // refused on floats (adjoint_obstacles)
+            KJIT_CHECK(false, std::string("the adjoint reached atomic_") + ir::atomic_op_name(s.atomic_op()) +
+                                  " on a differentiable value");
             break;
         }
         break;
@@ -444,8 +452,12 @@ class AdjointEmitter {
       case ir::Op::CallFunc:
         reverse_call(s, indent);
         break;
-      default:
-        break;  // constants, indices, shapes, printf: no adjoint
+      case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
+      case ir::Op::ArrayShape:
+        break;  // no derivative flows through constants, parameters' values, indices, shapes
+      case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
+        KJIT_CHECK(false, std::string("the adjoint reached an unlowered ") + ir::op_name(s.op));
+        break;
     }
   }
 

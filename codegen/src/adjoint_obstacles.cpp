@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "kjit/ir/builtins.hpp"
@@ -84,27 +85,33 @@ class OverwriteFinder {
 
   static bool is_loop(const ir::Stmt& s) { return s.op == ir::Op::For || s.op == ir::Op::While; }
 
-  /// A statement whose value depends on its operands alone (no state, no memory).
-  static bool pure(const ir::Stmt& s) {
-    switch (s.op) {
-      case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
-      case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
-      case ir::Op::ArrayShape:
-        return true;
-      case ir::Op::Call: return ir::builtin_info(s.builtin()).category != ir::BuiltinCategory::Random;
-      default: return false;
-    }
-  }
+  /// A statement whose value depends on its operands alone. An array read counts: this
+  /// check runs only on functions that write no array they read, so an element read twice at
+  /// the same index gives the same value.
+  static bool pure(const ir::Stmt& s) { return ir::is_pure(s) || s.op == ir::Op::ArrayLoad; }
 
-  /// Whether `v` provably has the same value in every iteration of `loop`.
-  bool invariant(ir::ValueId v, const ir::Stmt* loop) const {
+  /// Whether `v` provably has the same value in every iteration of `loop`: defined outside
+  /// it, or computed inside from such values (a variable the loop never stores counts).
+  bool invariant(ir::ValueId v, const ir::Stmt* loop) {
     const std::vector<const ir::Stmt*>& loops = loops_of_.at(v);
     if (std::find(loops.begin(), loops.end(), loop) == loops.end()) return true;
     const ir::Stmt* d = def_.at(v);
+    if (d && d->op == ir::Op::LoadVar) return stored_in(loop).count(d->imm) == 0;
     if (!d || !pure(*d)) return false;
     for (ir::ValueId a : d->args)
       if (!invariant(a, loop)) return false;
     return true;
+  }
+
+  /// The variables that statements inside `loop` store.
+  const std::set<int64_t>& stored_in(const ir::Stmt* loop) {
+    auto [it, fresh] = stored_.try_emplace(loop);
+    if (fresh)
+      for (const ir::Block& r : loop->regions)
+        ir::for_each_stmt(r, [&](const ir::Stmt& s) {
+          if (s.op == ir::Op::StoreVar) it->second.insert(s.imm);
+        });
+    return it->second;
   }
 
   /// Whether `a` and `b` provably hold the same value (the same value, or the same pure
@@ -170,6 +177,7 @@ class OverwriteFinder {
   std::vector<Write> writes_;
   std::map<ir::ValueId, const ir::Stmt*> def_;  ///< nullptr for block arguments
   std::map<ir::ValueId, std::vector<const ir::Stmt*>> loops_of_;  ///< loops around each value's definition
+  std::map<const ir::Stmt*, std::set<int64_t>> stored_;  ///< see stored_in
 };
 
 /// The first statement reading and the first writing an array, for messages.
@@ -236,6 +244,17 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
   }
   OverwriteFinder overwrites(fn, what);
   if (!overwrites.problem().empty()) return overwrites.problem();
+  for (const ir::Stmt* a : atomics) {
+    const ir::AtomicOp op = a->atomic_op();
+    const bool has_rule = op == ir::AtomicOp::Add || op == ir::AtomicOp::Sub || op == ir::AtomicOp::Min ||
+                          op == ir::AtomicOp::Max;
+    if (!has_rule && fn.type_of(a->args.back()).is_differentiable())
+      return what + " at " + a->loc.str() + ": atomic_" + ir::atomic_op_name(op) + " on " +
+             array_name(fn, param_of.count(a->args[0]) ? param_of.at(a->args[0]) : nullptr) +
+             " has no adjoint (the value it replaces is lost); differentiate a kernel that uses "
+             "atomic_add, atomic_sub, atomic_min, atomic_max or a store, or build the module with "
+             "enable_adjoint = false";
+  }
   for (const ir::Stmt* a : atomics)
     if (uses[a->result] > 0)
       return what + " at " + a->loc.str() + ": the value returned by atomic_" + ir::atomic_op_name(a->atomic_op()) +

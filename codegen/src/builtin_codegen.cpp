@@ -177,6 +177,25 @@ constexpr bool rows_in_order() {
 static_assert(std::size(kTable) == size_t(ir::kBuiltinCount),
               "every builtin of builtins.def needs a row in the codegen table");
 static_assert(rows_in_order(), "codegen table rows must follow builtins.def order");
+
+// builtins.def's differentiable column, as a constant the table is checked against.
+constexpr bool kDifferentiable[] = {
+#define Yes true
+#define No false
+#define KJIT_BUILTIN(E, name, category, rule, diff) diff,
+#include "kjit/ir/builtins.def"
+#undef KJIT_BUILTIN
+#undef Yes
+#undef No
+};
+constexpr bool adjoints_match_table() {
+  for (size_t i = 0; i < std::size(kTable); ++i)
+    if (kDifferentiable[i] != (kTable[i].adjoint != nullptr)) return false;
+  return true;
+}
+// A differentiable builtin without an adjoint rule would silently get a zero gradient; one
+// with a rule that the table calls non-differentiable would never use it.
+static_assert(adjoints_match_table(), "a builtin is differentiable exactly when it has an adjoint rule");
 }  // namespace
 
 const BuiltinCodegen& builtin_codegen(ir::Builtin b) { return kTable[size_t(b)]; }

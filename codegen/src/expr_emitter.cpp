@@ -78,16 +78,8 @@ std::string field_setter(const ir::Type& t, int64_t field) {
 }
 
 bool ExprEmitter::is_expression(const ir::Stmt& s) {
-  switch (s.op) {
-    case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
-    case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:
-    case ir::Op::ArrayLoad: case ir::Op::ArrayShape:
-      return true;
-    case ir::Op::Call:
-      return !s.type.is_void();  // void builtins (expect_near, breakpoint) are statements
-    default:
-      return false;
-  }
+  // Parameters are bound on entry; void builtins (expect_near, breakpoint) are statements.
+  return ir::op_info(s.op).kind != ir::OpKind::Input && ir::is_effect_free(s);
 }
 
 const std::string& ExprEmitter::function_name(const ir::Function& f) const {
@@ -219,9 +211,13 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
       prelude_.need("array");
       return element(s, s.args.size() - 1);
     case ir::Op::ArrayShape: return n_.value(s.args[0]) + ".shape[" + std::to_string(s.imm) + "]";
-    default:
-      KJIT_CHECK(false, std::string("not an expression: ") + ir::op_name(s.op));
+    case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::StoreVar: case ir::Op::ArrayStore:
+    case ir::Op::ArrayAtomic: case ir::Op::If: case ir::Op::For: case ir::Op::While:
+    case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
+    case ir::Op::CallFunc:
+      break;
   }
+  KJIT_CHECK(false, std::string("not an expression: ") + ir::op_name(s.op));
   return "";
 }
 

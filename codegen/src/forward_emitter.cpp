@@ -6,10 +6,20 @@
 namespace kjit::codegen {
 
 void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const ir::Block& block,
-                        int indent, bool without_effects) {
+                        int indent, ForwardMode mode) {
+  const bool without_effects = mode == ForwardMode::Replay;
+  // In a user adjoint, accesses to an array go through this guard (see ForwardMode).
+  auto guarded = [&](const ir::Stmt& s) {
+    return mode == ForwardMode::UserAdjoint ? "if (" + n.value(s.args[0]) + ".data) " : std::string();
+  };
   for (const ir::Stmt& s : block.stmts) {
     const ir::SourceLoc& loc = s.loc;
     if (s.op == ir::Op::Param) continue;  // parameters are named directly
+    if (s.op == ir::Op::ArrayLoad && mode == ForwardMode::UserAdjoint) {
+      w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + n.value(s.args[0]) + ".data ? " +
+                      ex.expr(s) + " : " + s.type.cpp() + "{};", indent, loc);
+      continue;
+    }
     if (ExprEmitter::is_expression(s)) {
       w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.expr(s) + ";", indent, loc);
       continue;
@@ -25,11 +35,14 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         break;
       case ir::Op::ArrayStore:
         if (!without_effects)
-          w.user_line(ex.element(s, s.args.size() - 2) + " = " + n.value(s.args.back()) + ";", indent, loc);
+          w.user_line(guarded(s) + ex.element(s, s.args.size() - 2) + " = " + n.value(s.args.back()) + ";", indent, loc);
         break;
       case ir::Op::ArrayAtomic:
         if (without_effects)  // the value is the element's current one (a replay without effects)
           w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.element(s, s.args.size() - 1 - (s.atomic_op() == ir::AtomicOp::Cas ? 2 : 1)) + ";", indent, loc);
+        else if (mode == ForwardMode::UserAdjoint)
+          w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + n.value(s.args[0]) + ".data ? " +
+                          ex.atomic(s) + " : " + s.type.cpp() + "{};", indent, loc);
         else
           w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.atomic(s) + ";", indent, loc);
         break;
@@ -45,10 +58,10 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         break;
       case ir::Op::If:
         w.user_line("if (" + n.value(s.args[0]) + ") {", indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1, without_effects);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);
         if (!s.regions[1].stmts.empty()) {
           w.user_line("} else {", indent, loc);
-          emit_forward_block(w, ex, n, s.regions[1], indent + 1, without_effects);
+          emit_forward_block(w, ex, n, s.regions[1], indent + 1, mode);
         }
         w.user_line("}", indent, loc);
         break;
@@ -58,15 +71,15 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         w.user_line("for (kj_int32 " + i + " = " + begin + "; " + step + " > 0 ? " + i + " < " + end +
                         " : (" + step + " < 0 && " + i + " > " + end + "); " + i + " += " + step + ") {",
                     indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1, without_effects);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);
         w.user_line("}", indent, loc);
         break;
       }
       case ir::Op::While:
         w.user_line("for (;;) {", indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1, without_effects);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);
         w.user_line("if (!" + n.value(s.regions[0].yield) + ") break;", indent + 1, loc);
-        emit_forward_block(w, ex, n, s.regions[1], indent + 1, without_effects);
+        emit_forward_block(w, ex, n, s.regions[1], indent + 1, mode);
         w.user_line("}", indent, loc);
         break;
       case ir::Op::Break: w.user_line("break;", indent, loc); break;
@@ -75,8 +88,11 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
       case ir::Op::Print:
         if (!without_effects) w.user_line(ex.print(s, false) + ";", indent, loc);
         break;
-      default:
-        KJIT_CHECK(false, std::string("forward codegen does not handle ") + ir::op_name(s.op));
+      case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
+      case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:
+      case ir::Op::ArrayLoad: case ir::Op::ArrayShape: case ir::Op::Param:  // handled above
+        KJIT_CHECK(false, std::string("forward codegen reached the expression ") + ir::op_name(s.op));
+        break;
     }
   }
 }

@@ -6,10 +6,18 @@
 
 namespace kjit::codegen {
 
-/// Writes the statements of `block` at `indent`, forward (as the kernel runs). With
-/// `without_effects` (a device function's replay variant) stores, atomics, prints and
-/// side-effect builtins are left out, and device functions are called through their replays.
+/// How a forward block runs.
+enum class ForwardMode {
+  Run,     ///< as the kernel runs
+  Replay,  ///< a device function's replay: no stores, atomics, prints or side-effect
+           ///< builtins, and device functions called through their replays
+  /// A user adjoint (func(...).grad): as Run, but an array without data (an adjoint the
+  /// caller did not ask for) reads as zero and ignores writes.
+  UserAdjoint,
+};
+
+/// Writes the statements of `block` at `indent`, forward, in `mode`.
 void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const ir::Block& block,
-                        int indent, bool without_effects = false);
+                        int indent, ForwardMode mode = ForwardMode::Run);
 
 }  // namespace kjit::codegen

@@ -95,8 +95,12 @@ class Lowerer {
         case ir::Op::While:
           exits = lower_while(s, out);
           break;
-        default:
-          out.stmts.push_back(s);
+        case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
+        case ir::Op::Call: case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract:
+        case ir::Op::Insert: case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar:
+        case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic:
+        case ir::Op::ArrayShape: case ir::Op::Print: case ir::Op::CallFunc:
+          out.stmts.push_back(s);  // no region, no jump: unchanged
           break;
       }
       if (exits && i + 1 < stmts.size()) {
@@ -146,11 +150,15 @@ class Lowerer {
     b_.store(b, flag, b_.constant_bool(b, false, loc), loc);
   }
 
-  /// Lowers a loop body: resets the continue flag first when the body uses it.
-  void lower_body(const ir::Block& body, ir::Block& out, Loop& loop, ir::SourceLoc loc) {
+  /// Lowers the body of the innermost loop (loops_.back()): resets its continue flag first
+  /// when the body uses it. The loop is re-read after lowering, never held by reference: a
+  /// nested loop's push_back may reallocate loops_.
+  void lower_body(const ir::Block& body, ir::Block& out, ir::SourceLoc loc) {
+    const size_t depth = loops_.size() - 1;
     ir::Block lowered;
     lowered.args = out.args;
     lower(body.stmts, 0, lowered);
+    const Loop& loop = loops_.at(depth);
     if (loop.cont >= 0) {
       ir::Block reset;
       b_.store(reset, loop.cont, b_.constant_bool(reset, false, loc), loc);
@@ -167,7 +175,7 @@ class Lowerer {
     ir::Block pre;  // flag declarations before the loop
     if (!leaves) {
       ir::Stmt copy = shell(s);
-      lower_body(body, copy.regions[0], loops_.back(), s.loc);
+      lower_body(body, copy.regions[0], s.loc);
       if (loops_.back().cont >= 0) declare_flag(pre, loops_.back().cont, s.loc);
       loops_.pop_back();
       for (ir::Stmt& st : pre.stmts) out.stmts.push_back(std::move(st));
@@ -186,7 +194,7 @@ class Lowerer {
     ir::ValueId induction = body.args.at(0);
     body_out.stmts.back().result = induction;
     b_.store(body_out, iv, b_.call(body_out, ir::Builtin::Add, kInt, {induction, step}, loc), loc);
-    lower_body(body, body_out, loops_.back(), loc);
+    lower_body(body, body_out, loc);
     Loop flags = loops_.back();
     loops_.pop_back();
     if (flags.brk < 0) flags.brk = new_flag(loc);
@@ -215,7 +223,7 @@ class Lowerer {
     ir::SourceLoc loc = s.loc;
     loops_.push_back(Loop{});
     ir::Stmt loop = shell(s);
-    lower_body(body, loop.regions[1], loops_.back(), loc);
+    lower_body(body, loop.regions[1], loc);
     Loop flags = loops_.back();
     loops_.pop_back();
     bool returns = ret_ >= 0 && contains(body, ir::Op::Return);

@@ -9,6 +9,7 @@
 #include "kjit/error.hpp"
 #include "kjit/ir/serializer.hpp"
 #include "kjit/ir/structs.hpp"
+#include "generation_errors.hpp"
 #include "module_plan.hpp"
 #include "prelude_requirements.hpp"
 
@@ -147,37 +148,39 @@ GeneratedModule generate_module(const std::string& module_name,
   emit_functions(w, plan, used, options, options.enable_adjoint);
   for (size_t kernel_index = 0; kernel_index < kernels.size(); ++kernel_index) {
     const ir::Function* fn = kernels[kernel_index];
-    Names names(*fn);
-    ExprEmitter ex(names, used, &plan.names);
-    w.line("");
-    w.line("// kernel " + fn->name + " (" + fn->loc.short_str() + ")");
-    const std::string fwd = entry_name(fn->name, EntryKind::Forward);
-    if (!entries.insert(fwd).second)
-      throw Error(ErrorKind::User, "module '" + module_name + "': kernels '" + fn->name +
-                                       "' and another kernel share the entry name " + fwd);
-    auto params = entry_params(*fn, names, EntryKind::Forward);
-    open_body_function(w, fwd + "_body", params);
-    emit_forward_block(w, ex, names, fn->body, 1);
-    w.line("}");
-    emit_entry_points(w, fwd, fwd + "_body", params);
-    out.entry_points.push_back(fwd);
-
-    bool with_adjoint = options.enable_adjoint && plan.obstacles[kernel_index].empty();
-    if (with_adjoint) {
-      const std::string adj = entry_name(fn->name, EntryKind::Adjoint);
-      auto adj_params = entry_params(*fn, names, EntryKind::Adjoint);
-      open_body_function(w, adj + "_body", adj_params);
-      std::vector<ir::SourceLoc> locs;
-      const std::vector<PlannedLoop>& planned_loops = plan.kernel_loops[kernel_index];
-      int first = planned_loops.empty() ? 0 : planned_loops.front().status - 1;
-      int count = emit_adjoint_body(w, *fn, used, options, first, locs, &plan.names);
-      for (size_t i = 0; i < locs.size(); ++i)
-        KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
-                   "adjoint loop numbering differs from the module plan");
+    generating("kernel '" + fn->name + "'", fn->loc, &w, [&] {
+      Names names(*fn);
+      ExprEmitter ex(names, used, &plan.names);
+      w.line("");
+      w.line("// kernel " + fn->name + " (" + fn->loc.short_str() + ")");
+      const std::string fwd = entry_name(fn->name, EntryKind::Forward);
+      if (!entries.insert(fwd).second)
+        throw Error(ErrorKind::User, "module '" + module_name + "': kernels '" + fn->name +
+                                         "' and another kernel share the entry name " + fwd);
+      auto params = entry_params(*fn, names, EntryKind::Forward);
+      open_body_function(w, fwd + "_body", params);
+      emit_forward_block(w, ex, names, fn->body, 1);
       w.line("}");
-      emit_entry_points(w, adj, adj + "_body", adj_params);
-      out.entry_points.push_back(adj);
-    }
+      emit_entry_points(w, fwd, fwd + "_body", params);
+      out.entry_points.push_back(fwd);
+
+      bool with_adjoint = options.enable_adjoint && plan.obstacles[kernel_index].empty();
+      if (with_adjoint) {
+        const std::string adj = entry_name(fn->name, EntryKind::Adjoint);
+        auto adj_params = entry_params(*fn, names, EntryKind::Adjoint);
+        open_body_function(w, adj + "_body", adj_params);
+        std::vector<ir::SourceLoc> locs;
+        const std::vector<PlannedLoop>& planned_loops = plan.kernel_loops[kernel_index];
+        int first = planned_loops.empty() ? 0 : planned_loops.front().status - 1;
+        int count = emit_adjoint_body(w, *fn, used, options, first, locs, &plan.names);
+        for (size_t i = 0; i < locs.size(); ++i)
+          KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
+                     "adjoint loop numbering differs from the module plan");
+        w.line("}");
+        emit_entry_points(w, adj, adj + "_body", adj_params);
+        out.entry_points.push_back(adj);
+      }
+    });
   }
   out.kernels = describe_planned(kernels, options, plan);
 

@@ -8,6 +8,7 @@
 #include "adjoint_emitter.hpp"
 #include "adjoint_obstacles.hpp"
 #include "forward_emitter.hpp"
+#include "generation_errors.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/serializer.hpp"
 #include "kjit/ir/structs.hpp"
@@ -94,19 +95,23 @@ ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const Co
   int next = 0;
   std::vector<bool> with_adjoint;
   for (const ir::Function* k : kernels) {
-    std::string obstacle = options.enable_adjoint ? adjoint_obstacle(*k) : "";
-    plan.obstacles.push_back(obstacle);
-    with_adjoint.push_back(options.enable_adjoint && obstacle.empty());
-    std::vector<PlannedLoop> loops;
-    if (with_adjoint.back())
-      for (const ir::SourceLoc& loc : adjoint_loops(*k)) loops.push_back({++next, loc});
-    plan.kernel_loops.push_back(loops);
+    generating("kernel '" + k->name + "'", k->loc, nullptr, [&] {
+      std::string obstacle = options.enable_adjoint ? adjoint_obstacle(*k) : "";
+      plan.obstacles.push_back(obstacle);
+      with_adjoint.push_back(options.enable_adjoint && obstacle.empty());
+      std::vector<PlannedLoop> loops;
+      if (with_adjoint.back())
+        for (const ir::SourceLoc& loc : adjoint_loops(*k)) loops.push_back({++next, loc});
+      plan.kernel_loops.push_back(loops);
+    });
   }
   std::map<const ir::Function*, std::vector<PlannedLoop>> function_loops;
   for (const ir::Function* f : plan.functions) {
     plan.function_first_loop[f] = next;
     if (!options.enable_adjoint || f->custom_adjoint || !function_has_adjoint(*f)) continue;
-    for (const ir::SourceLoc& loc : adjoint_loops(*f)) function_loops[f].push_back({++next, loc});
+    generating("device function '" + f->name + "'", f->loc, nullptr, [&] {
+      for (const ir::SourceLoc& loc : adjoint_loops(*f)) function_loops[f].push_back({++next, loc});
+    });
   }
   for (size_t i = 0; i < kernels.size(); ++i) {
     if (!with_adjoint[i]) continue;
@@ -161,65 +166,86 @@ void emit_structs(SourceWriter& w, const ModulePlan& plan, bool with_atomics) {
   }
 }
 
-void emit_functions(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, const CodegenOptions& options,
-                    bool with_adjoint) {
-  for (const ir::Function* f : plan.functions) {
-    const std::string& name = plan.names.at(f);
-    const ir::Type result = f->result_type();
-    const std::string R = result.is_void() ? "void" : result.cpp();
-    auto open = [&](const std::string& ret, const std::string& fname, const ir::Function& g) {
-      Names n(g);
-      std::string sig = "static KJ_FUNC_BIG " + ret + " " + fname + "(const kj::launch_bounds_t& dim, kj_int64 kj_index";
-      for (size_t i = 0; i < g.params.size(); ++i) sig += ", " + param_decl(g.params[i].type, n.param(i));
-      return sig;
-    };
-    auto body = [&](const ir::Function& g, bool without_effects) {
-      Names n(g);
-      ExprEmitter ex(n, used, &plan.names);
-      emit_forward_block(w, ex, n, g.body, 1, without_effects);
-      if (g.body.yield != ir::kNoValue) w.line("return " + n.value(g.body.yield) + ";", 1);
-    };
-    w.line("");
-    w.line("// device function " + f->name + " (" + f->loc.short_str() + ")");
-    w.line(open(R, name, *f) + ") {");
-    body(*f, false);
-    w.line("}");
-    const ir::Function& replay = f->custom_replay ? *f->custom_replay : *f;
-    w.line(open(R, name + "_replay", *f) + ") {");
-    if (f->custom_replay) {  // the user's replay names its parameters itself
-      Names fn_names(*f), rn(replay);
-      for (size_t i = 0; i < f->params.size(); ++i)
-        if (rn.param(i) != fn_names.param(i)) w.line(param_decl(f->params[i].type, rn.param(i)) + " = " + fn_names.param(i) + ";", 1);
+namespace {
+/// Emits device function `f`: its forward body, its replay and (when it has one) its adjoint.
+void emit_function(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, const CodegenOptions& options,
+                   bool with_adjoint, const ir::Function* f) {
+  const std::string& name = plan.names.at(f);
+  const ir::Type result = f->result_type();
+  const std::string R = result.is_void() ? "void" : result.cpp();
+  auto open = [&](const std::string& ret, const std::string& fname, const ir::Function& g) {
+    Names n(g);
+    std::string sig = "static KJ_FUNC_BIG " + ret + " " + fname + "(const kj::launch_bounds_t& dim, kj_int64 kj_index";
+    for (size_t i = 0; i < g.params.size(); ++i) sig += ", " + param_decl(g.params[i].type, n.param(i));
+    return sig;
+  };
+  auto body = [&](const ir::Function& g, ForwardMode mode) {
+    Names n(g);
+    ExprEmitter ex(n, used, &plan.names);
+    emit_forward_block(w, ex, n, g.body, 1, mode);
+    if (g.body.yield != ir::kNoValue) w.line("return " + n.value(g.body.yield) + ";", 1);
+  };
+  w.line("");
+  w.line("// device function " + f->name + " (" + f->loc.short_str() + ")");
+  w.line(open(R, name, *f) + ") {");
+  body(*f, ForwardMode::Run);
+  w.line("}");
+  const ir::Function& replay = f->custom_replay ? *f->custom_replay : *f;
+  w.line(open(R, name + "_replay", *f) + ") {");
+  if (f->custom_replay) {  // the user's replay names its parameters itself
+    Names fn_names(*f), rn(replay);
+    for (size_t i = 0; i < f->params.size(); ++i)
+      if (rn.param(i) != fn_names.param(i)) w.line(param_decl(f->params[i].type, rn.param(i)) + " = " + fn_names.param(i) + ";", 1);
+  }
+  body(replay, ForwardMode::Replay);
+  w.line("}");
+  if (!with_adjoint || !function_has_adjoint(*f)) return;
+  Names n(*f);
+  std::string sig = open("void", "adj_" + name, *f);
+  if (!result.is_void()) sig += ", const " + R + "& ret";
+  for (size_t i = 0; i < f->params.size(); ++i) {
+    const ir::Type& t = f->params[i].type;
+    if (!t.is_differentiable()) continue;
+    sig += t.is_array() ? ", const " + t.cpp() + "& " + n.adj_param(i) : ", " + t.cpp() + "& " + n.adj_param(i);
+  }
+  if (!result.is_void() && result.is_differentiable()) sig += ", const " + R + "& kj_adj_ret";
+  w.line(sig + ") {");
+  if (f->custom_adjoint) {
+    // The user adjoint's parameters (see trace_grad in kjit/dsl/functions.hpp): the
+    // function's own, then adj_ret when it returns a value, then one adjoint array per array
+    // parameter. Bind each to what this adjoint function received.
+    const ir::Function& g = *f->custom_adjoint;
+    Names gn(g);
+    size_t next = f->params.size();
+    if (!result.is_void()) {
+      const std::string bound = result.is_differentiable() ? "kj_adj_ret" : R + "{}";
+      w.line("const " + R + " " + gn.param(next++) + " = " + bound + ";", 1);
     }
-    body(replay, true);
-    w.line("}");
-    if (!with_adjoint || !function_has_adjoint(*f)) continue;
-    Names n(*f);
-    std::string sig = open("void", "adj_" + name, *f);
-    if (!result.is_void()) sig += ", const " + R + "& ret";
     for (size_t i = 0; i < f->params.size(); ++i) {
       const ir::Type& t = f->params[i].type;
-      if (!t.is_differentiable()) continue;
-      sig += t.is_array() ? ", const " + t.cpp() + "& " + n.adj_param(i) : ", " + t.cpp() + "& " + n.adj_param(i);
+      if (!t.is_array()) continue;
+      KJIT_CHECK(next < g.params.size(), "the user adjoint of " + f->name + " lacks an adjoint array");
+      const std::string bound = t.is_differentiable() ? n.adj_param(i) : t.cpp() + "{}";
+      w.line("const " + t.cpp() + " " + gn.param(next++) + " = " + bound + ";", 1);
     }
-    if (!result.is_void() && result.is_differentiable()) sig += ", const " + R + "& kj_adj_ret";
-    w.line(sig + ") {");
-    if (f->custom_adjoint) {
-      const ir::Function& g = *f->custom_adjoint;
-      Names gn(g);
-      if (!result.is_void() && result.is_differentiable())
-        w.line("const " + R + "& " + gn.param(g.params.size() - 1) + " = kj_adj_ret;", 1);
-      ExprEmitter ex(gn, used, &plan.names);
-      emit_forward_block(w, ex, gn, g.body, 1);
-      for (size_t i = 0; i < f->params.size() && i < f->out_vars.size(); ++i)
-        if (f->out_vars[i] >= 0 && f->params[i].type.is_differentiable() && !f->params[i].type.is_array())
-          w.line(n.adj_param(i) + " += " + gn.var(f->out_vars[i]) + ";", 1);
-    } else {
-      std::vector<ir::SourceLoc> locs;
-      emit_adjoint_body(w, *f, used, options, plan.function_first_loop.at(f), locs, &plan.names);
-    }
-    w.line("}");
+    ExprEmitter ex(gn, used, &plan.names);
+    emit_forward_block(w, ex, gn, g.body, 1, ForwardMode::UserAdjoint);
+    for (size_t i = 0; i < f->params.size() && i < f->out_vars.size(); ++i)
+      if (f->out_vars[i] >= 0 && f->params[i].type.is_differentiable() && !f->params[i].type.is_array())
+        w.line(n.adj_param(i) + " += " + gn.var(f->out_vars[i]) + ";", 1);
+  } else {
+    std::vector<ir::SourceLoc> locs;
+    emit_adjoint_body(w, *f, used, options, plan.function_first_loop.at(f), locs, &plan.names);
   }
+  w.line("}");
+}
+}  // namespace
+
+void emit_functions(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, const CodegenOptions& options,
+                    bool with_adjoint) {
+  for (const ir::Function* f : plan.functions)
+    generating("device function '" + f->name + "'", f->loc, &w,
+               [&] { emit_function(w, plan, used, options, with_adjoint, f); });
 }
 
 }  // namespace kjit::codegen

@@ -70,8 +70,12 @@ void need_function(PreludeUse& use, const ir::Function& fn, bool with_adjoint,
       case ir::Op::CallFunc:
         need_function(use, *fn.callees.at(size_t(s.imm)), with_adjoint, seen);
         break;
-      default:
-        break;
+      case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
+      case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
+      case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar: case ir::Op::ArrayShape:
+      case ir::Op::If: case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
+      case ir::Op::Print:
+        break;  // their types' chunks are required above
     }
   });
   if (fn.custom_adjoint) need_function(use, *fn.custom_adjoint, false, seen);

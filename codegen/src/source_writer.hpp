@@ -27,6 +27,8 @@ class SourceWriter {
   const std::string& text() const { return text_; }
   std::vector<SourceMapping>& source_map() { return map_; }
   int current_line() const { return line_ + 1; }
+  /// The user statement of the last user_line (unknown before the first).
+  const ir::SourceLoc& last_user_loc() const { return user_loc_; }
 
  private:
   void put(const std::string& text, int indent);

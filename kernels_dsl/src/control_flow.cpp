@@ -3,28 +3,14 @@
 
 namespace kjit::dsl {
 
-namespace {
-/// Statements that only compute a value: they may move into an else region, which is where
-/// an ElseIf condition traced after its If belongs.
-bool is_pure(const ir::Stmt& s) {
-  switch (s.op) {
-    case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
-    case ir::Op::Call: case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract:
-    case ir::Op::Insert: case ir::Op::LoadVar: case ir::Op::ArrayLoad: case ir::Op::ArrayShape:
-      return !s.type.is_void();
-    default:
-      return false;
-  }
-}
-}  // namespace
-
 ir::Stmt& IfChain::open_tail(detail::Tracer& t, Loc loc, const char* what) {
   if (closed_) t.fail(loc, std::string(what) + " after Else: an If chain has one Else, last");
   if (t.current_depth() != depth_ || t.current_block_size() <= index_ ||
       t.current_block().stmts[index_].op != ir::Op::If)
     t.fail(loc, std::string(what) + " must be chained directly onto its If, in the same region");
+  // Effect-free statements (an ElseIf's condition) may move into the else region.
   for (size_t k = index_ + 1; k < t.current_block_size(); ++k)
-    if (!is_pure(t.current_block().stmts[k]))
+    if (!ir::is_effect_free(t.current_block().stmts[k]))
       t.fail(loc, std::string(what) + " must directly follow its If: a statement with an "
                                        "effect was traced in between");
   std::vector<ir::Stmt> tail = t.take_tail(index_ + 1);

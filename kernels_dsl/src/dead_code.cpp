@@ -3,19 +3,6 @@
 
 namespace kjit::ir {
 
-bool is_pure(const Stmt& s) {
-  switch (s.op) {
-    case Op::Call:  // void builtins (expect_near, breakpoint) are kept for their effects
-      return !s.type.is_void();
-    case Op::Const: case Op::Param: case Op::ThreadId: case Op::LaunchDim:
-    case Op::Cast: case Op::Construct: case Op::Extract: case Op::Insert: case Op::LoadVar:
-    case Op::ArrayLoad: case Op::ArrayShape:
-      return true;
-    default:
-      return false;
-  }
-}
-
 namespace {
 void count_uses(const Block& b, std::vector<int>& uses) {
   for (const Stmt& s : b.stmts) {
@@ -30,7 +17,7 @@ bool sweep(Block& b, std::vector<int>& uses) {
   for (size_t i = b.stmts.size(); i-- > 0;) {
     Stmt& s = b.stmts[i];
     for (Block& r : s.regions) changed |= sweep(r, uses);
-    if (is_pure(s) && s.result != kNoValue && uses[s.result] == 0 && s.op != Op::Param) {
+    if (is_effect_free(s) && s.result != kNoValue && uses[s.result] == 0 && s.op != Op::Param) {
       for (ValueId a : s.args) --uses[a];
       b.stmts.erase(b.stmts.begin() + long(i));
       changed = true;

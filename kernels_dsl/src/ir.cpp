@@ -7,15 +7,35 @@
 
 namespace kjit::ir {
 
-const char* op_name(Op op) {
-  switch (op) {
-#define KJIT_IR_OP(E, name) \
-  case Op::E:               \
-    return name;
+namespace {
+constexpr OpInfo kOps[] = {
+#define KJIT_IR_OP(E, name, regions, kind, adjoint) {name, regions, OpKind::kind, OpAdjoint::adjoint},
 #include "kjit/ir/ops.def"
 #undef KJIT_IR_OP
+};
+}  // namespace
+
+const OpInfo& op_info(Op op) { return kOps[size_t(op)]; }
+
+const char* op_name(Op op) { return op_info(op).name; }
+
+bool is_effect_free(const Stmt& s) {
+  switch (op_info(s.op).kind) {
+    case OpKind::Input: case OpKind::Value: case OpKind::Read: return true;
+    case OpKind::Call: return !s.type.is_void();  // expect_near, breakpoint: kept for their effects
+    case OpKind::Effect: case OpKind::Control: case OpKind::Jump: return false;
   }
-  return "?";
+  return false;
+}
+
+bool is_pure(const Stmt& s) {
+  switch (op_info(s.op).kind) {
+    case OpKind::Input: case OpKind::Value: return true;
+    case OpKind::Call:
+      return !s.type.is_void() && builtin_info(s.builtin()).category != BuiltinCategory::Random;
+    case OpKind::Read: case OpKind::Effect: case OpKind::Control: case OpKind::Jump: return false;
+  }
+  return false;
 }
 
 std::string SourceLoc::str() const {

@@ -65,6 +65,10 @@ ModuleOptions ModuleDef::options() const {
 }
 
 void ModuleDef::set_options(const ModuleOptions& options) {
+  if (options.loop_checkpoints < 2 || options.loop_checkpoints % 2 != 0)
+    throw Error(ErrorKind::User, "module '" + name_ + "': ModuleOptions::loop_checkpoints must be an even number "
+                                 ">= 2 (the adjoint halves its checkpoints when they run out), got " +
+                                     std::to_string(options.loop_checkpoints));
   std::lock_guard<std::mutex> lock(mutex_);
   if (options == options_) return;
   options_ = options;

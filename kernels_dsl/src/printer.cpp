@@ -155,8 +155,12 @@ class Printer : public StmtVisitor<Printer, std::string> {
         block(s.regions[1], depth + 1);
         line(depth, "}", nullptr);
         return;
-      default:
-        break;
+      case Op::Const: case Op::Param: case Op::ThreadId: case Op::LaunchDim: case Op::Call:
+      case Op::Cast: case Op::Construct: case Op::Extract: case Op::Insert: case Op::DeclVar:
+      case Op::LoadVar: case Op::StoreVar: case Op::ArrayLoad: case Op::ArrayStore:
+      case Op::ArrayAtomic: case Op::ArrayShape: case Op::Break: case Op::Continue:
+      case Op::Return: case Op::Print: case Op::CallFunc:
+        break;  // one line, below
     }
     std::string text = visit(s);
     if (s.result != kNoValue) text = v(s.result) + " = " + text + " : " + s.type.str();

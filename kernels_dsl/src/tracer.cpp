@@ -115,12 +115,7 @@ ir::ValueId Tracer::emit(ir::Op op, ir::Type type, std::vector<ir::ValueId> args
     s.result = fn_.new_value(type);
     value_scope_.push_back(scope());
   }
-  switch (op) {
-    case ir::Op::If: s.regions.resize(2); break;
-    case ir::Op::For: s.regions.resize(1); break;
-    case ir::Op::While: s.regions.resize(2); break;
-    default: break;
-  }
+  s.regions.resize(size_t(ir::op_info(op).regions));
   ir::ValueId result = s.result;
   frames_.back().block->stmts.push_back(std::move(s));
   return result;

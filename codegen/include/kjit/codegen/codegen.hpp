@@ -14,7 +14,7 @@ namespace kjit::codegen {
 /// Version of the generated text's shape. Bump it with any change to what codegen emits
 /// for the same IR (the golden tests fail until the goldens are updated, and they record
 /// this version, so a change without a bump is caught).
-constexpr int kCodegenVersion = 4;
+constexpr int kCodegenVersion = 5;
 
 /// The entry points each kernel has.
 enum class EntryKind { Forward, Adjoint };

@@ -172,7 +172,11 @@ class Func {
       auto handles = make_handles<H...>(std::index_sequence_for<H...>{});
       std::vector<int64_t> out_vars;
       size_t array_param = types.size() + (std::is_void_v<R> ? 0 : 1);
-      auto slots = std::apply([&](const auto&... h) { return std::make_tuple(adjoint_slot(h, out_vars, array_param)...); }, handles);
+      // A braced list evaluates left to right (function arguments, as in make_tuple, need not):
+      // the slots, their out_vars and their array parameters must follow the parameters' order.
+      auto slots = std::apply([&](const auto&... h) {
+        return std::tuple<decltype(adjoint_slot(h, out_vars, array_param))...>{adjoint_slot(h, out_vars, array_param)...};
+      }, handles);
       auto call = [&](auto&... slot) {
         if constexpr (std::is_void_v<R>) {
           std::apply([&](const auto&... h) { grad_(h..., deref(slot)...); }, handles);

@@ -5,9 +5,6 @@
 
 namespace kjit::ir {
 
-/// Whether `s` only computes its result (no stores, atomics, control flow or output).
-bool is_pure(const Stmt& s);
-
 /// Deletes pure statements with unused results until none is left. Tracing leaves such
 /// statements behind (an element read before a store to it, a copy that was not used); they
 /// must go before autodiff, where a dead array read would still add to a gradient.

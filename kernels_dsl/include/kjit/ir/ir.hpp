@@ -19,13 +19,36 @@ namespace kjit::ir {
 
 /// Statement kinds (see ops.def).
 enum class Op : uint8_t {
-#define KJIT_IR_OP(E, name) E,
+#define KJIT_IR_OP(E, name, regions, kind, adjoint) E,
 #include "kjit/ir/ops.def"
 #undef KJIT_IR_OP
 };
 
+/// What a statement of an op does (ops.def's `kind` column).
+enum class OpKind : uint8_t { Input, Value, Read, Call, Effect, Control, Jump };
+/// How the reverse sweep treats an op (ops.def's `adjoint` column).
+enum class OpAdjoint : uint8_t { None, Rule, Regions };
+
+/// The facts about an op that the passes read: one row of ops.def.
+struct OpInfo {
+  const char* name;   ///< printed name ("const", "call", ...)
+  int regions;        ///< nested blocks the statement owns
+  OpKind kind;
+  OpAdjoint adjoint;
+};
+
+/// The ops.def row of `op`.
+const OpInfo& op_info(Op op);
 /// Printed name of an op ("const", "call", ...).
 const char* op_name(Op op);
+
+struct Stmt;
+/// Whether `s` has no effect (no store, atomic, output, control flow or jump): its result is
+/// all it does, so it may be dropped when unused. Void builtin calls have effects.
+bool is_effect_free(const Stmt& s);
+/// Whether `s`'s result depends on its operands alone: equal operands give equal results
+/// (constants, indices, parameters, arithmetic, non-random builtins), whatever the state.
+bool is_pure(const Stmt& s);
 
 /// Index of a value in Function::values.
 using ValueId = uint32_t;

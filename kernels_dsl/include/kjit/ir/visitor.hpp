@@ -13,7 +13,7 @@ class StmtVisitor {
  public:
   R visit(const Stmt& s) {
     switch (s.op) {
-#define KJIT_IR_OP(E, name) \
+#define KJIT_IR_OP(E, name, regions, kind, adjoint) \
   case Op::E:               \
     return static_cast<Derived*>(this)->visit_##E(s);
 #include "kjit/ir/ops.def"
