@@ -1,8 +1,9 @@
-// The cpu device: launch overhead of an empty kernel, streaming throughput, and the
-// adjoint-to-forward time ratio of the example kernels.
+// The cpu device: launch overhead of an empty kernel, streaming throughput, the
+// adjoint-to-forward time ratio of the example kernels, and the cost of bounds-checked mode.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "kjit/kjit.hpp"
@@ -110,8 +111,36 @@ void BM_LoopAdjoint(benchmark::State& state) {
   for (auto _ : state) launch_adjoint(demo::iterate, s.n, {s.x, s.c, steps, s.out}, {s.gx, s.gc, {}, s.gout});
 }
 
+/// The example kernels, forward and adjoint, with their modules built plainly (range(1) = 0)
+/// and in bounds-checked mode (1): range(0) picks saxpy, springs or the loop (8 steps).
+void BM_BoundsCheck(benchmark::State& state) {
+  const int kernel = int(state.range(0));
+  const bool adjoint = state.range(1) / 2, checked = state.range(1) % 2;
+  const char* module = kernel == 0 ? "saxpy" : kernel == 1 ? "springs" : "loops";
+  ModuleOptions o = kjit::module(module).options();
+  o.bounds_check = checked;
+  kjit::module(module).set_options(o);
+  state.SetLabel(std::string(module) + (adjoint ? " adjoint" : " forward") + (checked ? " checked" : " plain"));
+  std::function<void()> run;
+  Saxpy sx(1 << 22);
+  Springs sp;
+  Iterate it;
+  if (kernel == 0)
+    run = adjoint ? std::function<void()>([&] { launch_adjoint(demo::saxpy, sx.n, {sx.x, sx.y, 2.0f, sx.out}, {sx.gx, sx.gy, {}, sx.gout}); })
+                  : [&] { launch(demo::saxpy, sx.n, sx.x, sx.y, 2.0f, sx.out); };
+  else if (kernel == 1)
+    run = adjoint ? std::function<void()>([&] { launch_adjoint(demo::springs, sp.ns, {sp.x, sp.pairs, sp.rest, 10.0f, sp.f}, {sp.gx, {}, sp.grest, {}, sp.gf}); })
+                  : [&] { launch(demo::springs, sp.ns, sp.x, sp.pairs, sp.rest, 10.0f, sp.f); };
+  else
+    run = adjoint ? std::function<void()>([&] { launch_adjoint(demo::iterate, it.n, {it.x, it.c, 8, it.out}, {it.gx, it.gc, {}, it.gout}); })
+                  : [&] { launch(demo::iterate, it.n, it.x, it.c, 8, it.out); };
+  run();  // build (or find) the module outside the timed loop
+  for (auto _ : state) run();
+}
+
 }  // namespace
 
+BENCHMARK(BM_BoundsCheck)->ArgsProduct({{0, 1, 2}, {0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LaunchEmpty)->Arg(1)->Arg(1 << 16)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MemcpyReference)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SaxpyForward)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();

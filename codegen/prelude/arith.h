@@ -62,10 +62,10 @@ template <class T> KJ_FUNC void adj_mod(T a, T b, T ret, T& adj_a, T& adj_b, T a
 
 //@chunk floordiv requires core
 namespace kj {
-/// Division rounded toward negative infinity.
+/// Division rounded toward negative infinity (by zero: 0, as quot in core.h).
 template <class T> KJ_FUNC T floordiv(T a, T b) {
-  T q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  T q = quot(a, b);
+  if (b != 0 && rem(a, b) != 0 && ((a < 0) != (b < 0))) --q;
   return q;
 }
 KJ_FUNC float floordiv(float a, float b) { return ::floorf(a / b); }

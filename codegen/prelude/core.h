@@ -41,6 +41,30 @@ KJ_FUNC To cast(const From& v) { return caster<To>::go(v); }
 template <class To, class From>
 KJ_FUNC void adj_cast(const From& v, const To& ret, From& adj_v, const To& adj_ret) { adj_v += cast<From>(adj_ret); }
 
+/// Division and remainder as the DSL defines them for integers, the same on both backends
+/// (docs/DSL.md): x / 0 = 0 and x % 0 = x, so that (x / y) * y + x % y == x still holds, and
+/// the one quotient that overflows, MIN / -1, wraps to MIN with remainder 0. The hardware
+/// instruction traps (SIGFPE, killing the process) on the cpu and returns unspecified values
+/// on CUDA. Other types divide as their operators do.
+template <class T> KJ_FUNC T quot(T a, T b) { return a / b; }
+template <class T> KJ_FUNC T rem(T a, T b) { return a % b; }
+#define KJ_SIGNED_QUOT(T, U)                                                                 \
+  KJ_FUNC T quot(T a, T b) { return b == 0 ? T(0) : b == T(-1) ? T(U(0) - U(a)) : T(a / b); } \
+  KJ_FUNC T rem(T a, T b) { return b == 0 ? a : b == T(-1) ? T(0) : T(a % b); }
+#define KJ_UNSIGNED_QUOT(T)                                          \
+  KJ_FUNC T quot(T a, T b) { return b == 0 ? T(0) : T(a / b); } \
+  KJ_FUNC T rem(T a, T b) { return b == 0 ? a : T(a % b); }
+KJ_SIGNED_QUOT(kj_int8, kj_uint8)
+KJ_SIGNED_QUOT(kj_int16, kj_uint16)
+KJ_SIGNED_QUOT(kj_int32, kj_uint32)
+KJ_SIGNED_QUOT(kj_int64, kj_uint64)
+KJ_UNSIGNED_QUOT(kj_uint8)
+KJ_UNSIGNED_QUOT(kj_uint16)
+KJ_UNSIGNED_QUOT(kj_uint32)
+KJ_UNSIGNED_QUOT(kj_uint64)
+#undef KJ_SIGNED_QUOT
+#undef KJ_UNSIGNED_QUOT
+
 /// Component k of the multi-dimensional launch index of flat index `index` (row-major:
 /// the last dimension varies fastest).
 KJ_FUNC kj_int32 launch_coord(const launch_bounds_t& dim, kj_int64 index, int k) {
@@ -84,22 +108,36 @@ KJ_FUNC array_t<T> make_array(kj_uint64 address, kj_int32 n0, kj_int32 n1 = 0, k
 }  // namespace kj
 
 //@chunk status requires core
-// The module's status word: 0, or the code of the first failure a thread reported (a
-// dynamic loop of an adjoint that exceeded its checkpoint bound reports its loop id + 1).
-// The runtime reads and clears it after adjoint launches.
+// Failures a thread reports go to the launch's own status slot (launch_bounds_t::status), so
+// concurrent launches of one module never see each other's: a dynamic loop of an adjoint that
+// exceeded its checkpoint bound reports its loop id + 1; checks and bounds use the codes below
+// (kjit::detail::kStatus* in the runtime). The first report wins; the runtime reads the slot
+// after the launch. A null slot (a launch captured into a CUDA graph) drops reports.
+namespace kj {
+constexpr kj_int32 kStatusCheckFailed = 0x7fff0001;  ///< expect_near failed
+constexpr kj_int32 kStatusOutOfBounds = 0x7fff0002;  ///< bounds mode: an index past its extent
+constexpr kj_int32 kStatusDivByZero = 0x7fff0003;    ///< bounds mode: integer / or % by zero
+
+/// Claims `dim`'s status slot for `code`; true when this thread's report is the first.
+KJ_FUNC bool claim_status(const launch_bounds_t& dim, kj_int32 code) {
+  if (!dim.status) return false;
 #if KJ_CUDA
-extern "C" __device__ kj_int32 kjit_status = 0;
-namespace kj {
-KJ_FUNC void report_status(kj_int32 code) { atomicCAS(&kjit_status, 0, code); }
-}  // namespace kj
+  return atomicCAS(&dim.status->code, 0, code) == 0;
 #else
-extern "C" {
-__attribute__((visibility("default"))) kj_int32 kjit_status = 0;
-}
-namespace kj {
-KJ_FUNC void report_status(kj_int32 code) {
   kj_int32 expected = 0;
-  __atomic_compare_exchange_n(&kjit_status, &expected, code, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return __atomic_compare_exchange_n(&dim.status->code, &expected, code, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+}
+KJ_FUNC void report_status(const launch_bounds_t& dim, kj_int32 code) { claim_status(dim, code); }
+/// Reports a fault with its details: the winner writes them after claiming, and the runtime
+/// reads them only after every thread of the launch finished.
+KJ_FUNC void report_fault(const launch_bounds_t& dim, kj_int32 code, kj_int64 thread, int line, int axis,
+                          kj_int64 index, kj_int64 extent) {
+  if (!claim_status(dim, code)) return;
+  dim.status->line = line;
+  dim.status->axis = axis;
+  dim.status->thread = thread;
+  dim.status->index = index;
+  dim.status->extent = extent;
 }
 }  // namespace kj
-#endif

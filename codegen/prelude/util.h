@@ -68,9 +68,8 @@ KJ_FUNC void breakpoint() {
 
 //@chunk expect requires status
 namespace kj {
-/// The status code of a failed device-side check (kjit::detail::kStatusCheckFailed).
-constexpr kj_int32 kStatusCheckFailed = 0x7fff0001;
-template <class X, class T> KJ_FUNC void expect_near(const X& a, const X& b, T tol, kj_int64 thread, const char* where) {
+template <class X, class T>
+KJ_FUNC void expect_near(const X& a, const X& b, T tol, const launch_bounds_t& dim, kj_int64 thread, const char* where) {
   const T *pa = (const T*)&a, *pb = (const T*)&b;
   const int n = int(sizeof(X) / sizeof(T));
   bool ok = true;
@@ -82,6 +81,6 @@ template <class X, class T> KJ_FUNC void expect_near(const X& a, const X& b, T t
   printf("kjit: expect_near failed at %s, thread %lld:", where, (long long)thread);
   for (int i = 0; i < n; ++i) printf(" %.9g vs %.9g;", (double)pa[i], (double)pb[i]);
   printf(" tolerance %.9g\n", (double)tol);
-  report_status(kStatusCheckFailed);
+  report_status(dim, kStatusCheckFailed);
 }
 }  // namespace kj

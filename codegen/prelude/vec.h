@@ -14,8 +14,8 @@ template <int N, class T> KJ_FUNC vec_t<N, T> operator-(vec_t<N, T> a) { for (in
 template <int N, class T> KJ_FUNC vec_t<N, T> operator+(const vec_t<N, T>& a) { return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T> operator*(vec_t<N, T> a, T s) { for (int i = 0; i < N; ++i) a.c[i] *= s; return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T> operator*(T s, vec_t<N, T> a) { for (int i = 0; i < N; ++i) a.c[i] = s * a.c[i]; return a; }
-template <int N, class T> KJ_FUNC vec_t<N, T> operator/(vec_t<N, T> a, T s) { for (int i = 0; i < N; ++i) a.c[i] /= s; return a; }
-template <int N, class T> KJ_FUNC vec_t<N, T> operator/(T s, vec_t<N, T> a) { for (int i = 0; i < N; ++i) a.c[i] = s / a.c[i]; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator/(vec_t<N, T> a, T s) { for (int i = 0; i < N; ++i) a.c[i] = quot(a.c[i], s); return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator/(T s, vec_t<N, T> a) { for (int i = 0; i < N; ++i) a.c[i] = quot(s, a.c[i]); return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T>& operator+=(vec_t<N, T>& a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] += b.c[i]; return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T>& operator-=(vec_t<N, T>& a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] -= b.c[i]; return a; }
 template <int N, class T> KJ_FUNC T dot(const vec_t<N, T>& a, const vec_t<N, T>& b) { T s = T(0); for (int i = 0; i < N; ++i) s += a.c[i] * b.c[i]; return s; }
@@ -25,7 +25,7 @@ template <int N, class T> KJ_FUNC bool operator!=(const vec_t<N, T>& a, const ve
 template <int N, class T> struct caster<vec_t<N, T>> {
   template <class U> static KJ_FUNC vec_t<N, T> go(const vec_t<N, U>& v) { vec_t<N, T> r; for (int i = 0; i < N; ++i) r.c[i] = static_cast<T>(v.c[i]); return r; }
 };
-template <int N, class T> KJ_FUNC vec_t<N, T> operator/(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] /= b.c[i]; return a; }
+template <int N, class T> KJ_FUNC vec_t<N, T> operator/(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] = quot(a.c[i], b.c[i]); return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T>& operator*=(vec_t<N, T>& a, T s) { for (int i = 0; i < N; ++i) a.c[i] *= s; return a; }
 
 template <int N, class T> KJ_FUNC T extract(const vec_t<N, T>& v, kj_int32 i) { return v.c[i]; }
@@ -54,7 +54,7 @@ template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator-(mat_t<R, C, T>
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator+(const mat_t<R, C, T>& a) { return a; }
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator*(mat_t<R, C, T> a, T s) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] *= s; return a; }
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator*(T s, mat_t<R, C, T> a) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = s * a.c[i][j]; return a; }
-template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator/(mat_t<R, C, T> a, T s) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] /= s; return a; }
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> operator/(mat_t<R, C, T> a, T s) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = quot(a.c[i][j], s); return a; }
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T>& operator+=(mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] += b.c[i][j]; return a; }
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T>& operator-=(mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] -= b.c[i][j]; return a; }
 template <int R, int C, class T> KJ_FUNC bool operator==(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) if (!(a.c[i][j] == b.c[i][j])) return false; return true; }

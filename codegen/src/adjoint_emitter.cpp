@@ -243,7 +243,7 @@ class AdjointEmitter {
     w_.user_line("if (" + count + " == " + C + ") {", in + 1, loc);
     w_.user_line("if (" + stride + " * 2 > " + C + ") {", in + 2, loc);
     w_.user_line(ovf + " = true; kj_overflow = true;", in + 3, loc);
-    w_.user_line("kj::report_status(" + std::to_string(L.id + 1) + ");", in + 3, loc);
+    w_.user_line("kj::report_status(dim, " + std::to_string(L.id + 1) + ");", in + 3, loc);
     w_.user_line("} else {", in + 2, loc);
     if (!L.state.empty()) {
       w_.user_line("KJ_NO_UNROLL", in + 3, loc);

@@ -144,6 +144,13 @@ std::string ExprEmitter::atomic(const ir::Stmt& s) {
 
 std::string ExprEmitter::call(const ir::Stmt& s) {
   const BuiltinCodegen& g = builtin_codegen(s.builtin());
+  // Integer / and % are defined for every operand (kj::quot and kj::rem in core.h): the
+  // operators trap on the cpu and give unspecified values on CUDA for x / 0 and MIN / -1.
+  const bool integer_scalar = !s.args.empty() && n_.fn.type_of(s.args[0]).shape == ir::Shape::Scalar &&
+                              n_.fn.type_of(s.args[0]).is_integer();
+  if (integer_scalar && (s.builtin() == ir::Builtin::Div || s.builtin() == ir::Builtin::Mod))
+    return std::string(s.builtin() == ir::Builtin::Div ? "kj::quot(" : "kj::rem(") + n_.value(s.args[0]) + ", " +
+           n_.value(s.args[1]) + ")";
   bool use_op = g.op && !s.args.empty() && !(g.op_integers_only && !n_.fn.type_of(s.args[0]).is_integer());
   if (use_op) {
     const std::string op = g.op;
@@ -157,7 +164,7 @@ std::string ExprEmitter::call(const ir::Stmt& s) {
   if (g.chunk) prelude_.need(g.chunk);
   std::string out = std::string(g.function) + "(";
   for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
-  if (g.takes_site) out += ", kj_index, \"" + escape(s.loc.short_str()) + "\"";
+  if (g.takes_site) out += ", dim, kj_index, \"" + escape(s.loc.short_str()) + "\"";
   return out + ")";
 }
 

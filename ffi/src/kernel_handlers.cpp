@@ -6,6 +6,7 @@
 #include "cuda_entry_launch.hpp"
 #include "kjit/ffi/ffi.hpp"
 #include "launch_plan.hpp"
+#include "launch_status.hpp"
 #include "module_table.hpp"
 #include "thread_pool.hpp"
 
@@ -52,11 +53,14 @@ void run_cpu(const xla::CallFrame* frame, bool adjoint) {
   if (plan.bounds.size == 0 || plan.batch_count == 0) return;
   const kjit::detail::KernelEntry& e = kjit::detail::kernel_entry(*plan.kernel->def, Device::cpu());
   CpuCall call{reinterpret_cast<CpuEntry>(entry_point(plan, e)), plan.pointers};
+  // This call's own status slot (every batch item reports into it; the first report wins).
+  kjit::detail::LaunchStatus status(Device::cpu(), e.module->reports(adjoint));
+  static_cast<kj::launch_bounds_t*>(plan.pointers[0])->status = status.slot();
   for (int64_t b = 0; b < plan.batch_count; ++b) {
     if (plan.batch_rank) plan.select_batch(b);
     kjit::detail::ThreadPool::global().parallel_for(plan.bounds.size, kCpuGrain, &run_chunk, &call);
   }
-  if (adjoint) kjit::detail::check_status(*e.module, *plan.kernel->def);
+  status.check(*e.module, *plan.kernel->def, nullptr);
 }
 
 int cuda_ordinal(const xla::CallFrame* frame) {
@@ -85,6 +89,10 @@ void run_cuda(const xla::CallFrame* frame, bool adjoint) {
   if (plan.bounds.size == 0 || plan.batch_count == 0) return;
   const kjit::detail::KernelEntry& e = kjit::detail::kernel_entry(*plan.kernel->def, Device::cuda(ordinal));
   entry_point(plan, e);  // an adjoint the kernel lacks is an error here
+  // A stream XLA captures into a command buffer cannot be read back: its launches get no slot.
+  const bool wanted = e.module->reports(adjoint) && !cuda::stream_capturing(ordinal, stream);
+  kjit::detail::LaunchStatus status(Device::cuda(ordinal), wanted);
+  static_cast<kj::launch_bounds_t*>(plan.pointers[0])->status = status.slot();
   for (int64_t b = 0; b < plan.batch_count; ++b) {
     if (plan.batch_rank) plan.select_batch(b);
     // cuLaunchKernel copies the parameters at launch: the next batch item may reuse them.
@@ -92,11 +100,7 @@ void run_cuda(const xla::CallFrame* frame, bool adjoint) {
     kjit::detail::launch_cuda_entry(e, *plan.kernel->def, plan.adjoint, plan.bounds.size,
                                     plan.block_dim, stream, plan.pointers);
   }
-  if (adjoint && e.module->status) {
-    // A checkpointed loop may have overflowed: its status word must be read after the launch.
-    cuda::stream_synchronize(ordinal, stream);
-    kjit::detail::check_status(*e.module, *plan.kernel->def);
-  }
+  status.check(*e.module, *plan.kernel->def, stream);
 }
 
 }  // namespace

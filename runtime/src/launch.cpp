@@ -4,6 +4,7 @@
 #include "checked_size.hpp"
 #include "cuda_entry_launch.hpp"
 #include "extent_check.hpp"
+#include "launch_status.hpp"
 #include "module_table.hpp"
 #include "param_packer.hpp"
 #include "thread_pool.hpp"
@@ -60,6 +61,10 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   const detail::KernelEntry& entry = detail::kernel_entry(kernel, device);
   void* fn = adj_args ? entry.adjoint : entry.forward;
   if (!fn) throw Error(ErrorKind::User, entry.adjoint_error);
+  // Each launch reports into its own slot: concurrent launches of the module never read
+  // each other's overflow or failed check.
+  detail::LaunchStatus status(device, entry.module->reports(adj_args != nullptr));
+  bounds.status = status.slot();
   detail::PackedParams params;
   detail::pack_launch(params, kernel, bounds, args, adj_args, device);
   detail::check_extents(kernel, bounds, args, adj_args);
@@ -71,7 +76,7 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
     detail::launch_cuda_entry(entry, kernel, adj_args != nullptr, bounds.size, options.block_dim,
                               stream, params.pointers());
   }
-  if (adj_args || entry.module->checks) detail::check_status(*entry.module, kernel, stream);
+  status.check(*entry.module, kernel, stream);
 }
 
 }  // namespace

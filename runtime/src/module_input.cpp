@@ -2,17 +2,27 @@
 #include "module_input.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "kjit/codegen/codegen.hpp"
 
 namespace kjit::detail {
 
-ModuleInput module_input(const ModuleDef& def, const ModuleOptions& o) {
+ModuleOptions with_environment(ModuleOptions o) {
+  const char* bounds = std::getenv("KJIT_BOUNDS_CHECK");
+  if (bounds && std::strcmp(bounds, "1") == 0) o.bounds_check = true;
+  return o;
+}
+
+ModuleInput module_input(const ModuleDef& def, const ModuleOptions& given) {
+  const ModuleOptions o = with_environment(given);
   std::vector<const ir::Function*> fns;
   for (const KernelDef* k : def.kernels()) fns.push_back(&k->ir());
   codegen::CodegenOptions cg;
   cg.enable_adjoint = o.enable_adjoint;
   cg.loop_checkpoints = o.loop_checkpoints;
+  cg.bounds_check = o.bounds_check;
 
   ModuleInput in;
   compiler::ModuleSource& s = in.source;

@@ -15,6 +15,10 @@ struct ModuleInput {
   compiler::CompileOptions compile;
 };
 
+/// `options` with what the environment adds to every module: KJIT_BOUNDS_CHECK=1 turns on
+/// bounds_check.
+ModuleOptions with_environment(ModuleOptions options);
+
 /// Traces the module's kernels (User errors for tracing mistakes) and describes them.
 ModuleInput module_input(const ModuleDef& module, const ModuleOptions& options);
 

@@ -76,13 +76,12 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
   m.name = def.name();
   m.device = device;
   m.generation = def.generation();
-  m.options = def.options();
+  m.options = with_environment(def.options());
   auto started = std::chrono::steady_clock::now();
   ModuleInput input = module_input(def, m.options);
   compiler::Target target = device.is_cpu() ? compiler::Target::host() : cuda::target_for(device.ordinal());
   m.artifact = compiler::build_module(input.source, target, input.compile);
 
-  bool has_loops = false;
   if (device.is_cpu()) {
     // The verified descriptor (a hit) or the file just written; m.artifact keeps it open for
     // as long as the library stays loaded (always).
@@ -111,24 +110,12 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
     if (!m.options.enable_adjoint)
       e.adjoint_error = "kernel '" + k.name + "' has no adjoint: module '" + m.name +
                         "' is built with enable_adjoint = false";
-    for (const compiler::LoopDescription& loop : k.loops) {
-      m.loop_locations[loop.status] = loop.loc;
-      has_loops = true;
-    }
-    if (k.checks) {  // expect_near reports through the same status word
-      m.checks = true;
-      has_loops = true;
-    }
+    for (const compiler::LoopDescription& loop : k.loops) m.loop_locations[loop.status] = loop.loc;
+    if (k.checks) m.checks = true;  // expect_near reports in forward launches too
     m.kernels[k.name] = e;
   }
-  if (has_loops) {
-    if (device.is_cpu()) {
-      m.status = symbol(m.library, "kjit_status", m.name);
-    } else {
-      size_t bytes = 0;
-      m.status = cuda::module_global(device.ordinal(), m.cuda_module, "kjit_status", &bytes);
-    }
-  }
+  if (m.options.bounds_check) m.checks = true;
+  m.adjoint_reports = m.checks || !m.loop_locations.empty();
   m.load_milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 }
 
@@ -166,35 +153,6 @@ const KernelEntry& kernel_entry(const KernelDef& kernel, const Device& device) {
   KJIT_CHECK(it != m.kernels.end(), "kernel " + kernel.name() + " missing from its module " + m.name);
   rt.slots[slot].store(&it->second, std::memory_order_release);
   return it->second;
-}
-
-void check_status(const LoadedModule& m, const KernelDef& kernel, void* stream) {
-  if (!m.status) return;
-  int32_t code = 0;
-  if (m.device.is_cpu()) {
-    code = __atomic_exchange_n(static_cast<int32_t*>(m.status), 0, __ATOMIC_ACQ_REL);
-  } else {
-    if (cuda::this_thread_capturing()) return;
-    // On the launch's stream: a stream that does not synchronise with the legacy default
-    // stream (XLA's are non-blocking) would otherwise be read before the kernel ran.
-    int ordinal = m.device.ordinal();
-    cuda::copy(ordinal, &code, m.status, sizeof code, cuda::CopyKind::DeviceToHost, stream);
-    if (stream) cuda::stream_synchronize(ordinal, stream);
-    if (code) cuda::zero(ordinal, m.status, sizeof code, stream);
-  }
-  if (!code) return;
-  if (code == kStatusCheckFailed)
-    throw Error(ErrorKind::User, "launch of kernel '" + kernel.name() + "' in module '" + m.name +
-                                     "': a device-side check (expect_near) failed; the failing threads printed "
-                                     "their index, the check's location and the values");
-  auto it = m.loop_locations.find(code);
-  const std::string where = it == m.loop_locations.end() ? "a dynamic loop" : "the dynamic loop at " + it->second;
-  const int c = m.options.loop_checkpoints;
-  throw Error(ErrorKind::User,
-              "adjoint of kernel '" + kernel.name() + "': " + where + " ran more than " + std::to_string(c * c) +
-                  " iterations, the bound of its checkpoints (ModuleOptions::loop_checkpoints = " +
-                  std::to_string(c) + ", bound = checkpoints squared). The gradients of this launch are "
-                  "incomplete and must not be used; raise loop_checkpoints for module '" + m.name + "'");
 }
 
 }  // namespace kjit::detail

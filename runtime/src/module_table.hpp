@@ -42,8 +42,11 @@ struct LoadedModule {
   compiler::Artifact artifact;
   void* library = nullptr;         ///< cpu: the dlopen handle
   void* cuda_module = nullptr;     ///< CUDA: the CUmodule
-  void* status = nullptr;          ///< the module's status word (host or device address)
-  bool checks = false;             ///< a kernel has device-side checks: read status after every launch
+  bool checks = false;  ///< device-side checks or bounds mode: read the status after every launch
+  bool adjoint_reports = false;  ///< adjoints can report (dynamic loops too): read it after those
+
+  /// Whether a launch (`adjoint` or forward) of this module needs a status slot.
+  bool reports(bool adjoint) const { return adjoint ? adjoint_reports : checks; }
   std::map<int, std::string> loop_locations;  ///< status code -> the loop's source location
   std::map<std::string, KernelEntry> kernels;  ///< by qualified kernel name
   double load_milliseconds = 0;  ///< the whole first load: trace, key, build or cache, load
@@ -57,14 +60,5 @@ const KernelEntry& kernel_entry(const KernelDef& kernel, const Device& device);
 /// The module `module` loaded on `device` (built or loaded on first use).
 const LoadedModule& module_on(const ModuleDef& module, const Device& device);
 
-/// The status code a failed device-side check (expect_near) reports (kj::kStatusCheckFailed).
-constexpr int32_t kStatusCheckFailed = 0x7fff0001;
-
-/// Reads and clears the module's status word after an adjoint launch of `kernel` (and after
-/// any launch of a module with device-side checks; on CUDA, in order on the launch's
-/// `stream`); throws a User error naming the loop when one exceeded its checkpoint bound, or
-/// saying that a check failed. Skipped while the thread captures a CUDA graph (a read would
-/// break it).
-void check_status(const LoadedModule& module, const KernelDef& kernel, void* stream = nullptr);
 
 }  // namespace kjit::detail

@@ -25,7 +25,7 @@ const char* kPtx = R"(
 .global .align 4 .u32 kjit_status;
 
 .visible .entry kjit_t__scale_fwd(
-	.param .align 8 .b8 kjit_t__scale_fwd_param_0[32],
+	.param .align 8 .b8 kjit_t__scale_fwd_param_0[40],
 	.param .align 8 .b8 kjit_t__scale_fwd_param_1[72],
 	.param .f32 kjit_t__scale_fwd_param_2
 )
@@ -261,7 +261,7 @@ TEST_CASE("the fake reads NVRTC's PTX and cubin parameter layouts alike") {
   // The fake's recorded bytes are only as good as its reading of images: check its cubin
   // reader (.nv.info) against its PTX reader on one NVRTC-compiled kernel with mixed params.
   const char* source = R"(
-    struct B { int s[4]; int n; int r; long long size; };
+    struct B { int s[4]; int n; int r; long long size; int* status; };
     struct A { float* d; float* g; int s[4]; int n; int r; long long st[4]; };
     extern "C" __device__ int kjit_status = 0;
     extern "C" __global__ void mixed(B dim, A x, float a, double b, char c, A y) {

@@ -3,14 +3,15 @@
 
 With every case listed, -Werror=switch makes a new op fail to compile until each pass has
 decided what to do with it; a `default:` would silently swallow it. A switch counts as one
-over ops when its condition is `<x>.op`, `op`, or `<x>.atomic_op()`.
+over ops when its condition is `<x>.op`, `<x>->op` or `<x>.atomic_op()` (statements
+are always reached through a reference or pointer).
 """
 import pathlib
 import re
 import sys
 
 SWITCH = re.compile(r"\bswitch\s*\(\s*([^()]*(?:\([^()]*\))?[^()]*)\)\s*\{")
-OP_CONDITION = re.compile(r"(^|[.>])\s*(op|atomic_op\(\))\s*$|^op$")
+OP_CONDITION = re.compile(r"[.>]\s*(op|atomic_op\(\))\s*$")
 FOLDERS = ["kernels_dsl", "codegen", "compiler", "runtime", "ffi", "tools", "tests"]
 
 

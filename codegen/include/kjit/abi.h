@@ -33,14 +33,30 @@ namespace kj {
 constexpr int kMaxDims = 4;
 
 /// Version of this layout; part of every module key.
-constexpr int kAbiVersion = 1;
+constexpr int kAbiVersion = 2;  // 2: launch_bounds_t carries the launch's status slot
 
-/// The extent of a launch: up to four dimensions, their count, and their product.
+/// What went wrong in one launch, written by the first thread that reports (the others see
+/// `code` taken and write nothing). Per launch, not per module: concurrent launches of one
+/// module each read their own (DESIGN 3.1, docs/RELIABILITY.md).
+struct launch_status_t {
+  kj_int32 code;    ///< 0: nothing reported; a loop id + 1, or one of kj::kStatus* (core.h)
+  kj_int32 line;    ///< the user's source line of the failing access or division (bounds mode)
+  kj_int32 axis;    ///< the index's position (array dimension or component index)
+  kj_int32 reserved;  ///< explicit padding
+  kj_int64 thread;  ///< flat launch index of the reporting thread
+  kj_int64 index;   ///< the offending index (or the dividend of a division by zero)
+  kj_int64 extent;  ///< the extent it was checked against
+};
+
+/// The extent of a launch: up to four dimensions, their count, and their product, and where
+/// the launch's threads report failures.
 struct launch_bounds_t {
   kj_int32 shape[kMaxDims];  ///< extent per dimension; unused ones are 1
   kj_int32 ndim;             ///< 1..4
   kj_int32 reserved;         ///< explicit padding: the layout has no implicit holes
   kj_int64 size;             ///< shape[0] * ... * shape[ndim-1]
+  launch_status_t* status;   ///< this launch's status slot (host or device memory), or null:
+                             ///< reports are then dropped (launches captured into graphs)
 };
 
 /// A strided array of T: the value buffer, an optional gradient buffer of the same layout,
@@ -55,7 +71,8 @@ struct array_t {
   kj_int64 strides[kMaxDims]; ///< byte stride per dimension
 };
 
-static_assert(sizeof(launch_bounds_t) == 32, "launch_bounds_t layout changed");
+static_assert(sizeof(launch_status_t) == 40, "launch_status_t layout changed");
+static_assert(sizeof(launch_bounds_t) == 40, "launch_bounds_t layout changed");
 static_assert(alignof(launch_bounds_t) == 8, "launch_bounds_t alignment changed");
 static_assert(sizeof(array_t<float>) == 72, "array_t layout changed");
 static_assert(alignof(array_t<float>) == 8, "array_t alignment changed");

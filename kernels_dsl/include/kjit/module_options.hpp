@@ -18,6 +18,11 @@ struct ModuleOptions {
   std::string cxx_standard = "c++17";  ///< -std= for NVRTC and the host compiler
   int block_dim = 256;         ///< default CUDA block size of the module's launches
   int loop_checkpoints = 64;   ///< adjoint: checkpoints per dynamic loop (see AUTODIFF.md)
+  /// Check every array element and local-array / component index, forward and adjoint, and
+  /// report integer division by zero: the first fault of a launch is a User error naming the
+  /// kernel, line, thread, index and extent (DSL.md). KJIT_BOUNDS_CHECK=1 turns it on for
+  /// every module.
+  bool bounds_check = false;
 
   bool operator==(const ModuleOptions& o) const;
   bool operator!=(const ModuleOptions& o) const { return !(*this == o); }

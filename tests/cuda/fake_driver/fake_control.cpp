@@ -125,6 +125,7 @@ void reset() {
   s.graphs.clear();
   s.graph_execs.clear();
   s.max_threads.clear();
+  s.launch_hook = nullptr;
   clear_records();
 }
 
@@ -144,6 +145,12 @@ void fail_next_call(const std::string& name, int result) {
   State& s = state();
   std::lock_guard<std::recursive_mutex> lock(s.mutex);
   s.injected[name] = CUresult(result);
+}
+
+void set_launch_hook(std::function<void(const LaunchRecord&)> hook) {
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mutex);
+  s.launch_hook = std::move(hook);
 }
 
 void limit_max_threads(const std::string& name, int threads) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,11 @@ void fail_next_call(const std::string& name, int result);
 /// or launch bounds would: functions looked up later and those already looked up. Kept until
 /// reset(); clear_records() keeps it.
 void limit_max_threads(const std::string& name, int threads);
+
+/// Calls `hook` with every direct launch, inside cuLaunchKernel, as the kernel would run: it
+/// may write device memory the launch's parameters point to (a status slot, say). Null
+/// removes it; reset() does too.
+void set_launch_hook(std::function<void(const LaunchRecord&)> hook);
 
 std::vector<CallRecord> calls();
 std::vector<LaunchRecord> launches();

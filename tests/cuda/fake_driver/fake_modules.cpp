@@ -213,6 +213,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigne
     add_node(st, n);
   }
   s.launches.push_back(r);
+  if (r.origin == LaunchOrigin::Direct && s.launch_hook) {
+    // A copy: the hook may replace itself while it runs.
+    auto hook = s.launch_hook;
+    hook(r);
+  }
   return CUDA_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cuda.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -100,6 +101,8 @@ struct State {
   std::map<std::string, CUresult> injected;
   // function name -> the max threads per block it reports (limit_max_threads)
   std::map<std::string, int> max_threads;
+  // called with each direct launch (set_launch_hook): stands in for the kernel running
+  std::function<void(const LaunchRecord&)> launch_hook;
 };
 
 State& state();

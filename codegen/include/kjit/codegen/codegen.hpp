@@ -34,6 +34,7 @@ struct CodegenOptions {
   bool enable_adjoint = true;   ///< also emit the adjoint entry point of every kernel
   bool line_directives = true;  ///< #line directives back to the user's source
   int loop_checkpoints = 64;    ///< adjoint: checkpoint slots per dynamic loop
+  bool bounds_check = false;    ///< check every element, component and integer division (DSL.md)
 
   /// The options' part of the module identity.
   std::string fingerprint() const;
