@@ -59,9 +59,11 @@ kjit_build_sanitized() {
 }
 
 # The sanitizers' settings for a test run: any report fails, leaks included; the fake CUDA
-# driver's deliberate leaks are suppressed (tests/sanitizers/lsan.supp says why).
+# driver's deliberate leaks are suppressed (tests/sanitizers/lsan.supp says why). An
+# allocation too large to satisfy returns null, as malloc does, rather than aborting: the
+# tests ask for such sizes on purpose to check kjit's out-of-memory errors.
 kjit_sanitizer_env() {
-  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_odr_violation=1"
+  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_odr_violation=1:allocator_may_return_null=1"
   export LSAN_OPTIONS="suppressions=$KJIT_ROOT/tests/sanitizers/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 }
