@@ -1,5 +1,6 @@
 # Kernel libraries in CMake: kjit_add_kernel_library builds one, kjit_precompile fills the
-# module cache with its modules at build time.
+# module cache with its modules at build time. Used in kjit's own build, and installed with the
+# CMake package (kjitConfig.cmake includes it) for projects that use kjit.
 
 # kjit_add_kernel_library(NAME SOURCES...): a shared library of kernels (their headers
 # included by SOURCES). Its kernels register themselves when it loads; `kjit precompile`
@@ -7,7 +8,7 @@
 # do not depend on where the tree is checked out.
 function(kjit_add_kernel_library name)
   add_library(${name} SHARED ${ARGN})
-  target_link_libraries(${name} PUBLIC kjit)
+  target_link_libraries(${name} PUBLIC kjit::kjit)
   target_compile_options(${name} PRIVATE "-fmacro-prefix-map=${PROJECT_SOURCE_DIR}/=")
 endfunction()
 
@@ -19,8 +20,9 @@ endfunction()
 # by default); it reruns whenever the library (or the kjit tool) changes. The options are those
 # of `kjit precompile` (docs/CLI.md). CACHE_DIR (relative to the current binary folder) is the
 # cache to fill — a folder to ship with an application; without it the builder's own cache
-# ($KJIT_CACHE_DIR, else ~/.cache/kjit) is filled. The tool is this build's kjit when kjit is
-# part of the build, else $KJIT_EXECUTABLE, else `kjit` found in PATH.
+# ($KJIT_CACHE_DIR, else ~/.cache/kjit) is filled. The tool is $KJIT_EXECUTABLE when set, else
+# this build's kjit when kjit is part of the build, else the package's kjit::tool, else `kjit`
+# found in PATH.
 function(kjit_precompile)
   cmake_parse_arguments(P "CPU;ALL_DEVICES;CURRENT_DEVICE;PTX;NO_ADJOINT" "TARGET;CACHE_DIR;JOBS"
                         "ARCHS;MODULES" ${ARGN})
@@ -41,6 +43,9 @@ function(kjit_precompile)
   elseif(KJIT_BUILD_TOOLS)  # kjit is part of this build: its tool target may come later
     set(tool "$<TARGET_FILE:kjit_tool>")
     set(tool_target kjit_tool)
+  elseif(TARGET kjit::tool)  # find_package(kjit): the installed tool
+    set(tool "$<TARGET_FILE:kjit::tool>")
+    set(tool_target "")
   else()
     find_program(KJIT_EXECUTABLE kjit)
     if(NOT KJIT_EXECUTABLE)

@@ -1,0 +1,42 @@
+# Install rules: headers, libkjit.so, the kjit tool, the Python shim and the CMake package
+# (kjitConfig.cmake, its version file, the exported targets kjit::kjit and kjit::tool, and the
+# kernel-library functions), all in the GNUInstallDirs places.
+include(CMakePackageConfigHelpers)
+
+set(KJIT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/kjit" CACHE STRING
+  "Where the CMake package (kjitConfig.cmake) is installed, relative to the prefix")
+
+# Every layer's public headers go into one include folder, as the layers' include/ folders
+# already form one tree (kjit/...).
+foreach(layer kernels_dsl codegen compiler runtime ffi)
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/${layer}/include/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+          COMPONENT kjit_development FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.def")
+endforeach()
+
+# Installed binaries find libkjit.so beside them (lib/) wherever the prefix is moved.
+set_target_properties(kjit PROPERTIES INSTALL_RPATH "$ORIGIN")
+install(TARGETS kjit EXPORT kjitTargets
+  LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT kjit_runtime)
+if(KJIT_BUILD_TOOLS)
+  file(RELATIVE_PATH kjit_bin_to_lib "/${CMAKE_INSTALL_BINDIR}" "/${CMAKE_INSTALL_LIBDIR}")
+  set_target_properties(kjit_tool PROPERTIES EXPORT_NAME tool INSTALL_RPATH "$ORIGIN/${kjit_bin_to_lib}")
+  install(TARGETS kjit_tool EXPORT kjitTargets RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
+          COMPONENT kjit_runtime)
+endif()
+
+# The JAX shim, a pure-Python package: `pip install <prefix>/share/kjit/python`.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/python/" DESTINATION "${CMAKE_INSTALL_DATADIR}/kjit/python"
+        COMPONENT kjit_python
+        PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE PATTERN "*.egg-info" EXCLUDE
+        PATTERN "build" EXCLUDE)
+
+install(EXPORT kjitTargets NAMESPACE kjit:: DESTINATION "${KJIT_INSTALL_CMAKEDIR}"
+        COMPONENT kjit_development)
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/kjitConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/kjitConfig.cmake" INSTALL_DESTINATION "${KJIT_INSTALL_CMAKEDIR}")
+# 0.x: a minor version may break the API, so 0.2 accepts 0.2.* only.
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/kjitConfigVersion.cmake"
+  VERSION "${PROJECT_VERSION}" COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/kjitConfig.cmake" "${PROJECT_BINARY_DIR}/kjitConfigVersion.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/KjitKernelLibrary.cmake"
+        DESTINATION "${KJIT_INSTALL_CMAKEDIR}" COMPONENT kjit_development)
