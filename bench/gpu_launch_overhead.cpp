@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "gpu_bench_support.hpp"
-#include "module_table.hpp"
+#include "kjit/runtime/internal/module_table.hpp"
 #include "param_packer.hpp"
 #include "saxpy.hpp"
 

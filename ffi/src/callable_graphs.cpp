@@ -6,8 +6,8 @@
 #include <functional>
 #include <limits>
 
-#include "cuda/cuda_backend.hpp"
-#include "cuda/graph_lru.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
+#include "kjit/runtime/internal/graph_lru.hpp"
 #include "kernel_info.hpp"
 #include "kjit/runtime/modules.hpp"
 

@@ -2,13 +2,13 @@
 // (the calling thread's share of kjit's pool) and `CUDA` (XLA's stream).
 #include <cstring>
 
-#include "cuda/cuda_backend.hpp"
-#include "cuda_entry_launch.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_entry_launch.hpp"
 #include "kjit/ffi/ffi.hpp"
 #include "launch_plan.hpp"
-#include "launch_status.hpp"
-#include "module_table.hpp"
-#include "thread_pool.hpp"
+#include "kjit/runtime/internal/launch_status.hpp"
+#include "kjit/runtime/internal/module_table.hpp"
+#include "kjit/runtime/internal/thread_pool.hpp"
 
 namespace kjit::ffi::detail {
 

@@ -1,8 +1,8 @@
 // CUDA launches of a kernel's entry points: block size choice, the limits read at load, and the
 // checks made before every launch.
-#include "cuda_entry_launch.hpp"
+#include "kjit/runtime/internal/cuda_entry_launch.hpp"
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 
 namespace kjit::detail {
 

@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/error.hpp"
 
 namespace kjit {

@@ -2,12 +2,12 @@
 #include "kjit/runtime/launch.hpp"
 
 #include "checked_size.hpp"
-#include "cuda_entry_launch.hpp"
+#include "kjit/runtime/internal/cuda_entry_launch.hpp"
 #include "extent_check.hpp"
-#include "launch_status.hpp"
-#include "module_table.hpp"
+#include "kjit/runtime/internal/launch_status.hpp"
+#include "kjit/runtime/internal/module_table.hpp"
 #include "param_packer.hpp"
-#include "thread_pool.hpp"
+#include "kjit/runtime/internal/thread_pool.hpp"
 
 namespace kjit {
 

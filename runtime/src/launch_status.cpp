@@ -1,12 +1,12 @@
 // Per-launch status slots, CUDA slots pooled per thread and device, and the errors that
 // their reports become.
-#include "launch_status.hpp"
+#include "kjit/runtime/internal/launch_status.hpp"
 
 #include <mutex>
 #include <set>
 #include <vector>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "cuda/driver_api.hpp"
 #include "kjit/ir/ir.hpp"
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/error.hpp"
 
 namespace kjit::detail {

@@ -1,5 +1,5 @@
 // Building, loading and finding modules per device.
-#include "module_table.hpp"
+#include "kjit/runtime/internal/module_table.hpp"
 
 #include <dlfcn.h>
 
@@ -8,8 +8,8 @@
 #include <memory>
 #include <mutex>
 
-#include "cuda/cuda_backend.hpp"
-#include "cuda_entry_launch.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_entry_launch.hpp"
 #include "kjit/compiler/build.hpp"
 #include "module_input.hpp"
 

@@ -7,10 +7,10 @@
 #include <mutex>
 #include <thread>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/compiler/build.hpp"
 #include "module_input.hpp"
-#include "module_table.hpp"
+#include "kjit/runtime/internal/module_table.hpp"
 
 namespace kjit {
 

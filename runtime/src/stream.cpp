@@ -1,7 +1,7 @@
 // Streams: the cpu's implicit one, and CUDA streams created or wrapped.
 #include "kjit/runtime/stream.hpp"
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 
 namespace kjit {
 

@@ -1,5 +1,5 @@
 // The persistent cpu thread pool.
-#include "thread_pool.hpp"
+#include "kjit/runtime/internal/thread_pool.hpp"
 
 #include <algorithm>
 #include <atomic>

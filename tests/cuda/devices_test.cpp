@@ -2,7 +2,7 @@
 // (a cubin for the exact architecture, else PTX for the newest NVRTC architecture below it).
 #include <doctest/doctest.h>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "cuda/device_query.hpp"
 #include "fake_driver_fixture.hpp"
 #include "kjit/error.hpp"

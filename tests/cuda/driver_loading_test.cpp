@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "fake_driver_fixture.hpp"
 #include "kjit/error.hpp"
 

@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "cuda/cuda_backend.hpp"
-#include "cuda/graph_lru.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
+#include "kjit/runtime/internal/graph_lru.hpp"
 #include "fake_driver_fixture.hpp"
 #include "kjit/error.hpp"
 

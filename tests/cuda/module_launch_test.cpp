@@ -7,7 +7,7 @@
 #include <cstring>
 #include <functional>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "fake_driver_fixture.hpp"
 #include "kjit/abi.h"
 #include "kjit/error.hpp"

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "frame_builder.hpp"
 #include "kjit/kjit.hpp"
 #include "saxpy.hpp"

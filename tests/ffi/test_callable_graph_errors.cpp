@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "callable_graphs_fixture.hpp"
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "saxpy.hpp"
 
 using namespace kjit;

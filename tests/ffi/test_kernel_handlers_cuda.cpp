@@ -11,7 +11,7 @@
 #include <cstdlib>
 
 #include "callable_graphs_fixture.hpp"
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/codegen/codegen.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

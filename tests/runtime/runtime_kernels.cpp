@@ -3,7 +3,7 @@
 
 #include "builtin_kernel.hpp"
 #include "kjit/compiler/cache.hpp"
-#include "module_table.hpp"
+#include "kjit/runtime/internal/module_table.hpp"
 #include "sha256.hpp"
 #include "test_support.hpp"
 #include "kjit/codegen/codegen.hpp"

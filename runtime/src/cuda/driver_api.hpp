@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/compiler/target.hpp"
 
 namespace kjit::cuda {

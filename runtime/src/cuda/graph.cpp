@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "cuda/cuda_backend.hpp"
-#include "cuda/graph_lru.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
+#include "kjit/runtime/internal/graph_lru.hpp"
 #include "kjit/error.hpp"
 
 namespace kjit {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuda/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
 #include "fake_cuda_control.hpp"
 #include "kjit/compiler/target.hpp"
 

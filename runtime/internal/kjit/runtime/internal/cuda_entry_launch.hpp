@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "module_table.hpp"
+#include "kjit/runtime/internal/module_table.hpp"
 
 namespace kjit::detail {
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "kjit/abi.h"
-#include "module_table.hpp"
+#include "kjit/runtime/internal/module_table.hpp"
 
 namespace kjit::detail {
 
