@@ -8,6 +8,7 @@
 #include "cli_fixtures.hpp"
 #include "kjit/compiler/cache.hpp"
 #include "kjit/error.hpp"
+#include "kjit/runtime/compile_input.hpp"
 #include "kjit/runtime/modules.hpp"
 
 using namespace kjit;

@@ -9,7 +9,7 @@
 
 #include "cuda/cuda_backend.hpp"
 #include "frame_builder.hpp"
-#include "kjit/kjit.hpp"
+#include "kjit/ffi.hpp"
 #include "saxpy.hpp"
 
 using namespace kjit;

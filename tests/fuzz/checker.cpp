@@ -13,6 +13,7 @@
 
 #include "kjit/compiler/build.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/compile_input.hpp"
 #include "printer.hpp"
 #include "reference.hpp"
 #include "walker.hpp"
