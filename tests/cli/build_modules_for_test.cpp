@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <set>
 
 #include "cli_fixtures.hpp"

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <memory>
 
 #include "cuda/cuda_backend.hpp"
 #include "cuda/graph_lru.hpp"

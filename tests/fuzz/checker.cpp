@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "kjit/compiler/build.hpp"
+#include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/compile_input.hpp"
 #include "printer.hpp"
