@@ -10,6 +10,7 @@
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/module_source.hpp"
 #include "kjit/error.hpp"
+#include "kjit/kernel.hpp"
 
 namespace kjit_bench {
 using namespace kjit::dsl;

@@ -9,7 +9,7 @@
 
 #include "frame.hpp"
 #include "kernel_info.hpp"
-#include "kjit/ffi/ffi.hpp"
+#include "kjit/ffi.hpp"
 #include "launch_plan.hpp"
 #include "saxpy.hpp"
 

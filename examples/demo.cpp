@@ -9,6 +9,7 @@
 #include <random>
 
 #include "kjit/codegen/codegen.hpp"
+#include "kjit/kjit.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

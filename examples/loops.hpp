@@ -2,7 +2,7 @@
 // what reverse-mode autodiff must get right (and what Warp gets wrong).
 #pragma once
 
-#include <kjit/kjit.hpp>
+#include <kjit/dsl.hpp>
 
 namespace demo {
 using namespace kjit::dsl;

@@ -1,7 +1,7 @@
 // examples/saxpy.hpp — out = a * x + y: the smallest useful kernel, in float32 and float64.
 #pragma once
 
-#include <kjit/kjit.hpp>
+#include <kjit/dsl.hpp>
 
 namespace demo {
 using namespace kjit::dsl;

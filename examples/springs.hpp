@@ -2,7 +2,7 @@
 // forces with atomics, and calls an ordinary C++ helper on DSL values.
 #pragma once
 
-#include <kjit/kjit.hpp>
+#include <kjit/dsl.hpp>
 
 namespace demo {
 using namespace kjit::dsl;

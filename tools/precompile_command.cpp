@@ -17,6 +17,7 @@
 #include "kjit/compiler/cache.hpp"
 #include "kjit/compiler/target.hpp"
 #include "kjit/error.hpp"
+#include "kjit/runtime/compile_input.hpp"
 #include "kjit/runtime/devices.hpp"
 #include "precompile_report.hpp"
 

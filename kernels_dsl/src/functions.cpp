@@ -1,11 +1,40 @@
-// Device functions: the recursion guard, building function IR, and emitting calls.
+// Device functions: the shared state of a Func, the recursion guard, building function IR
+// (body, user adjoint, user replay) once per argument signature, and emitting calls.
 #include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "kjit/dsl/functions.hpp"
+#include "kjit/dsl/tracer.hpp"
 #include "kjit/ir/dead_code.hpp"
 #include "kjit/ir/verifier.hpp"
 
 namespace kjit::dsl::detail {
+
+struct FuncState {
+  std::atomic<int> refs{1};
+  std::string name;
+  std::recursive_mutex mutex;
+  std::map<std::string, std::shared_ptr<const ir::Function>> by_signature;
+};
+
+FuncState* func_state_new(const char* name) {
+  auto* s = new FuncState;
+  s->name = name ? name : "";
+  return s;
+}
+
+void func_state_retain(FuncState* s) { s->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void func_state_release(FuncState* s) {
+  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete s;
+}
+
+const char* func_state_name(const FuncState* s) { return s->name.c_str(); }
 
 namespace {
 struct InProgress {
@@ -14,9 +43,9 @@ struct InProgress {
   std::string signature;
 };
 thread_local std::vector<InProgress> t_in_progress;
-}  // namespace
 
-void FuncTracing::enter(const void* func, const std::string& name, const std::string& signature, Loc loc) {
+/// Throws a User error when (func, signature) is already being traced on this thread.
+void enter(const void* func, const std::string& name, const std::string& signature, Loc loc) {
   for (const InProgress& p : t_in_progress) {
     if (p.func == func && p.signature == signature) {
       std::string chain;
@@ -29,34 +58,74 @@ void FuncTracing::enter(const void* func, const std::string& name, const std::st
   t_in_progress.push_back({func, name, signature});
 }
 
-void FuncTracing::leave() { t_in_progress.pop_back(); }
-
-std::shared_ptr<ir::Function> FuncTracing::make(const std::string& name, const std::vector<ir::Type>& types, Loc loc) {
+/// A new device-function IR with parameters a0.. of `types`.
+std::shared_ptr<ir::Function> make(const std::string& name, const std::vector<ir::Type>& types, Loc loc) {
   auto fn = std::make_shared<ir::Function>();
   fn->name = name;
   fn->is_function = true;
-  fn->loc = ir::SourceLoc{loc.file, loc.line};
+  fn->loc = source_loc(loc);
   for (size_t k = 0; k < types.size(); ++k) fn->params.push_back(ir::Param{"a" + std::to_string(k), types[k]});
   return fn;
 }
 
-ir::ValueId FuncTracing::param(size_t k, Loc loc) {
-  auto& t = Tracer::get(loc);
-  return t.emit(ir::Op::Param, t.function().params.at(k).type, {}, int64_t(k), loc);
-}
-
-void FuncTracing::set_result(ir::ValueId v) {
-  auto* t = Tracer::current();
-  KJIT_CHECK(t, "no function is being traced");
-  t->function().body.yield = v;
-}
-
-void FuncTracing::finish(ir::Function& fn) {
+/// Dead-code elimination and verification of a traced function.
+void finish(ir::Function& fn) {
   ir::eliminate_dead_code(fn);
   ir::verify(fn);
 }
 
-ir::ValueId FuncTracing::call(const std::shared_ptr<const ir::Function>& fn, std::vector<ir::ValueId> args, Loc loc) {
+/// "float32,vec3f,": the key of an argument signature.
+std::string signature(const std::vector<ir::Type>& types) {
+  std::string s;
+  for (const ir::Type& t : types) s += t.str() + ",";
+  return s;
+}
+
+/// Traces `part` of a function into a new IR with parameters `types`.
+std::shared_ptr<ir::Function> trace_part(const std::string& name, const std::vector<ir::Type>& types,
+                                         FuncTrace trace, const void* func, FuncPart part,
+                                         int64_t* out_vars, Loc def_loc) {
+  auto fn = make(name, types, def_loc);
+  {
+    Tracer tracer(*fn, name);
+    trace(func, part, out_vars);
+  }
+  finish(*fn);
+  return fn;
+}
+
+/// Traces the body of a new signature, with the user's adjoint and replay when it has them.
+std::shared_ptr<const ir::Function> trace_function(const std::string& name, const std::vector<ir::Type>& types,
+                                                   const ir::Type& result, bool has_grad, bool has_replay,
+                                                   FuncTrace trace, const void* func, Loc def_loc) {
+  auto fn = trace_part(name, types, trace, func, FuncPart::Body, nullptr, def_loc);
+  if (has_grad) {
+    // The adjoint's parameters: a0.., adj_ret, then the adjoint array of each array parameter.
+    std::vector<ir::Type> gtypes = types;
+    if (!result.is_void()) gtypes.push_back(result);
+    for (const ir::Type& t : types)
+      if (t.is_array()) gtypes.push_back(t);
+    auto g = make(name + "__grad", gtypes, def_loc);
+    size_t next = types.size();
+    if (!result.is_void()) g->params[next++].name = "adj_ret";
+    for (size_t k = 0; k < types.size(); ++k)
+      if (types[k].is_array()) g->params[next++].name = "adj_a" + std::to_string(k);
+    std::vector<int64_t> out_vars(types.size(), -1);
+    {
+      Tracer tracer(*g, name);
+      trace(func, FuncPart::Grad, out_vars.data());
+    }
+    fn->out_vars = out_vars;
+    finish(*g);
+    fn->custom_adjoint = g;
+  }
+  if (has_replay) fn->custom_replay = trace_part(name, types, trace, func, FuncPart::Replay, nullptr, def_loc);
+  finish(*fn);
+  return fn;
+}
+
+/// Emits a call of `fn` in the function being traced now; returns its result (kNoValue for void).
+ir::ValueId emit_call(const std::shared_ptr<const ir::Function>& fn, std::vector<ir::ValueId> args, Loc loc) {
   auto& t = Tracer::get(loc);
   auto& callees = t.function().callees;
   auto it = std::find(callees.begin(), callees.end(), fn);
@@ -69,11 +138,40 @@ ir::ValueId FuncTracing::call(const std::shared_ptr<const ir::Function>& fn, std
                       dsl_type_name(fn->params[k].type));
   return t.emit(ir::Op::CallFunc, fn->result_type(), std::move(args), index, loc);
 }
+}  // namespace
 
-std::string FuncTracing::signature(const std::vector<ir::Type>& types) {
-  std::string s;
-  for (const ir::Type& t : types) s += t.str() + ",";
-  return s;
+ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId* args, size_t count,
+                      const ir::Type& result, bool has_grad, bool has_replay, FuncTrace trace,
+                      const void* func, Loc def_loc, Loc loc) {
+  const std::vector<ir::Type> type_list(types, types + count);
+  const std::string sig = signature(type_list);
+  std::shared_ptr<const ir::Function> fn;
+  {
+    enter(state, state->name, sig, loc);
+    struct Leave {
+      ~Leave() { t_in_progress.pop_back(); }
+    } leave;
+    std::lock_guard<std::recursive_mutex> lock(state->mutex);
+    auto found = state->by_signature.find(sig);
+    if (found != state->by_signature.end()) {
+      fn = found->second;
+    } else {
+      fn = trace_function(state->name, type_list, result, has_grad, has_replay, trace, func, def_loc);
+      state->by_signature[sig] = fn;
+    }
+  }
+  return emit_call(fn, std::vector<ir::ValueId>(args, args + count), loc);
+}
+
+ir::ValueId func_param(size_t k, Loc loc) {
+  auto& t = Tracer::get(loc);
+  return t.emit(ir::Op::Param, t.function().params.at(k).type, {}, int64_t(k), loc);
+}
+
+void func_set_result(ir::ValueId v) {
+  auto* t = Tracer::current();
+  KJIT_CHECK(t, "no function is being traced");
+  t->function().body.yield = v;
 }
 
 }  // namespace kjit::dsl::detail

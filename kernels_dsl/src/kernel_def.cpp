@@ -3,8 +3,11 @@
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 
+#include "kjit/dsl/tracer.hpp"
 #include "kjit/ir/dead_code.hpp"
 #include "kjit/ir/verifier.hpp"
 #include "kjit/kernel.hpp"
@@ -19,10 +22,19 @@ bool ModuleOptions::operator==(const ModuleOptions& o) const {
 }
 
 // ---------------------------------------------------------------------------------------------
+struct KernelDef::Trace {
+  detail::KernelBody body;
+  std::once_flag once;
+  std::unique_ptr<ir::Function> fn;
+  ~Trace() {
+    if (body.destroy) body.destroy(body.body);
+  }
+};
+
 KernelDef::KernelDef(std::string name, std::string module, std::vector<KernelParam> params,
-                     ir::SourceLoc loc, TraceFn trace)
+                     ir::SourceLoc loc, detail::KernelBody body)
     : name_(std::move(name)), module_(std::move(module)), params_(std::move(params)), loc_(loc),
-      trace_(std::move(trace)) {
+      trace_(new Trace{body, {}, nullptr}) {
   Registry::get().add(this);
 }
 
@@ -30,6 +42,7 @@ KernelDef::~KernelDef() {
   Registry::get().remove(this);
   if (void* state = runtime_state.load(std::memory_order_acquire))
     if (auto free_state = runtime_state_deleter.load(std::memory_order_acquire)) free_state(state);
+  delete trace_;
 }
 
 void KernelDef::set_block_dim(int threads) const {
@@ -41,31 +54,46 @@ void KernelDef::set_block_dim(int threads) const {
 }
 
 const ir::Function& KernelDef::ir() const {
-  std::call_once(traced_, [this] {
+  std::call_once(trace_->once, [this] {
     auto fn = std::make_unique<ir::Function>();
     fn->name = name_;
     fn->loc = loc_;
     for (const KernelParam& p : params_) fn->params.push_back(ir::Param{p.name, p.type});
     {
       dsl::detail::Tracer tracer(*fn, name_);
-      trace_(*fn);
+      // The parameters' values, then the body on handles to them.
+      const dsl::Loc loc{fn->loc.file, fn->loc.line};
+      std::vector<ir::ValueId> ids;
+      for (size_t k = 0; k < fn->params.size(); ++k)
+        ids.push_back(tracer.emit(ir::Op::Param, fn->params[k].type, {}, int64_t(k), loc));
+      trace_->body.trace(trace_->body.body, ids.data());
     }
     ir::eliminate_dead_code(*fn);
     ir::verify(*fn);
-    fn_ = std::move(fn);
+    trace_->fn = std::move(fn);
   });
-  return *fn_;
+  return *trace_->fn;
 }
 
 // ---------------------------------------------------------------------------------------------
+struct ModuleDef::State {
+  mutable std::mutex mutex;
+  std::vector<const KernelDef*> kernels;
+  ModuleOptions options;
+};
+
+ModuleDef::ModuleDef(std::string name) : name_(std::move(name)), state_(new State) {}
+
+ModuleDef::~ModuleDef() { delete state_; }
+
 std::vector<const KernelDef*> ModuleDef::kernels() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return kernels_;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->kernels;
 }
 
 ModuleOptions ModuleDef::options() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return options_;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->options;
 }
 
 void ModuleDef::set_options(const ModuleOptions& options) {
@@ -73,9 +101,9 @@ void ModuleDef::set_options(const ModuleOptions& options) {
     throw Error(ErrorKind::User, "module '" + name_ + "': ModuleOptions::loop_checkpoints must be an even number "
                                  ">= 2 (the adjoint halves its checkpoints when they run out), got " +
                                      std::to_string(options.loop_checkpoints));
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (options == options_) return;
-  options_ = options;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  if (options == state_->options) return;
+  state_->options = options;
   generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -146,11 +174,11 @@ void Registry::add(const KernelDef* k) {
   auto& defs = s.kernels[k->name()];
   defs.push_back(k);
   if (defs.size() > 1) return;  // an alias of a kernel already in its module
-  std::lock_guard<std::mutex> mlock(m.mutex_);
+  std::lock_guard<std::mutex> mlock(m.state_->mutex);
   auto pos = std::lower_bound(
-      m.kernels_.begin(), m.kernels_.end(), k,
+      m.state_->kernels.begin(), m.state_->kernels.end(), k,
       [](const KernelDef* a, const KernelDef* b) { return a->name() < b->name(); });
-  m.kernels_.insert(pos, k);
+  m.state_->kernels.insert(pos, k);
   m.generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -167,8 +195,8 @@ void Registry::remove(const KernelDef* k) {
     bool was_first = !defs.empty() && defs.front() == k;
     defs.erase(std::remove(defs.begin(), defs.end(), k), defs.end());
     if (!m) return;
-    std::lock_guard<std::mutex> mlock(m->mutex_);
-    auto& ks = m->kernels_;
+    std::lock_guard<std::mutex> mlock(m->state_->mutex);
+    auto& ks = m->state_->kernels;
     if (was_first) {
       std::replace(ks.begin(), ks.end(), k, defs.empty() ? nullptr : defs.front());
       ks.erase(std::remove(ks.begin(), ks.end(), nullptr), ks.end());
@@ -238,6 +266,40 @@ std::string default_module_name(const char* file) {
   if (dot != std::string::npos) f = f.substr(0, dot);
   return f.empty() ? "kernels" : f;
 }
+
+namespace {
+std::vector<KernelParam> kernel_params(const std::vector<std::string>& names, const ir::Type* types) {
+  std::vector<KernelParam> params;
+  for (size_t k = 0; k < names.size(); ++k) params.push_back({names[k], types[k]});
+  return params;
+}
+}  // namespace
+
+const KernelDef* define_kernel(const char* pretty, const char* params_text, const char* module,
+                               const char* file, int line, const ir::Type* types, size_t count,
+                               KernelBody body) {
+  struct Guard {  // frees the body when what follows throws
+    KernelBody* body;
+    ~Guard() {
+      if (body) body->destroy(body->body);
+    }
+  } guard{&body};
+  std::string name = kernel_name_from_signature(pretty);
+  std::string mod = module ? module : default_module_name(file);
+  std::vector<KernelParam> params = kernel_params(parameter_names(params_text, count), types);
+  guard.body = nullptr;
+  return new KernelDef(std::move(name), std::move(mod), std::move(params), ir::SourceLoc{file, line}, body);
+}
+
+const KernelDef* define_named_kernel(std::string name, std::string module, std::vector<std::string> names,
+                                     const ir::Type* types, dsl::Loc loc, KernelBody body) {
+  std::vector<KernelParam> params = kernel_params(names, types);
+  return new KernelDef(std::move(name), std::move(module), std::move(params), ir::SourceLoc{loc.file, loc.line}, body);
+}
+
+void destroy_kernel(const KernelDef* def) { delete def; }
+
+void set_kernel_block_dim(const KernelDef* def, int threads) { def->set_block_dim(threads); }
 
 }  // namespace detail
 }  // namespace kjit

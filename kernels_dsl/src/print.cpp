@@ -1,4 +1,8 @@
 // print() and printf(): the format of each value type, and the Print statement.
+#include <string>
+#include <vector>
+
+#include "kjit/dsl/tracer.hpp"
 #include "kjit/dsl/utility.hpp"
 #include "kjit/ir/structs.hpp"
 
@@ -14,8 +18,9 @@ const char* conversion(ir::Scalar s) {
     default: return "%g";
   }
 }
-}  // namespace
 
+/// Appends the printf conversion of `v`'s components to `format` and their values to `args`
+/// ("(%g, %g, %g)" for a vector).
 void print_parts(const ir::Type& t, ir::ValueId v, std::string& format, std::vector<ir::ValueId>& args, Loc loc) {
   auto& tr = Tracer::get(loc);
   if (t.is_scalar()) {
@@ -56,10 +61,23 @@ void print_parts(const ir::Type& t, ir::ValueId v, std::string& format, std::vec
   format += ")";
 }
 
-void emit_print(const std::string& format, std::vector<ir::ValueId> args, bool adjoint, Loc loc) {
+/// Emits a Print of `format` with `args`; `adjoint`: the reverse sweep prints the adjoints.
+void emit(const std::string& format, std::vector<ir::ValueId> args, bool adjoint, Loc loc) {
   auto& t = Tracer::get(loc);
   int64_t s = t.intern_string(format);
   t.emit(ir::Op::Print, ir::Type::void_type(), std::move(args), s, loc, adjoint ? 1 : 0);
+}
+}  // namespace
+
+void print_value(const ir::Type& t, ir::ValueId v, bool adjoint, Loc loc) {
+  std::string format;
+  std::vector<ir::ValueId> args;
+  print_parts(t, v, format, args, loc);
+  emit(format + "\n", std::move(args), adjoint, loc);
+}
+
+void emit_print(const char* format, bool newline, const ir::ValueId* args, size_t count, Loc loc) {
+  emit(std::string(format) + (newline ? "\n" : ""), std::vector<ir::ValueId>(args, args + count), false, loc);
 }
 
 }  // namespace kjit::dsl::detail

@@ -36,7 +36,7 @@ Tracer& Tracer::get(Loc loc) {
     throw Error(ErrorKind::User,
                 std::string("kjit DSL values exist only while a kernel is traced; one was used "
                             "outside a kernel at ") +
-                    ir::SourceLoc{loc.file, loc.line}.str());
+                    source_loc(loc).str());
   }
   t_current->note(loc);
   return *t_current;
@@ -170,6 +170,15 @@ void Tracer::use_launch_dims(int ndim, Loc loc) {
                   "-D launch index here but for a " + std::to_string(fn_.launch_ndim) +
                   "-D one elsewhere; a kernel has one launch dimensionality");
   fn_.launch_ndim = ndim;
+}
+
+uint32_t Tracer::add_path(LPath path) {
+  paths_.push_back(std::move(path));
+  return uint32_t(paths_.size());
+}
+
+const LPath* Tracer::path(uint32_t id) const {
+  return id >= 1 && id <= paths_.size() ? &paths_[id - 1] : nullptr;
 }
 
 int64_t Tracer::intern_string(const std::string& s) {

@@ -1,5 +1,9 @@
 // Registration of KJIT_STRUCT types: their qualified name, fields and host layout.
 #include "kjit/dsl/structs.hpp"
+#include <cctype>
+#include <string>
+
+#include "kjit/error.hpp"
 #include "kjit/ir/structs.hpp"
 
 namespace kjit::dsl::detail {

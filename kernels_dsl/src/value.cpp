@@ -1,5 +1,8 @@
 // Value handles: binding, the region rule for plain handles, and Var loads and stores.
+#include <cctype>
+
 #include "kjit/dsl/launch_index.hpp"
+#include "kjit/dsl/tracer.hpp"
 #include "kjit/dsl/value.hpp"
 #include "kjit/ir/structs.hpp"
 
@@ -65,8 +68,9 @@ int struct_field_index(const ir::Type& t, const char* name, Loc loc) {
   Tracer::get(loc).fail(loc, "struct " + info.name + " has no field '" + name + "'");
 }
 
-ir::ValueId construct_struct(const ir::Type& t, std::vector<ir::ValueId> fields, Loc loc) {
+ir::ValueId construct_struct(const ir::Type& t, const ir::ValueId* ids, size_t count, Loc loc) {
   auto& tr = Tracer::get(loc);
+  std::vector<ir::ValueId> fields(ids, ids + count);
   const ir::StructInfo& info = ir::struct_info(t.struct_id);
   if (fields.size() != info.fields.size())
     tr.fail(loc, "struct " + info.name + " has " + std::to_string(info.fields.size()) +
@@ -122,10 +126,36 @@ ValueBase::ValueBase() {
   }
 }
 
-std::optional<detail::LPath> ValueBase::lvalue_path() const {
-  if (kind_ == Kind::Var) return detail::LPath{var_, {}};
-  if (path_) return *path_;
-  return std::nullopt;
+uint32_t ValueBase::var_id() const {
+  KJIT_CHECK(kind_ == Kind::Var, "var_id of a handle that is not a Var");
+  return var_;
+}
+
+uint32_t ValueBase::extend_path(const detail::PathStep& step) const {
+  auto& t = detail::Tracer::get(Loc{});
+  detail::LPath p;
+  if (kind_ == Kind::Var) {
+    p.var = var_;
+  } else if (const detail::LPath* from = owner_ == &t.function() ? t.path(path_) : nullptr) {
+    p = *from;
+  } else {
+    return 0;
+  }
+  p.steps.push_back(step);
+  return t.add_path(std::move(p));
+}
+
+void ValueBase::write_path(ir::ValueId value, const ir::Type& type, Loc loc) const {
+  auto& t = detail::Tracer::get(loc);
+  if (path_ && owner_ && owner_ != &t.function())
+    t.fail(loc, "a value of another function is used here: a device function sees only its "
+                "arguments (pass the value as an argument instead of capturing it)");
+  const detail::LPath* p = t.path(path_);
+  if (!p)
+    t.fail(loc, "cannot assign to a " + detail::dsl_type_name(type) +
+                    " component of a value that is not a Var (an array element, a parameter or an "
+                    "expression); copy it into a Var<...>, change the Var, and store it back");
+  detail::assign_path(*p, value, loc);
 }
 
 ir::ValueId ValueBase::use(Loc loc) const {

@@ -1,6 +1,8 @@
 // Finite-difference gradient checks of kernels' adjoints.
 #include "kjit/runtime/gradcheck.hpp"
 
+#include "kjit/ir/ir.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -9,6 +9,7 @@
 
 #include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/compiler/build.hpp"
+#include "kjit/runtime/compile_input.hpp"
 #include "module_input.hpp"
 #include "kjit/runtime/internal/module_table.hpp"
 

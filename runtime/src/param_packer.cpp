@@ -3,6 +3,7 @@
 
 #include "checked_size.hpp"
 
+#include "kjit/ir/ir.hpp"
 #include "kjit/ir/structs.hpp"
 
 #include <cmath>

@@ -4,12 +4,16 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 
 #include "builtin_kernel.hpp"
+#include "kjit/dsl/tracer.hpp"
+#include "kjit/ir/ir.hpp"
 #include "kjit/ir/structs.hpp"
 #include "kjit/kjit.hpp"
 
@@ -251,11 +255,10 @@ std::unique_ptr<KernelDef> make_gradient_kernel(const std::string& name, ir::Bui
   for (size_t k = 0; k < args.size(); ++k) params.push_back({"a" + std::to_string(k), Type::array(args[k], 1)});
   for (size_t f = 0; f < info.fields.size(); ++f) params.push_back({"out" + std::to_string(f), Type::array(info.fields[f].type, 1)});
   ir::SourceLoc loc{__FILE__, __LINE__};
-  auto trace = [builtin, args, result, loc, fields = info.fields](ir::Function& fn) {
+  auto trace = [builtin, args, result, loc, fields = info.fields, n = params.size()](const ir::ValueId* param_ids) {
     dsl::Loc l{loc.file, loc.line};
     auto& t = dsl::detail::Tracer::get(l);
-    std::vector<ir::ValueId> arrays;
-    for (size_t k = 0; k < fn.params.size(); ++k) arrays.push_back(t.emit(ir::Op::Param, fn.params[k].type, {}, int64_t(k), l));
+    std::vector<ir::ValueId> arrays(param_ids, param_ids + n);
     ir::ValueId i = t.emit(ir::Op::ThreadId, Type::scalar_of(Scalar::I32), {}, -1, l);
     std::vector<ir::ValueId> values;
     for (size_t k = 0; k < args.size(); ++k) values.push_back(t.emit(ir::Op::ArrayLoad, args[k], {arrays[k], i}, 0, l));
@@ -265,7 +268,7 @@ std::unique_ptr<KernelDef> make_gradient_kernel(const std::string& name, ir::Bui
       t.emit(ir::Op::ArrayStore, Type::void_type(), {arrays[args.size() + f], i, part}, 0, l);
     }
   };
-  return std::make_unique<KernelDef>(name, "builtin_gradients", params, loc, trace);
+  return std::make_unique<KernelDef>(name, "builtin_gradients", params, loc, detail::ir_kernel_body(trace));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "kjit/compiler/build.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/compile_input.hpp"
 
 using namespace kjit;
 

@@ -3,6 +3,9 @@
 // gradient with respect to both operands — forward values and finite differences.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
+#include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
 
 namespace components {
@@ -136,7 +139,7 @@ TEST_CASE("assigning a component of a plain value is a tracing error naming the 
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::User);
-    CHECK(std::string(e.what()).find("components.cpp:54") != std::string::npos);
+    CHECK(std::string(e.what()).find("components.cpp:57") != std::string::npos);
     CHECK(std::string(e.what()).find("not a Var") != std::string::npos);
   }
 }

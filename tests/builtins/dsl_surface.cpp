@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
 
 namespace surface {

@@ -1,6 +1,8 @@
 // Forward-value cases: quaternions, transforms and spatial vectors.
 #include "forward_cases.hpp"
 
+#include <tuple>
+
 namespace kjit::test {
 
 using ir::Scalar;

@@ -2,10 +2,12 @@
 // for float64 and float32 (and integer) variants, all in one module.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <set>
 
 #include "builtin_kernel.hpp"
 #include "forward_cases.hpp"
+#include "kjit/ir/builtins.hpp"
 #include "kjit/kjit.hpp"
 #include "lanes.hpp"
 

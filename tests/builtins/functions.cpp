@@ -3,6 +3,7 @@
 // and clear tracing errors for recursion, captured values and Return().
 #include <doctest/doctest.h>
 
+#include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
 #include "nvrtc_check.hpp"
 

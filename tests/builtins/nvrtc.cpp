@@ -6,10 +6,12 @@
 
 #include <future>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "builtin_kernel.hpp"
 #include "forward_cases.hpp"
+#include "kjit/ir/builtins.hpp"
 #include "kjit/kjit.hpp"
 #include "nvrtc_check.hpp"
 

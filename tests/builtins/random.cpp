@@ -3,6 +3,7 @@
 // of 10^6 draws of each distribution lie within 5 standard errors of the exact moments.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>

@@ -1,6 +1,8 @@
 // Compiles and runs kernels that use most of the DSL surface (a quick breadth check).
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "kjit/kjit.hpp"
 
 namespace smoke {

@@ -4,6 +4,7 @@
 // describe_kernel's JSON.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 

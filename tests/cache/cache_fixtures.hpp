@@ -1,6 +1,7 @@
 // Helpers for the cache tests: caches in temporary folders whose warnings are collected.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>

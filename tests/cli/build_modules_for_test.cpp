@@ -3,11 +3,13 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <set>
 
 #include "cli_fixtures.hpp"
 #include "kjit/compiler/cache.hpp"
 #include "kjit/error.hpp"
+#include "kjit/runtime/compile_input.hpp"
 #include "kjit/runtime/modules.hpp"
 
 using namespace kjit;

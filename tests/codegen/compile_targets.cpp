@@ -7,6 +7,7 @@
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/build.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/compile_input.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

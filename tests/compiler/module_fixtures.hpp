@@ -16,6 +16,7 @@
 #include "kjit/compiler/artifact.hpp"
 #include "kjit/compiler/module_source.hpp"
 #include "kjit/error.hpp"
+#include "kjit/kernel.hpp"
 
 namespace kjit::test {
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <memory>
 
 #include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/runtime/internal/graph_lru.hpp"

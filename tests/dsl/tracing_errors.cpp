@@ -1,6 +1,9 @@
 // Tracing errors: each names the kernel and the user's file and line, and says what to do.
 #include <doctest/doctest.h>
 
+#include <memory>
+
+#include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
 
 using namespace kjit;

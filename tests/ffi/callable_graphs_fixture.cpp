@@ -1,6 +1,8 @@
 // The graph-mode tests' callables, buffers, sessions and record views (see the header).
 #include "callable_graphs_fixture.hpp"
 
+#include <optional>
+
 #include <doctest/doctest.h>
 
 #include "saxpy.hpp"

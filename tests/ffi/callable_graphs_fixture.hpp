@@ -10,7 +10,7 @@
 
 #include "frame_builder.hpp"
 #include "integration/fake_devices.hpp"
-#include "kjit/kjit.hpp"
+#include "kjit/ffi.hpp"
 
 namespace kjit::test::graphs {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kjit/ffi/ffi.hpp"
+#include "kjit/ffi.hpp"
 
 namespace kjit::test {
 

@@ -9,7 +9,7 @@
 
 #include "kjit/runtime/internal/cuda_backend.hpp"
 #include "frame_builder.hpp"
-#include "kjit/kjit.hpp"
+#include "kjit/ffi.hpp"
 #include "saxpy.hpp"
 
 using namespace kjit;

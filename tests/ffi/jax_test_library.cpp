@@ -4,7 +4,7 @@
 // they are registered once.
 #include <cstring>
 
-#include <kjit/kjit.hpp>
+#include <kjit/ffi.hpp>
 
 namespace tests {
 using namespace kjit::dsl;

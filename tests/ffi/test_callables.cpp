@@ -3,6 +3,8 @@
 // CUDA graph modes are tested on the fake driver in test_callable_graphs.cpp).
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "frame_builder.hpp"
 #include "saxpy.hpp"
 

@@ -12,7 +12,9 @@
 #include <thread>
 
 #include "kjit/compiler/build.hpp"
+#include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/compile_input.hpp"
 #include "printer.hpp"
 #include "reference.hpp"
 #include "walker.hpp"

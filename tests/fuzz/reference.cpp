@@ -1,6 +1,8 @@
 // reference.cpp — the reference evaluator: a tree-walking interpreter of the IR in float64.
 #include "reference.hpp"
 
+#include "kjit/ir/ir.hpp"
+
 #include <cmath>
 #include <stdexcept>
 

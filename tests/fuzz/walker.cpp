@@ -2,6 +2,7 @@
 // would write (printer.cpp prints the same calls as source).
 #include "walker.hpp"
 
+#include <cmath>
 #include <map>
 #include <variant>
 

@@ -1,6 +1,7 @@
 // Every example kernel, forward and adjoint, on cuda:0 against the cpu, within the tolerances of
 // gpu_support.hpp; and the basic facts of the real driver (default device, targets, limits).
 #include "gpu_support.hpp"
+#include "kjit/ir/ir.hpp"
 #include "kjit/runtime/devices.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"

@@ -9,6 +9,7 @@
 
 #include "kjit/compiler/build.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/compile_input.hpp"
 #include "test_support.hpp"
 
 using namespace kjit;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/compile_input.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 

@@ -19,12 +19,10 @@ std::unique_ptr<KernelDef> make_builtin_kernel(const std::string& name, const st
   for (size_t k = 0; k < args.size(); ++k) params.push_back({"a" + std::to_string(k), ir::Type::array(args[k], 1)});
   params.push_back({"out", ir::Type::array(result, 1)});
   ir::SourceLoc loc{__FILE__, __LINE__};
-  auto trace = [builtin, args, result, loc](ir::Function& fn) {
+  auto trace = [builtin, args, result, loc, n = params.size()](const ir::ValueId* param_ids) {
     dsl::Loc l{loc.file, loc.line};
     auto& t = dsl::detail::Tracer::get(l);
-    std::vector<ir::ValueId> arrays;
-    for (size_t k = 0; k < fn.params.size(); ++k)
-      arrays.push_back(t.emit(ir::Op::Param, fn.params[k].type, {}, int64_t(k), l));
+    std::vector<ir::ValueId> arrays(param_ids, param_ids + n);
     ir::ValueId i = t.emit(ir::Op::ThreadId, ir::Type::scalar_of(ir::Scalar::I32), {}, -1, l);
     std::vector<ir::ValueId> values;
     for (size_t k = 0; k < args.size(); ++k)
@@ -32,7 +30,7 @@ std::unique_ptr<KernelDef> make_builtin_kernel(const std::string& name, const st
     ir::ValueId r = t.emit(ir::Op::Call, result, values, int64_t(builtin), l);
     t.emit(ir::Op::ArrayStore, ir::Type::void_type(), {arrays.back(), i, r}, 0, l);
   };
-  return std::make_unique<KernelDef>(name, module, params, loc, trace);
+  return std::make_unique<KernelDef>(name, module, params, loc, detail::ir_kernel_body(trace));
 }
 
 }  // namespace kjit::test

@@ -1,6 +1,6 @@
-// kjit/kjit.hpp — the one header users include: the kernel DSL (KJIT_KERNEL, Float, Array,
-// If, For, ...), devices, arrays, launches forward and adjoint, gradient checks, and the XLA
-// FFI API (callables and callbacks for JAX).
+// kjit/kjit.hpp — the header programs include: the kernel DSL (KJIT_KERNEL, Float, Array,
+// If, For, ...), devices, arrays, launches forward and adjoint, gradient checks and graphs.
+// Kernel headers need only <kjit/dsl.hpp>; the XLA FFI API (JAX) is opt-in: <kjit/ffi.hpp>.
 #pragma once
 
 #include "kjit/dsl.hpp"
@@ -12,4 +12,3 @@
 #include "kjit/runtime/stream.hpp"
 #include "kjit/runtime/gradcheck.hpp"
 #include "kjit/runtime/graph.hpp"
-#include "kjit/ffi/ffi.hpp"

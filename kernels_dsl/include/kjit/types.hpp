@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
-#include "kjit/ir/type.hpp"
+#include "kjit/ir_vocab.hpp"
 
 namespace kjit {
 

@@ -2,6 +2,10 @@
 // the instantiated-graph cache (hits, misses, LRU eviction, clearing) and the capture rules.
 #include <doctest/doctest.h>
 
+#include <functional>
+
+#include <cstring>
+
 #include "integration/fake_devices.hpp"
 #include "kjit/kjit.hpp"
 #include "loops.hpp"

@@ -1,8 +1,6 @@
 // kjit/dsl/array.hpp — Array<T, N> kernel parameters: element reads, stores, atomics, shapes.
 #pragma once
 
-#include <array>
-
 #include "kjit/dsl/value.hpp"
 
 namespace kjit::dsl {
@@ -69,11 +67,9 @@ class ArrayHandle {
 
   /// Extent of dimension `dim` (0-based).
   Int shape(int dim, Loc loc = Loc::here()) const {
-    auto& t = detail::Tracer::get(loc);
-    if (dim < 0 || dim >= N)
-      t.fail(loc, "shape(" + std::to_string(dim) + ") of a " + std::to_string(N) + "-D array");
+    if (dim < 0 || dim >= N) detail::fail_shape_dim(dim, N, loc);
     return detail::wrap<int32_t>(
-        t.emit(ir::Op::ArrayShape, ir::Type::scalar_of(ir::Scalar::I32), {id_}, dim, loc));
+        detail::emit(ir::Op::ArrayShape, ir::Type::scalar_of(ir::Scalar::I32), {id_}, dim, loc));
   }
 
   /// The IR value naming this array.
@@ -97,14 +93,14 @@ class Element : public Value<T> {
 
   /// Stores `v` into the element.
   Element& operator=(const Value<T>& v) {
-    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    Loc loc = detail::last_loc();
     store(v.use(loc), loc);
     return *this;
   }
   Element& operator=(const Element& v) { return *this = static_cast<const Value<T>&>(v); }
   template <class P, std::enable_if_t<detail::is_literal_for_v<T, P>, int> = 0>
   Element& operator=(P literal) {
-    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    Loc loc = detail::last_loc();
     store(detail::make_literal<T>(literal, loc), loc);
     return *this;
   }
@@ -121,35 +117,39 @@ class Element : public Value<T> {
 
   /// Emits an atomic `op` with operand `v` on this element; returns the previous value.
   Value<T> atomic(ir::AtomicOp op, Operand<T> v) const {
-    auto& t = detail::Tracer::get(v.loc);
-    std::vector<ir::ValueId> args{array_};
-    args.insert(args.end(), idx_.begin(), idx_.begin() + n_);
-    args.push_back(v.id);
+    ir::ValueId args[6];
+    size_t n = operands(args, v.id);
     return detail::wrap<T>(
-        t.emit(ir::Op::ArrayAtomic, Value<T>::ir_type(), std::move(args), int64_t(op), v.loc));
+        detail::emit(ir::Op::ArrayAtomic, Value<T>::ir_type(), args, n, int64_t(op), v.loc));
   }
 
  private:
+  /// The operands array, indices..., `last` into `out`; returns their count.
+  size_t operands(ir::ValueId* out, ir::ValueId last) const {
+    size_t n = 0;
+    out[n++] = array_;
+    for (int k = 0; k < n_; ++k) out[n++] = idx_[k];
+    out[n++] = last;
+    return n;
+  }
   void store(ir::ValueId v, Loc loc) const {
-    auto& t = detail::Tracer::get(loc);
-    std::vector<ir::ValueId> args{array_};
-    args.insert(args.end(), idx_.begin(), idx_.begin() + n_);
-    args.push_back(v);
-    t.emit(ir::Op::ArrayStore, ir::Type::void_type(), std::move(args), 0, loc);
+    ir::ValueId args[6];
+    size_t n = operands(args, v);
+    detail::emit(ir::Op::ArrayStore, ir::Type::void_type(), args, n, 0, loc);
   }
 
   ir::ValueId array_;
-  std::array<ir::ValueId, 4> idx_{};
+  ir::ValueId idx_[4] = {};
   int n_;
 };
 
 namespace detail {
 template <class T>
 Element<T> load_element(ir::ValueId array, std::initializer_list<Index> idx, Loc loc) {
-  auto& t = Tracer::get(loc);
-  std::vector<ir::ValueId> args{array};
-  for (const Index& i : idx) args.push_back(i.id);
-  ir::ValueId v = t.emit(ir::Op::ArrayLoad, ir_type_of<T>(), std::move(args), 0, loc);
+  ir::ValueId args[5] = {array};
+  size_t n = 1;
+  for (const Index& i : idx) args[n++] = i.id;
+  ir::ValueId v = emit(ir::Op::ArrayLoad, ir_type_of<T>(), args, n, 0, loc);
   return Element<T>(BoundTag{}, v, array, idx);
 }
 
@@ -157,14 +157,12 @@ Element<T> load_element(ir::ValueId array, std::initializer_list<Index> idx, Loc
 template <class T, int N>
 Value<T> atomic_on(ir::AtomicOp op, const ArrayHandle<T, N>& a, std::initializer_list<Index> idx,
                    Operand<T> v) {
-  if (int(idx.size()) != N)
-    Tracer::get(v.loc).fail(v.loc, "an atomic on a " + std::to_string(N) + "-D array takes " +
-                                       std::to_string(N) + " indices");
-  auto& t = Tracer::get(v.loc);
-  std::vector<ir::ValueId> args{a.id()};
-  for (const Index& i : idx) args.push_back(i.id);
-  args.push_back(v.id);
-  return wrap<T>(t.emit(ir::Op::ArrayAtomic, ir_type_of<T>(), std::move(args), int64_t(op), v.loc));
+  if (int(idx.size()) != N) fail_atomic_indices(N, v.loc);
+  ir::ValueId args[6] = {a.id()};
+  size_t n = 1;
+  for (const Index& i : idx) args[n++] = i.id;
+  args[n++] = v.id;
+  return wrap<T>(emit(ir::Op::ArrayAtomic, ir_type_of<T>(), args, n, int64_t(op), v.loc));
 }
 }  // namespace detail
 
@@ -210,12 +208,12 @@ namespace detail {
 /// atomic_cas on element `idx` of `a`: operands compare, then value.
 template <class T, int N>
 Value<T> atomic_cas_on(const ArrayHandle<T, N>& a, std::initializer_list<Index> idx, Operand<T> compare, Operand<T> v) {
-  auto& t = Tracer::get(v.loc);
-  std::vector<ir::ValueId> args{a.id()};
-  for (const Index& i : idx) args.push_back(i.id);
-  args.push_back(compare.id);
-  args.push_back(v.id);
-  return wrap<T>(t.emit(ir::Op::ArrayAtomic, ir_type_of<T>(), std::move(args), int64_t(ir::AtomicOp::Cas), v.loc));
+  ir::ValueId args[7] = {a.id()};
+  size_t n = 1;
+  for (const Index& i : idx) args[n++] = i.id;
+  args[n++] = compare.id;
+  args[n++] = v.id;
+  return wrap<T>(emit(ir::Op::ArrayAtomic, ir_type_of<T>(), args, n, int64_t(ir::AtomicOp::Cas), v.loc));
 }
 }  // namespace detail
 

@@ -15,15 +15,11 @@
 // side effects; the adjoint's forward replay runs it instead of the body.
 #pragma once
 
-#include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <string>
-#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "kjit/dsl/array.hpp"
+#include "kjit/dsl/tuple.hpp"
 #include "kjit/dsl/var.hpp"
 
 namespace kjit::dsl {
@@ -39,7 +35,6 @@ template <class A> struct canon<A, std::enable_if_t<std::is_base_of_v<ValueBase,
 template <class T, int N> struct canon<ArrayHandle<T, N>> { using type = ArrayHandle<T, N>; };
 template <class A> using canon_t = typename canon<A>::type;
 
-template <class A> ir::Type canon_type() { return canon_t<A>::ir_type(); }
 template <class A> ir::ValueId canon_id(const A& a, Loc loc) {
   if constexpr (std::is_base_of_v<ValueBase, A>) return a.use(loc);
   else if constexpr (std::is_arithmetic_v<A>) return make_literal<A>(a, loc);
@@ -52,25 +47,31 @@ template <class R> struct result_of<R, std::enable_if_t<std::is_base_of_v<ValueB
   using type = Value<typename R::element_type>;
 };
 
-/// Book-keeping shared by every device function: recursion guard and tracing scaffolding.
-class FuncTracing {
- public:
-  /// Throws a User error when (name, signature) is already being traced on this thread.
-  static void enter(const void* func, const std::string& name, const std::string& signature, Loc loc);
-  static void leave();
-  /// A new device-function IR with parameters a0.. of `types`.
-  static std::shared_ptr<ir::Function> make(const std::string& name, const std::vector<ir::Type>& types, Loc loc);
-  /// Emits the Param statement of parameter k of the function being traced.
-  static ir::ValueId param(size_t k, Loc loc);
-  /// Sets the function's result (the value its body yields).
-  static void set_result(ir::ValueId v);
-  /// Dead-code elimination and verification of a traced function.
-  static void finish(ir::Function& fn);
-  /// Emits a call of `fn` in the function being traced now; returns its result (kNoValue for void).
-  static ir::ValueId call(const std::shared_ptr<const ir::Function>& fn, std::vector<ir::ValueId> args, Loc loc);
-  /// "float32,vec3f": the key of an argument signature.
-  static std::string signature(const std::vector<ir::Type>& types);
-};
+/// What copies of one Func share: its name and its IR per argument signature, traced once
+/// each (kernels_dsl/src/functions.cpp). Reference counted.
+struct FuncState;
+FuncState* func_state_new(const char* name);
+void func_state_retain(FuncState* s);
+void func_state_release(FuncState* s);
+const char* func_state_name(const FuncState* s);
+
+/// Which part of a device function a trace callback records.
+enum class FuncPart : uint8_t { Body, Replay, Grad };
+/// Records `part` of device function `func` for one argument signature, under a Tracer the
+/// caller set up: parameters come from func_param, the result goes to func_set_result. A Grad
+/// stores in `out_vars[k]` the Var that holds parameter k's adjoint (-1 for an array).
+using FuncTrace = void (*)(const void* func, FuncPart part, int64_t* out_vars);
+
+/// Emits a call of `state`'s function with `args` (of `types`) in the function being traced,
+/// tracing the body first for a new signature (with the user's adjoint and replay when
+/// `has_grad` / `has_replay`); returns the call's result (kNoValue when `result` is void).
+ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId* args, size_t count,
+                      const ir::Type& result, bool has_grad, bool has_replay, FuncTrace trace,
+                      const void* func, Loc def_loc, Loc loc);
+/// Emits the Param statement of parameter k of the function being traced.
+ir::ValueId func_param(size_t k, Loc loc);
+/// Sets the function's result (the value its body yields).
+void func_set_result(ir::ValueId v);
 
 struct NoGrad {};
 struct NoReplay {};
@@ -81,147 +82,135 @@ struct NoReplay {};
 template <class Body, class Grad = detail::NoGrad, class Replay = detail::NoReplay>
 class Func {
  public:
-  Func(std::string name, Body body, Grad grad, Replay replay, Loc loc)
-      : name_(std::move(name)), body_(std::move(body)), grad_(std::move(grad)), replay_(std::move(replay)),
-        loc_(loc), state_(std::make_shared<State>()) {}
+  Func(const char* name, Body body, Grad grad, Replay replay, Loc loc)
+      : body_(std::move(body)), grad_(std::move(grad)), replay_(std::move(replay)), loc_(loc),
+        state_(detail::func_state_new(name)) {}
+  Func(const Func& o) : body_(o.body_), grad_(o.grad_), replay_(o.replay_), loc_(o.loc_), state_(o.state_) {
+    detail::func_state_retain(state_);
+  }
+  Func(Func&& o)
+      : body_(std::move(o.body_)), grad_(std::move(o.grad_)), replay_(std::move(o.replay_)), loc_(o.loc_),
+        state_(o.state_) {
+    o.state_ = nullptr;
+  }
+  Func& operator=(const Func&) = delete;
+  ~Func() {
+    if (state_) detail::func_state_release(state_);
+  }
 
   /// The same function with a user-supplied adjoint.
   template <class G>
-  Func<Body, G, Replay> grad(G g) const { return Func<Body, G, Replay>(name_, body_, std::move(g), replay_, loc_); }
+  Func<Body, G, Replay> grad(G g) const { return Func<Body, G, Replay>(name(), body_, std::move(g), replay_, loc_); }
   /// The same function with a user-supplied replay.
   template <class P>
-  Func<Body, Grad, P> replay(P p) const { return Func<Body, Grad, P>(name_, body_, grad_, std::move(p), loc_); }
+  Func<Body, Grad, P> replay(P p) const { return Func<Body, Grad, P>(name(), body_, grad_, std::move(p), loc_); }
 
   /// Calls the function from a kernel (or another device function) being traced.
   template <class... A>
   auto operator()(const A&... args) const {
     using R = typename detail::result_of<decltype(std::declval<const Body&>()(std::declval<detail::canon_t<A>>()...))>::type;
-    auto& t = detail::Tracer::get(Loc{});
-    Loc loc = t.last_loc();
-    std::vector<ir::ValueId> ids{detail::canon_id(args, loc)...};
-    std::shared_ptr<const ir::Function> fn = traced<R, detail::canon_t<A>...>(loc);
-    ir::ValueId r = detail::FuncTracing::call(fn, std::move(ids), loc);
+    Loc loc = detail::last_loc();
+    const ir::ValueId ids[] = {detail::canon_id(args, loc)..., ir::kNoValue};  // sentinel: no args
+    const ir::Type types[] = {detail::canon_t<A>::ir_type()..., ir::Type{}};
+    ir::Type result;
+    if constexpr (!std::is_void_v<R>) result = R::ir_type();
+    ir::ValueId r = detail::func_call(state_, types, ids, sizeof...(A), result, has_grad, has_replay,
+                                      &trace<R, detail::canon_t<A>...>, this, loc_, loc);
     if constexpr (!std::is_void_v<R>) return R(detail::BoundTag{}, r);
   }
 
-  const std::string& name() const { return name_; }
+  /// The name given to func().
+  const char* name() const { return detail::func_state_name(state_); }
 
  private:
   template <class, class, class> friend class Func;
-  struct State {
-    std::recursive_mutex mutex;
-    std::map<std::string, std::shared_ptr<const ir::Function>> by_signature;
-  };
+  static constexpr bool has_grad = !std::is_same_v<Grad, detail::NoGrad>;
+  static constexpr bool has_replay = !std::is_same_v<Replay, detail::NoReplay>;
 
-  /// The IR of this function for argument handles H..., traced on first use.
   template <class R, class... H>
-  std::shared_ptr<const ir::Function> traced(Loc loc) const {
-    std::vector<ir::Type> types{H::ir_type()...};
-    const std::string sig = detail::FuncTracing::signature(types);
-    detail::FuncTracing::enter(state_.get(), name_, sig, loc);
-    struct Leave { ~Leave() { detail::FuncTracing::leave(); } } leave;
-    std::lock_guard<std::recursive_mutex> lock(state_->mutex);
-    auto it = state_->by_signature.find(sig);
-    if (it != state_->by_signature.end()) return it->second;
-    auto fn = trace_body<R, H...>(body_, types, loc);
-    if constexpr (!std::is_same_v<Grad, detail::NoGrad>) trace_grad<R, H...>(*fn, types, loc);
-    if constexpr (!std::is_same_v<Replay, detail::NoReplay>) fn->custom_replay = trace_body<R, H...>(replay_, types, loc);
-    detail::FuncTracing::finish(*fn);
-    state_->by_signature[sig] = fn;
-    return fn;
+  static void trace(const void* self, detail::FuncPart part, int64_t* out_vars) {
+    const Func& f = *static_cast<const Func*>(self);
+    if (part == detail::FuncPart::Body) f.trace_body<R, H...>(f.body_);
+    if constexpr (has_replay)
+      if (part == detail::FuncPart::Replay) f.trace_body<R, H...>(f.replay_);
+    if constexpr (has_grad)
+      if (part == detail::FuncPart::Grad) f.trace_grad<R, H...>(out_vars);
   }
 
   // Parameter handles in declaration order (indices, not a counter: the order is explicit).
   template <class... H, size_t... I>
-  std::tuple<H...> make_handles(std::index_sequence<I...>) const {
-    return std::tuple<H...>{H(detail::BoundTag{}, detail::FuncTracing::param(I, loc_))...};
+  Tuple<H...> make_handles(std::index_sequence<I...>) const {
+    return Tuple<H...>{H(detail::BoundTag{}, detail::func_param(I, loc_))...};
   }
 
   template <class R, class... H, class F>
-  std::shared_ptr<ir::Function> trace_body(const F& f, const std::vector<ir::Type>& types, Loc loc) const {
-    auto fn = detail::FuncTracing::make(name_, types, loc_);
-    {
-      detail::Tracer tracer(*fn, name_);
-      auto handles = make_handles<H...>(std::index_sequence_for<H...>{});
-      if constexpr (std::is_void_v<R>) {
-        std::apply(f, handles);
-      } else {
-        R r = std::apply(f, handles);
-        detail::FuncTracing::set_result(r.use(loc_));
-      }
+  void trace_body(const F& f) const {
+    auto handles = make_handles<H...>(std::index_sequence_for<H...>{});
+    if constexpr (std::is_void_v<R>) {
+      dsl::apply(f, handles);
+    } else {
+      R r = dsl::apply(f, handles);
+      detail::func_set_result(r.use(loc_));
     }
-    detail::FuncTracing::finish(*fn);
-    return fn;
   }
 
   /// Traces the user adjoint: parameters a0.., adj_ret, then the adjoint array of each array
   /// parameter; a zeroed Var per value parameter collects its adjoint.
   template <class R, class... H>
-  void trace_grad(ir::Function& fn, const std::vector<ir::Type>& types, Loc loc) const {
-    std::vector<ir::Type> gtypes = types;
-    if constexpr (!std::is_void_v<R>) gtypes.push_back(R::ir_type());
-    for (const ir::Type& t : types)
-      if (t.is_array()) gtypes.push_back(t);
-    auto g = detail::FuncTracing::make(name_ + "__grad", gtypes, loc_);
-    size_t next = types.size();
-    if constexpr (!std::is_void_v<R>) g->params[next++].name = "adj_ret";
-    for (size_t k = 0; k < types.size(); ++k)
-      if (types[k].is_array()) g->params[next++].name = "adj_a" + std::to_string(k);
-    {
-      detail::Tracer tracer(*g, name_);
-      auto handles = make_handles<H...>(std::index_sequence_for<H...>{});
-      std::vector<int64_t> out_vars;
-      size_t array_param = types.size() + (std::is_void_v<R> ? 0 : 1);
-      // A braced list evaluates left to right (function arguments, as in make_tuple, need not):
-      // the slots, their out_vars and their array parameters must follow the parameters' order.
-      auto slots = std::apply([&](const auto&... h) {
-        return std::tuple<decltype(adjoint_slot(h, out_vars, array_param))...>{adjoint_slot(h, out_vars, array_param)...};
-      }, handles);
-      auto call = [&](auto&... slot) {
-        if constexpr (std::is_void_v<R>) {
-          std::apply([&](const auto&... h) { grad_(h..., deref(slot)...); }, handles);
-        } else {
-          R adj_ret(detail::BoundTag{}, detail::FuncTracing::param(types.size(), loc_));
-          std::apply([&](const auto&... h) { grad_(h..., adj_ret, deref(slot)...); }, handles);
-        }
-      };
-      std::apply(call, slots);
-      fn.out_vars = out_vars;
-    }
-    detail::FuncTracing::finish(*g);
-    fn.custom_adjoint = g;
+  void trace_grad(int64_t* out_vars) const {
+    auto handles = make_handles<H...>(std::index_sequence_for<H...>{});
+    size_t slot = 0;
+    size_t array_param = sizeof...(H) + (std::is_void_v<R> ? 0 : 1);
+    // A braced list evaluates left to right (function arguments, as in make_tuple, need not):
+    // the slots, their out_vars and their array parameters must follow the parameters' order.
+    auto slots = dsl::apply([&](const auto&... h) {
+      return Tuple<decltype(adjoint_slot(h, out_vars, slot, array_param))...>{
+          adjoint_slot(h, out_vars, slot, array_param)...};
+    }, handles);
+    auto call = [&](auto&... adj) {
+      if constexpr (std::is_void_v<R>) {
+        dsl::apply([&](const auto&... h) { grad_(h..., deref(adj)...); }, handles);
+      } else {
+        R adj_ret(detail::BoundTag{}, detail::func_param(sizeof...(H), loc_));
+        dsl::apply([&](const auto&... h) { grad_(h..., adj_ret, deref(adj)...); }, handles);
+      }
+    };
+    dsl::apply(call, slots);
   }
 
-  // The adjoint slot of an argument: a Var (made in place: copying a Var makes a new one) for
-  // a value, the adjoint array for an array.
+  // The adjoint slot of an argument, made in place (copying a Var makes a new one): a zeroed
+  // Var for a value, the adjoint array parameter for an array.
   template <class T>
-  static std::unique_ptr<VarHandle<T>> adjoint_slot(const Value<T>&, std::vector<int64_t>& out_vars, size_t&) {
-    auto v = std::make_unique<VarHandle<T>>();
-    out_vars.push_back(int64_t(v->lvalue_path()->var));
-    return v;
+  struct VarSlot {
+    VarSlot(int64_t* out_vars, size_t& slot) { out_vars[slot++] = int64_t(var.var_id()); }
+    VarHandle<T> var;
+  };
+  template <class T>
+  static VarSlot<T> adjoint_slot(const Value<T>&, int64_t* out_vars, size_t& slot, size_t&) {
+    return VarSlot<T>(out_vars, slot);
   }
   template <class T, int N>
-  static ArrayHandle<T, N> adjoint_slot(const ArrayHandle<T, N>&, std::vector<int64_t>& out_vars, size_t& next) {
-    out_vars.push_back(-1);
-    return ArrayHandle<T, N>(detail::BoundTag{}, detail::FuncTracing::param(next++, Loc{}));
+  static ArrayHandle<T, N> adjoint_slot(const ArrayHandle<T, N>&, int64_t* out_vars, size_t& slot, size_t& next) {
+    out_vars[slot++] = -1;
+    return ArrayHandle<T, N>(detail::BoundTag{}, detail::func_param(next++, Loc{}));
   }
+
   template <class T>
-  static VarHandle<T>& deref(std::unique_ptr<VarHandle<T>>& v) { return *v; }
+  static VarHandle<T>& deref(VarSlot<T>& s) { return s.var; }
   template <class T, int N>
   static ArrayHandle<T, N>& deref(ArrayHandle<T, N>& a) { return a; }
 
-  std::string name_;
   Body body_;
   Grad grad_;
   Replay replay_;
   Loc loc_;
-  std::shared_ptr<State> state_;
+  detail::FuncState* state_;
 };
 
 /// A device function named `name` (the name appears in generated code and messages).
 template <class Body>
-Func<Body> func(std::string name, Body body, Loc loc = Loc::here()) {
-  return Func<Body>(std::move(name), std::move(body), detail::NoGrad{}, detail::NoReplay{}, loc);
+Func<Body> func(const char* name, Body body, Loc loc = Loc::here()) {
+  return Func<Body>(name, std::move(body), detail::NoGrad{}, detail::NoReplay{}, loc);
 }
 
 }  // namespace kjit::dsl

@@ -66,8 +66,8 @@ Value<quat<S>> quat_slerp(const Value<quat<S>>& q0, detail::same_t<Operand<quat<
 /// The axis and angle (2 atan2(|v|, w), in [0, 2 pi]) of a unit quaternion: returned, or
 /// written into Vars as in Warp.
 template <class S>
-std::tuple<Value<vec<3, S>>, Value<S>> quat_to_axis_angle(const Value<quat<S>>& q, Loc loc = Loc::here()) {
-  ir::ValueId r = detail::Tracer::get(loc).call(ir::Builtin::QuatToAxisAngle, {q.use(loc)}, loc);
+Tuple<Value<vec<3, S>>, Value<S>> quat_to_axis_angle(const Value<quat<S>>& q, Loc loc = Loc::here()) {
+  ir::ValueId r = detail::call_builtin(ir::Builtin::QuatToAxisAngle, {q.use(loc)}, loc);
   return {detail::field_of<vec<3, S>>(r, 0, loc), detail::field_of<S>(r, 1, loc)};
 }
 template <class S>
@@ -128,8 +128,8 @@ Value<mat<4, 4, S>> transform_compose(const Value<vec<3, S>>& p, detail::same_t<
 }
 /// (position, rotation, scale) of T R S: `auto [p, q, s] = transform_decompose(m);`.
 template <class S>
-std::tuple<Value<vec<3, S>>, Value<quat<S>>, Value<vec<3, S>>> transform_decompose(const Value<mat<4, 4, S>>& m, Loc loc = Loc::here()) {
-  ir::ValueId r = detail::Tracer::get(loc).call(ir::Builtin::TransformDecompose, {m.use(loc)}, loc);
+Tuple<Value<vec<3, S>>, Value<quat<S>>, Value<vec<3, S>>> transform_decompose(const Value<mat<4, 4, S>>& m, Loc loc = Loc::here()) {
+  ir::ValueId r = detail::call_builtin(ir::Builtin::TransformDecompose, {m.use(loc)}, loc);
   return {detail::field_of<vec<3, S>>(r, 0, loc), detail::field_of<quat<S>>(r, 1, loc), detail::field_of<vec<3, S>>(r, 2, loc)};
 }
 

@@ -1,8 +1,7 @@
 // kjit/dsl/launch_index.hpp — tid(): which launch index this kernel thread computes.
 #pragma once
 
-#include <array>
-
+#include "kjit/dsl/tuple.hpp"
 #include "kjit/dsl/value.hpp"
 
 namespace kjit::dsl {
@@ -14,14 +13,13 @@ Int tid(Loc loc = Loc::here());
 /// The N-dimensional launch index: `auto [i, j] = tid<2>();`. A kernel that uses it must be
 /// launched with exactly N dimensions.
 template <int N>
-std::array<Int, N> tid(Loc loc = Loc::here()) {
+FixedArray<Int, N> tid(Loc loc = Loc::here()) {
   static_assert(N >= 1 && N <= 4, "kjit: launches have 1 to 4 dimensions");
-  auto& t = detail::Tracer::get(loc);
-  t.use_launch_dims(N, loc);
-  std::array<Int, N> out;
+  detail::use_launch_dims(N, loc);
+  FixedArray<Int, N> out;
   for (int k = 0; k < N; ++k)
     out[size_t(k)] = detail::wrap<int32_t>(
-        t.emit(ir::Op::ThreadId, ir::Type::scalar_of(ir::Scalar::I32), {}, k, loc));
+        detail::emit(ir::Op::ThreadId, ir::Type::scalar_of(ir::Scalar::I32), {}, k, loc));
   return out;
 }
 

@@ -3,9 +3,8 @@
 // the builtin of Warp's name (kjit/ir/builtins.def).
 #pragma once
 
-#include <tuple>
-
 #include "kjit/dsl/math.hpp"
+#include "kjit/dsl/tuple.hpp"
 
 namespace kjit::dsl {
 
@@ -81,11 +80,10 @@ Value<mat<R, C, S>> matrix(const Value<S>& first, const A&... rest) {
 /// The N x N identity matrix: `identity<3, float>()`.
 template <int N, class S = float>
 Value<mat<N, N, S>> identity(Loc loc = Loc::here()) {
-  auto& t = detail::Tracer::get(loc);
   ir::ValueId zero = detail::make_literal<S>(0, loc), one = detail::make_literal<S>(1, loc);
-  std::vector<ir::ValueId> c;
-  for (int i = 0; i < N * N; ++i) c.push_back(i % (N + 1) == 0 ? one : zero);
-  return detail::wrap<mat<N, N, S>>(t.emit(ir::Op::Construct, ir_type_of<mat<N, N, S>>(), std::move(c), 0, loc));
+  ir::ValueId c[N * N];
+  for (int i = 0; i < N * N; ++i) c[i] = i % (N + 1) == 0 ? one : zero;
+  return detail::wrap<mat<N, N, S>>(detail::emit(ir::Op::Construct, ir_type_of<mat<N, N, S>>(), c, N * N, 0, loc));
 }
 
 /// The transpose.
@@ -123,26 +121,24 @@ Value<mat<3, 3, S>> skew(const Value<vec<3, S>>& a, Loc loc = Loc::here()) { ret
 template <int N, class S, class... V>
 Value<mat<N, 1 + sizeof...(V), S>> matrix_from_cols(const Value<vec<N, S>>& first, const V&... rest) {
   static_assert(sizeof...(V) >= 1 && sizeof...(V) <= 3, "kjit: matrix_from_cols takes 2 to 4 vectors");
-  Loc loc = detail::Tracer::get(Loc{}).last_loc();
-  auto& t = detail::Tracer::get(loc);
+  Loc loc = detail::last_loc();
   return detail::wrap<mat<N, 1 + sizeof...(V), S>>(
-      t.call(ir::Builtin::MatrixFromCols, {first.use(loc), Operand<vec<N, S>>(rest, loc).id...}, loc));
+      detail::call_builtin(ir::Builtin::MatrixFromCols, {first.use(loc), Operand<vec<N, S>>(rest, loc).id...}, loc));
 }
 template <int N, class S, class... V>
 Value<mat<1 + sizeof...(V), N, S>> matrix_from_rows(const Value<vec<N, S>>& first, const V&... rest) {
   static_assert(sizeof...(V) >= 1 && sizeof...(V) <= 3, "kjit: matrix_from_rows takes 2 to 4 vectors");
-  Loc loc = detail::Tracer::get(Loc{}).last_loc();
-  auto& t = detail::Tracer::get(loc);
+  Loc loc = detail::last_loc();
   return detail::wrap<mat<1 + sizeof...(V), N, S>>(
-      t.call(ir::Builtin::MatrixFromRows, {first.use(loc), Operand<vec<N, S>>(rest, loc).id...}, loc));
+      detail::call_builtin(ir::Builtin::MatrixFromRows, {first.use(loc), Operand<vec<N, S>>(rest, loc).id...}, loc));
 }
 
 // Decompositions: Warp's out-parameter form (Vars receive the factors) and a tuple form for
 // structured bindings: `auto [U, sigma, V] = svd3(A);`.
 /// A = U diag(sigma) V^T, sigma descending and non-negative.
 template <class S>
-std::tuple<Value<mat<3, 3, S>>, Value<vec<3, S>>, Value<mat<3, 3, S>>> svd3(const Value<mat<3, 3, S>>& a, Loc loc = Loc::here()) {
-  ir::ValueId r = detail::Tracer::get(loc).call(ir::Builtin::Svd3, {a.use(loc)}, loc);
+Tuple<Value<mat<3, 3, S>>, Value<vec<3, S>>, Value<mat<3, 3, S>>> svd3(const Value<mat<3, 3, S>>& a, Loc loc = Loc::here()) {
+  ir::ValueId r = detail::call_builtin(ir::Builtin::Svd3, {a.use(loc)}, loc);
   return {detail::field_of<mat<3, 3, S>>(r, 0, loc), detail::field_of<vec<3, S>>(r, 1, loc), detail::field_of<mat<3, 3, S>>(r, 2, loc)};
 }
 template <class S>
@@ -152,8 +148,8 @@ void svd3(const Value<mat<3, 3, S>>& a, VarHandle<mat<3, 3, S>>& U, VarHandle<ve
   U = u, sigma = s, V = v;
 }
 template <class S>
-std::tuple<Value<mat<2, 2, S>>, Value<vec<2, S>>, Value<mat<2, 2, S>>> svd2(const Value<mat<2, 2, S>>& a, Loc loc = Loc::here()) {
-  ir::ValueId r = detail::Tracer::get(loc).call(ir::Builtin::Svd2, {a.use(loc)}, loc);
+Tuple<Value<mat<2, 2, S>>, Value<vec<2, S>>, Value<mat<2, 2, S>>> svd2(const Value<mat<2, 2, S>>& a, Loc loc = Loc::here()) {
+  ir::ValueId r = detail::call_builtin(ir::Builtin::Svd2, {a.use(loc)}, loc);
   return {detail::field_of<mat<2, 2, S>>(r, 0, loc), detail::field_of<vec<2, S>>(r, 1, loc), detail::field_of<mat<2, 2, S>>(r, 2, loc)};
 }
 template <class S>
@@ -164,8 +160,8 @@ void svd2(const Value<mat<2, 2, S>>& a, VarHandle<mat<2, 2, S>>& U, VarHandle<ve
 }
 /// A = Q R, Q orthogonal, R upper triangular with a non-negative diagonal.
 template <class S>
-std::tuple<Value<mat<3, 3, S>>, Value<mat<3, 3, S>>> qr3(const Value<mat<3, 3, S>>& a, Loc loc = Loc::here()) {
-  ir::ValueId r = detail::Tracer::get(loc).call(ir::Builtin::Qr3, {a.use(loc)}, loc);
+Tuple<Value<mat<3, 3, S>>, Value<mat<3, 3, S>>> qr3(const Value<mat<3, 3, S>>& a, Loc loc = Loc::here()) {
+  ir::ValueId r = detail::call_builtin(ir::Builtin::Qr3, {a.use(loc)}, loc);
   return {detail::field_of<mat<3, 3, S>>(r, 0, loc), detail::field_of<mat<3, 3, S>>(r, 1, loc)};
 }
 template <class S>
@@ -175,8 +171,8 @@ void qr3(const Value<mat<3, 3, S>>& a, VarHandle<mat<3, 3, S>>& Q, VarHandle<mat
 }
 /// A symmetric A = Q diag(d) Q^T, d ascending.
 template <class S>
-std::tuple<Value<mat<3, 3, S>>, Value<vec<3, S>>> eig3(const Value<mat<3, 3, S>>& a, Loc loc = Loc::here()) {
-  ir::ValueId r = detail::Tracer::get(loc).call(ir::Builtin::Eig3, {a.use(loc)}, loc);
+Tuple<Value<mat<3, 3, S>>, Value<vec<3, S>>> eig3(const Value<mat<3, 3, S>>& a, Loc loc = Loc::here()) {
+  ir::ValueId r = detail::call_builtin(ir::Builtin::Eig3, {a.use(loc)}, loc);
   return {detail::field_of<mat<3, 3, S>>(r, 0, loc), detail::field_of<vec<3, S>>(r, 1, loc)};
 }
 template <class S>

@@ -207,8 +207,7 @@ template <class S, class To> struct with_scalar<transform<S>, To> { using type =
 template <class To, class From, std::enable_if_t<!is_scalar_v<From> && !is_struct_v<From>, int> = 0>
 Value<typename detail::with_scalar<From, To>::type> cast(const Value<From>& v, Loc loc = Loc::here()) {
   using R = typename detail::with_scalar<From, To>::type;
-  auto& t = detail::Tracer::get(loc);
-  return detail::wrap<R>(t.emit(ir::Op::Cast, ir_type_of<R>(), {v.use(loc)}, 0, loc));
+  return detail::wrap<R>(detail::emit(ir::Op::Cast, ir_type_of<R>(), {v.use(loc)}, 0, loc));
 }
 
 }  // namespace kjit::dsl

@@ -69,7 +69,7 @@ Value<vec<C, S>> operator*(const Value<vec<R, S>>& v, detail::same_t<Operand<mat
 }
 template <int R, int C, int K, class S>
 Value<mat<R, K, S>> operator*(const Value<mat<R, C, S>>& a, const Value<mat<C, K, S>>& b) {
-  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  Loc loc = detail::last_loc();
   return detail::call<mat<R, K, S>>(ir::Builtin::Mul, loc, a.use(loc), b.use(loc));
 }
 
@@ -86,21 +86,21 @@ Value<transform<S>> operator*(const Value<transform<S>>& a, detail::same_t<Opera
 // Unary operators.
 template <class T, std::enable_if_t<is_numeric_v<T>, int> = 0>
 Value<T> operator-(const Value<T>& a) {
-  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  Loc loc = detail::last_loc();
   return detail::call<T>(ir::Builtin::Neg, loc, a.use(loc));
 }
 template <class T, std::enable_if_t<is_numeric_v<T>, int> = 0>
 Value<T> operator+(const Value<T>& a) {
-  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  Loc loc = detail::last_loc();
   return detail::call<T>(ir::Builtin::Pos, loc, a.use(loc));
 }
 inline Bool operator!(const Bool& a) {
-  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  Loc loc = detail::last_loc();
   return detail::call<bool>(ir::Builtin::Unot, loc, a.use(loc));
 }
 template <class T, std::enable_if_t<is_int_scalar_v<T>, int> = 0>
 Value<T> operator~(const Value<T>& a) {
-  Loc loc = detail::Tracer::get(Loc{}).last_loc();
+  Loc loc = detail::last_loc();
   return detail::call<T>(ir::Builtin::Invert, loc, a.use(loc));
 }
 

@@ -15,10 +15,10 @@ template <class I> constexpr bool is_seed_v = std::is_same_v<I, int32_t> || std:
 /// into the Var and returns the drawn value.
 template <class V>
 Value<V> draw(ir::Builtin b, VarHandle<uint32_t>& state, std::initializer_list<ir::ValueId> extra, Loc loc) {
-  auto& t = Tracer::get(loc);
-  std::vector<ir::ValueId> args{state.use(loc)};
-  args.insert(args.end(), extra.begin(), extra.end());
-  ir::ValueId r = t.call_ids(b, std::move(args), loc);
+  ir::ValueId args[8] = {state.use(loc)};
+  size_t n = 1;
+  for (ir::ValueId e : extra) args[n++] = e;
+  ir::ValueId r = call_builtin(b, args, n, loc);
   state = field_of<uint32_t>(r, 1, loc);
   return field_of<V>(r, 0, loc);
 }

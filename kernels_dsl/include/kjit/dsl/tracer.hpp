@@ -1,4 +1,5 @@
-// kjit/dsl/tracer.hpp — records DSL operations into IR while a kernel body runs (internal).
+// kjit/dsl/tracer.hpp — records DSL operations into IR while a kernel body runs (internal:
+// kernel headers reach it only through the non-template API of kjit/dsl/trace_api.hpp).
 #pragma once
 
 #include <cstdint>
@@ -6,23 +7,31 @@
 #include <string>
 #include <vector>
 
+#include "kjit/dsl/kernel_handle.hpp"
+#include "kjit/dsl/trace_api.hpp"
+#include "kjit/dsl/value.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/ir.hpp"
 
 namespace kjit::dsl {
 
-/// A source location captured at the user's call site through default arguments.
-struct Loc {
-  const char* file = nullptr;
-  int line = 0;
-  /// The caller's location: write `Loc loc = Loc::here()` as a defaulted parameter.
-  static constexpr Loc here(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-    return Loc{file, line};
-  }
-  operator ir::SourceLoc() const { return ir::SourceLoc{file, line}; }
-};
+/// The IR's form of a DSL source location.
+inline ir::SourceLoc source_loc(Loc loc) { return ir::SourceLoc{loc.file, loc.line}; }
 
 namespace detail {
+
+/// An assignable location: local variable `var`, then `steps` into it (`w.x()`, `m[i][j]`,
+/// `p.pos().y()` on Var locals).
+struct LPath {
+  uint32_t var = 0;
+  std::vector<PathStep> steps;
+};
+/// The type of the part of `t` that `step` selects.
+ir::Type component_type(const ir::Type& t, const PathStep& step);
+/// Stores `value` into the location `path` names (load, extract down, insert up, store).
+void assign_path(const LPath& path, ir::ValueId value, Loc loc);
+/// "Float", "Vec3f", ...: the DSL's name of an IR type, for messages.
+std::string dsl_type_name(const ir::Type& t);
 
 /// What kind of region a frame of the tracer is recording into.
 enum class FrameKind : uint8_t { Kernel, Then, Else, LoopBody, WhileCond };
@@ -104,6 +113,10 @@ class Tracer {
   void use_launch_dims(int ndim, Loc loc);
   /// Adds a string to the function's table; returns its index.
   int64_t intern_string(const std::string& s);
+  /// Records an assignable location (a Ref's write-through target); returns its id (>= 1).
+  uint32_t add_path(LPath path);
+  /// The location `id` names, or nullptr for an id this tracer did not make.
+  const LPath* path(uint32_t id) const;
 
  private:
   struct Frame {
@@ -122,6 +135,7 @@ class Tracer {
   std::vector<uint32_t> var_scope_;    ///< region where each local variable was declared
   std::vector<Loc> scope_loc_;         ///< where each region was opened
   std::vector<FrameKind> scope_kind_;
+  std::vector<LPath> paths_;  ///< assignable locations, by id - 1
   uint32_t next_scope_ = 0;
   Loc last_loc_;
   Tracer* previous_ = nullptr;
@@ -151,3 +165,13 @@ void Tracer::record_into(ir::Block* block, FrameKind kind, Loc loc, Body&& body,
 
 }  // namespace detail
 }  // namespace kjit::dsl
+
+namespace kjit::detail {
+/// A kernel body assembled from IR at run time (table-driven tests): `trace(params)` runs
+/// under the kernel's Tracer with the ids of its parameter values.
+template <class F>
+KernelBody ir_kernel_body(F trace) {
+  return KernelBody{[](void* f, const ir::ValueId* params) { (*static_cast<F*>(f))(params); },
+                    new F(std::move(trace)), [](void* f) { delete static_cast<F*>(f); }};
+}
+}  // namespace kjit::detail

@@ -3,8 +3,6 @@
 // block_dim, breakpoint, and the debugging aids print, printf and expect_near.
 #pragma once
 
-#include <string>
-
 #include "kjit/dsl/array.hpp"
 #include "kjit/dsl/math.hpp"
 
@@ -42,14 +40,14 @@ Int lower_bound(const ArrayHandle<T, 1>& a, Operand<int32_t> lo, Operand<int32_t
 /// Threads per block of this launch (CUDA); 1 on the cpu.
 inline Int block_dim(Loc loc = Loc::here()) { return detail::call<int32_t>(ir::Builtin::BlockDim, loc); }
 /// Stops in an attached debugger (without one, the process receives SIGTRAP).
-inline void breakpoint(Loc loc = Loc::here()) { detail::Tracer::get(loc).call(ir::Builtin::Breakpoint, {}, loc); }
+inline void breakpoint(Loc loc = Loc::here()) { detail::call_builtin(ir::Builtin::Breakpoint, {}, loc); }
 
 /// A device-side check: when some component of a and b differs by more than `tolerance`, the
 /// thread prints its index, the location and the values, and the launch reports a failure
 /// (kjit::launch throws a User error naming the check).
 template <class T, std::enable_if_t<is_floating_v<T>, int> = 0>
 void expect_near(const Value<T>& a, detail::same_t<Operand<T>> b, detail::same_t<Operand<scalar_of_t<T>>> tolerance) {
-  detail::Tracer::get(tolerance.loc).call(ir::Builtin::ExpectNear, {a.use(tolerance.loc), b.id, tolerance.id}, tolerance.loc);
+  detail::call_builtin(ir::Builtin::ExpectNear, {a.use(tolerance.loc), b.id, tolerance.id}, tolerance.loc);
 }
 template <class T, std::enable_if_t<is_floating_v<T>, int> = 0>
 void expect_near(const Value<T>& a, detail::same_t<Operand<T>> b) {
@@ -91,20 +89,19 @@ Int len(const LocalArray<T, N>&, Loc loc = Loc::here()) { return Int(N, loc); }
 template <class T, class... I>
 ArrayHandle<detail::element_of_t<T>, int(sizeof...(I))> array(const UInt64& address, const I&... extents) {
   static_assert(sizeof...(I) >= 1 && sizeof...(I) <= 4, "kjit: array(address, n...) takes 1 to 4 extents");
-  auto& t = detail::Tracer::get(Loc{});
-  Loc loc = t.last_loc();
+  Loc loc = detail::last_loc();
   using E = detail::element_of_t<T>;
-  ir::ValueId id = t.emit(ir::Op::Construct, ir::Type::array(ir_type_of<E>(), int(sizeof...(I))),
+  ir::ValueId id = detail::emit(ir::Op::Construct, ir::Type::array(ir_type_of<E>(), int(sizeof...(I))),
                           {address.use(loc), Operand<int32_t>(extents, loc).id...}, 0, loc);
   return ArrayHandle<E, int(sizeof...(I))>(detail::BoundTag{}, id);
 }
 
 namespace detail {
-/// Appends the printf conversion of `v`'s components to `format` and their values to `args`
-/// ("(%g, %g, %g)" for a vector).
-void print_parts(const ir::Type& t, ir::ValueId v, std::string& format, std::vector<ir::ValueId>& args, Loc loc);
-/// Emits a Print of `format` with `args`; `adjoint`: the reverse sweep prints the adjoints.
-void emit_print(const std::string& format, std::vector<ir::ValueId> args, bool adjoint, Loc loc);
+/// Emits a Print of value `v` of type `t` with all its components ("(%g, %g, %g)" for a
+/// vector) and a newline; `adjoint`: the reverse sweep prints the adjoints.
+void print_value(const ir::Type& t, ir::ValueId v, bool adjoint, Loc loc);
+/// Emits a Print of `format` (a newline added when `newline`) with `args`.
+void emit_print(const char* format, bool newline, const ir::ValueId* args, size_t count, Loc loc);
 template <class A>
 ir::ValueId printf_arg(const A& a, Loc loc) {
   if constexpr (std::is_base_of_v<ValueBase, A>) {
@@ -121,19 +118,17 @@ ir::ValueId printf_arg(const A& a, Loc loc) {
 /// of an adjoint launch it prints the value's adjoint, as Warp's print does).
 template <class T>
 void print(const Value<T>& v, Loc loc = Loc::here()) {
-  std::string format;
-  std::vector<ir::ValueId> args;
-  detail::print_parts(Value<T>::ir_type(), v.use(loc), format, args, loc);
-  detail::emit_print(format + "\n", std::move(args), is_floating_v<T>, loc);
+  detail::print_value(Value<T>::ir_type(), v.use(loc), is_floating_v<T>, loc);
 }
 /// Prints a message.
-inline void print(const char* text, Loc loc = Loc::here()) { detail::emit_print(std::string(text) + "\n", {}, false, loc); }
+inline void print(const char* text, Loc loc = Loc::here()) { detail::emit_print(text, true, nullptr, 0, loc); }
 /// C printf with DSL scalars as arguments (forward launches only). A format without
 /// arguments can clash with ::printf; write print("...") for plain text.
 template <class... A>
 void printf(const char* format, const A&... args) {
-  Loc loc = detail::Tracer::get(Loc{}).last_loc();
-  detail::emit_print(format, {detail::printf_arg(args, loc)...}, false, loc);
+  Loc loc = detail::last_loc();
+  const ir::ValueId ids[] = {detail::printf_arg(args, loc)..., ir::kNoValue};  // sentinel: no args
+  detail::emit_print(format, false, ids, sizeof...(A), loc);
 }
 
 }  // namespace kjit::dsl

@@ -2,16 +2,15 @@
 // that carry the user's source location into every traced operation.
 #pragma once
 
-#include <cmath>
 #include <limits>
-#include <memory>
-#include <optional>
-#include <string>
 #include <type_traits>
-#include <vector>
 
-#include "kjit/dsl/tracer.hpp"
+#include "kjit/dsl/trace_api.hpp"
 #include "kjit/types.hpp"
+
+namespace kjit::ir {
+struct Function;
+}
 
 namespace kjit::dsl {
 
@@ -29,19 +28,8 @@ struct PathStep {
   int field = -1;
 };
 
-/// An assignable location: local variable `var`, then `steps` into it (`w.x()`, `m[i][j]`,
-/// `p.pos().y()` on Var locals).
-struct LPath {
-  uint32_t var = 0;
-  std::vector<PathStep> steps;
-};
-
-/// The type of the part of `t` that `step` selects.
-ir::Type component_type(const ir::Type& t, const PathStep& step);
 /// Emits an Extract of `step` from `value`.
 ir::ValueId extract_step(ir::ValueId value, const PathStep& step, Loc loc);
-/// Stores `value` into the location `path` names (load, extract down, insert up, store).
-void assign_path(const LPath& path, ir::ValueId value, Loc loc);
 
 
 /// Blocks template argument deduction through a parameter, so that only the other
@@ -63,13 +51,10 @@ constexpr bool is_literal_for_v =
     std::is_arithmetic_v<P> && is_scalar_v<T> &&
     (std::is_same_v<T, bool> == std::is_same_v<P, bool>);
 
-/// "Float", "Vec3f", ...: the DSL's name of an IR type, for messages.
-std::string dsl_type_name(const ir::Type& t);
-
 /// The index of field `name` of struct type `t` (a tracing error when there is none).
 int struct_field_index(const ir::Type& t, const char* name, Loc loc);
 /// Emits a Construct of struct type `t` from one value per field.
-ir::ValueId construct_struct(const ir::Type& t, std::vector<ir::ValueId> fields, Loc loc);
+ir::ValueId construct_struct(const ir::Type& t, const ir::ValueId* fields, size_t count, Loc loc);
 /// The IR value for field `k` of struct `t` from a constructor argument (a handle of the
 /// field's type, or a literal).
 template <class A>
@@ -80,16 +65,14 @@ ir::ValueId struct_field_literal(const ir::Type& t, int k, bool is_float, double
 /// Emits a constant of element type T for the literal `v`, checking that it fits.
 template <class T, class P>
 ir::ValueId make_literal(P v, Loc loc) {
-  Tracer& t = Tracer::get(loc);
   ir::Type type = ir_type_of<T>();
   if constexpr (is_float_scalar_v<T>) {
-    return t.constant_float(type, double(v), loc);
+    return constant_float(type, double(v), loc);
   } else if constexpr (std::is_same_v<T, bool>) {
-    return t.constant_int(type, v ? 1 : 0, loc);
+    return constant_int(type, v ? 1 : 0, loc);
   } else {
     if constexpr (std::is_floating_point_v<P>) {
-      t.fail(loc, "the floating literal " + std::to_string(v) + " cannot stand for a " +
-                      dsl_type_name(type) + "; write an integer literal or convert explicitly");
+      fail_float_literal(double(v), type, loc);
     } else {
       using L = std::numeric_limits<T>;
       bool fits = true;
@@ -100,10 +83,8 @@ ir::ValueId make_literal(P v, Loc loc) {
       } else {
         fits = static_cast<long double>(v) <= static_cast<long double>(L::max());
       }
-      if (!fits)
-        t.fail(loc, "the literal " + std::to_string(v) + " does not fit in " +
-                        dsl_type_name(type));
-      return t.constant_int(type, int64_t(v), loc);
+      if (!fits) fail_literal_range(std::is_signed_v<P>, uint64_t(v), type, loc);
+      return constant_int(type, int64_t(v), loc);
     }
   }
 }
@@ -118,9 +99,15 @@ class ValueBase {
   ir::ValueId use(Loc loc) const;
   /// Whether the handle names a mutable local variable (Var<T>).
   bool is_var() const { return kind_ == Kind::Var; }
-  /// The assignable location this handle names: a Var, or a component reached from one
-  /// through a Ref; nothing for plain values.
-  std::optional<detail::LPath> lvalue_path() const;
+  /// The local variable a Var<T> names (an Internal error for other handles).
+  uint32_t var_id() const;
+  /// The assignable location of part `step` of this handle: a Var, or a component reached
+  /// from one through a Ref, extended by `step`; 0 when the handle is not assignable. Paths
+  /// live in the tracer of the function being traced.
+  uint32_t extend_path(const detail::PathStep& step) const;
+  /// Stores `value` into the location this handle's path names (a Ref's write-through), or a
+  /// tracing error saying how to assign a component when it names none.
+  void write_path(ir::ValueId value, const ir::Type& type, Loc loc) const;
 
  protected:
   enum class Kind : uint8_t { Unbound, Bound, Var };
@@ -145,8 +132,8 @@ class ValueBase {
   /// The function being traced when the handle was made: a handle of a kernel captured into a
   /// device function (or the other way round) is an error, not a silently wrong value id.
   const ir::Function* owner_ = nullptr;
-  /// Set by Ref: where a write-through assignment stores.
-  std::shared_ptr<const detail::LPath> path_;
+  /// Set by Ref: where a write-through assignment stores (0: nowhere).
+  uint32_t path_ = 0;
 };
 
 /// An operand in an expression: a DSL value or a C++ literal, with the location of the
@@ -252,8 +239,7 @@ class Value : public ValueBase, public detail::accessors<T, Value<T>>, public de
   template <class U,
             std::enable_if_t<!std::is_same_v<U, T> && is_scalar_v<U> && is_scalar_v<T>, int> = 0>
   explicit Value(const Value<U>& o, Loc loc = Loc::here()) {
-    auto& t = detail::Tracer::get(loc);
-    bind(t.emit(ir::Op::Cast, ir_type(), {o.use(loc)}, 0, loc));
+    bind(detail::emit(ir::Op::Cast, ir_type(), {o.use(loc)}, 0, loc));
   }
   /// A vector, matrix, quaternion or transform from its components (scalars, row-major),
   /// or a vector filled with one scalar: `Vec3f(x, y, z)`, `Vec3f(0.0f)`.
@@ -264,39 +250,39 @@ class Value : public ValueBase, public detail::accessors<T, Value<T>>, public de
                                  (std::is_convertible_v<const A&, Operand<scalar_of_t<U>>> && ...),
                              int> = 0>
   explicit Value(const A&... components) {
-    auto& t = detail::Tracer::get(Loc{});
-    Loc loc = t.last_loc();
-    std::vector<ir::ValueId> ids;
+    Loc loc = detail::last_loc();
+    constexpr size_t n = size_t(type_traits<U>::rows * type_traits<U>::cols);
+    ir::ValueId ids[n];
     if constexpr (sizeof...(A) == 1) {
       ir::ValueId s = Operand<scalar_of_t<U>>(components...).id;
-      ids.assign(size_t(type_traits<U>::rows * type_traits<U>::cols), s);
+      for (size_t k = 0; k < n; ++k) ids[k] = s;
     } else {
-      (ids.push_back(Operand<scalar_of_t<U>>(components).id), ...);
+      size_t k = 0;
+      ((ids[k++] = Operand<scalar_of_t<U>>(components).id), ...);
     }
-    bind(t.emit(ir::Op::Construct, ir_type(), std::move(ids), 0, loc));
+    bind(detail::emit(ir::Op::Construct, ir_type(), ids, n, 0, loc));
   }
   /// A struct from its fields in declaration order: `Value<Particle>(mass, pos)`.
   template <class... A, class U = T,
             std::enable_if_t<is_struct_v<U> && (sizeof...(A) >= 1), int> = 0>
   explicit Value(const A&... fields) {
-    auto& t = detail::Tracer::get(Loc{});
-    Loc loc = t.last_loc();
-    std::vector<ir::ValueId> ids;
+    Loc loc = detail::last_loc();
+    ir::ValueId ids[sizeof...(A)];
     int k = 0;
-    (ids.push_back(detail::struct_field_arg(ir_type(), k++, fields, loc)), ...);
-    bind(detail::construct_struct(ir_type(), std::move(ids), loc));
+    ((ids[k] = detail::struct_field_arg(ir_type(), k, fields, loc), ++k), ...);
+    bind(detail::construct_struct(ir_type(), ids, sizeof...(A), loc));
   }
 
   // Assignment rebinds the name (lvalues only: assigning to a temporary would be lost).
   Value& operator=(const Value& o) & {
-    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    Loc loc = detail::last_loc();
     rebind(o.use(loc), ir_type(), loc);
     return *this;
   }
   Value& operator=(Value&& o) & { return *this = static_cast<const Value&>(o); }
   template <class P, std::enable_if_t<detail::is_literal_for_v<T, P>, int> = 0>
   Value& operator=(P literal) & {
-    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    Loc loc = detail::last_loc();
     rebind(detail::make_literal<T>(literal, loc), ir_type(), loc);
     return *this;
   }
@@ -334,19 +320,15 @@ Value<R> wrap(ir::ValueId id) {
 /// Calls builtin `b` on operand ids and wraps the result as element type R.
 template <class R, class... Ids>
 Value<R> call(ir::Builtin b, Loc loc, Ids... ids) {
-  Tracer& t = Tracer::get(loc);
-  ir::ValueId r = t.call(b, {ids...}, loc);
-  KJIT_CHECK(t.function().type_of(r) == ir_type_of<R>(),
-             std::string("builtin ") + ir::builtin_info(b).name + " typed as " +
-                 t.function().type_of(r).str() + ", DSL expected " + ir_type_of<R>().str());
-  return wrap<R>(r);
+  const ir::ValueId args[] = {ids..., ir::kNoValue};  // the sentinel allows no operands
+  return wrap<R>(call_builtin_as(b, ir_type_of<R>(), args, sizeof...(Ids), loc));
 }
 template <class R>
 Value<R> extract(ir::ValueId v, std::initializer_list<ir::ValueId> idx, Loc loc) {
-  auto& t = Tracer::get(loc);
-  std::vector<ir::ValueId> args{v};
-  args.insert(args.end(), idx.begin(), idx.end());
-  return wrap<R>(t.emit(ir::Op::Extract, ir_type_of<R>(), std::move(args), 0, loc));
+  ir::ValueId args[4] = {v};
+  size_t n = 1;
+  for (ir::ValueId i : idx) args[n++] = i;
+  return wrap<R>(emit(ir::Op::Extract, ir_type_of<R>(), args, n, 0, loc));
 }
 }  // namespace detail
 
@@ -359,70 +341,54 @@ class Ref : public Value<C> {
   using Base = Value<C>;
 
  public:
-  Ref(detail::BoundTag tag, ir::ValueId current, std::shared_ptr<const detail::LPath> path)
-      : Base(tag, current) {
-    this->path_ = std::move(path);
+  Ref(detail::BoundTag tag, ir::ValueId current, uint32_t path) : Base(tag, current) {
+    this->path_ = path;
   }
   Ref(const Ref& o) : Base(o) { this->path_ = o.path_; }
 
   // Write-through on temporaries: `w.x() = v`.
   Ref&& operator=(const Value<C>& v) && {
-    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    Loc loc = detail::last_loc();
     write(v.use(loc), loc);
     return std::move(*this);
   }
   Ref&& operator=(const Ref& v) && { return std::move(*this) = static_cast<const Value<C>&>(v); }
   template <class P, std::enable_if_t<detail::is_literal_for_v<C, P>, int> = 0>
   Ref&& operator=(P literal) && {
-    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    Loc loc = detail::last_loc();
     write(detail::make_literal<C>(literal, loc), loc);
     return std::move(*this);
   }
   // Rebinding on named Refs: `auto c = w.x(); c = v;` changes c only.
   Ref& operator=(const Value<C>& v) & {
-    this->path_.reset();
+    this->path_ = 0;
     Base::operator=(v);
     return *this;
   }
   Ref& operator=(const Ref& v) & { return *this = static_cast<const Value<C>&>(v); }
   template <class P, std::enable_if_t<detail::is_literal_for_v<C, P>, int> = 0>
   Ref& operator=(P literal) & {
-    this->path_.reset();
+    this->path_ = 0;
     Base::operator=(literal);
     return *this;
   }
 
   /// Stores `value` (an IR value of type C) into the location this Ref names.
-  void write(ir::ValueId value, Loc loc) const {
-    if (!this->path_)
-      detail::Tracer::get(loc).fail(
-          loc, "cannot assign to a " + detail::dsl_type_name(Base::ir_type()) +
-                   " component of a value that is not a Var (an array element, a parameter or an "
-                   "expression); copy it into a Var<...>, change the Var, and store it back");
-    detail::assign_path(*this->path_, value, loc);
-  }
+  void write(ir::ValueId value, Loc loc) const { this->write_path(value, Base::ir_type(), loc); }
 };
 
 namespace detail {
 template <class C>
 Ref<C> component_ref(const ValueBase& self, PathStep step, Loc loc) {
   ir::ValueId current = extract_step(self.use(loc), step, loc);
-  std::shared_ptr<const LPath> path;
-  if (auto p = self.lvalue_path()) {
-    p->steps.push_back(step);
-    path = std::make_shared<const LPath>(std::move(*p));
-  }
-  return Ref<C>(BoundTag{}, current, std::move(path));
+  return Ref<C>(BoundTag{}, current, self.extend_path(step));
 }
 
 template <class T, class Self>
 Ref<scalar_of_t<T>> accessors<T, Self, std::enable_if_t<is_vector_v<T> || is_quat_v<T> || is_transform_v<T>>>::at(
     int k, Loc loc) const {
   constexpr int lanes = type_traits<T>::rows * type_traits<T>::cols;
-  auto& t = Tracer::get(loc);
-  if (k >= lanes)
-    t.fail(loc, "component " + std::to_string(k) + " of a " + dsl_type_name(ir_type_of<T>()) +
-                    ", which has " + std::to_string(lanes));
+  if (k >= lanes) fail_component(k, lanes, ir_type_of<T>(), loc);
   ir::ValueId i = make_literal<int32_t>(k, loc);
   return component_ref<scalar_of_t<T>>(static_cast<const Self&>(*this), PathStep{PathStep::Index, i}, loc);
 }

@@ -16,8 +16,7 @@ class VarHandle : public Value<T> {
  public:
   /// A variable holding zero.
   explicit VarHandle(Loc loc = Loc::here()) {
-    auto& t = detail::Tracer::get(loc);
-    this->declare_var(Base::ir_type(), t.emit(ir::Op::Construct, Base::ir_type(), {}, 0, loc), loc);
+    this->declare_var(Base::ir_type(), detail::emit(ir::Op::Construct, Base::ir_type(), {}, 0, loc), loc);
   }
   /// A variable holding `init`'s current value.
   VarHandle(const Value<T>& init, Loc loc = Loc::here()) {
@@ -36,14 +35,14 @@ class VarHandle : public Value<T> {
 
   /// Stores a new value.
   VarHandle& operator=(const Value<T>& v) {
-    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    Loc loc = detail::last_loc();
     this->store(v.use(loc), loc);
     return *this;
   }
   VarHandle& operator=(const VarHandle& v) { return *this = static_cast<const Value<T>&>(v); }
   template <class P, std::enable_if_t<detail::is_literal_for_v<T, P>, int> = 0>
   VarHandle& operator=(P literal) {
-    Loc loc = detail::Tracer::get(Loc{}).last_loc();
+    Loc loc = detail::last_loc();
     this->store(detail::make_literal<T>(literal, loc), loc);
     return *this;
   }

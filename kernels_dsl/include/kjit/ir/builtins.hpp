@@ -10,13 +10,6 @@
 
 namespace kjit::ir {
 
-/// Every builtin function (see builtins.def).
-enum class Builtin : uint16_t {
-#define KJIT_BUILTIN(E, name, category, rule, diff) E,
-#include "kjit/ir/builtins.def"
-#undef KJIT_BUILTIN
-};
-
 /// Number of builtins.
 constexpr int kBuiltinCount = 0
 #define KJIT_BUILTIN(E, name, category, rule, diff) +1
@@ -60,8 +53,6 @@ std::optional<Builtin> find_builtin(std::string_view name);
 std::optional<Type> infer_builtin_type(Builtin b, const Type* args, int count,
                                        std::string* error);
 
-/// The atomic read-modify-write operations on array elements.
-enum class AtomicOp : uint8_t { Add, Sub, Min, Max, And, Or, Xor, Exch, Cas };
 /// "add", "sub", ...
 const char* atomic_op_name(AtomicOp op);
 

@@ -17,13 +17,6 @@
 
 namespace kjit::ir {
 
-/// Statement kinds (see ops.def).
-enum class Op : uint8_t {
-#define KJIT_IR_OP(E, name, regions, kind, adjoint) E,
-#include "kjit/ir/ops.def"
-#undef KJIT_IR_OP
-};
-
 /// What a statement of an op does (ops.def's `kind` column).
 enum class OpKind : uint8_t { Input, Value, Read, Call, Effect, Control, Jump };
 /// How the reverse sweep treats an op (ops.def's `adjoint` column).
@@ -49,22 +42,6 @@ bool is_effect_free(const Stmt& s);
 /// Whether `s`'s result depends on its operands alone: equal operands give equal results
 /// (constants, indices, parameters, arithmetic, non-random builtins), whatever the state.
 bool is_pure(const Stmt& s);
-
-/// Index of a value in Function::values.
-using ValueId = uint32_t;
-/// "No value": statements that produce none, blocks that yield none.
-constexpr ValueId kNoValue = ~0u;
-
-/// Where in the user's source a statement was traced.
-struct SourceLoc {
-  const char* file = nullptr;  ///< a string with static storage (from __builtin_FILE)
-  int line = 0;
-  bool known() const { return file != nullptr && line > 0; }
-  /// "springs.hpp:23" (just the file's base name) or "<unknown>".
-  std::string short_str() const;
-  /// "path/to/springs.hpp:23" or "<unknown>".
-  std::string str() const;
-};
 
 struct Block;
 

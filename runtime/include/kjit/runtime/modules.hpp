@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "kjit/compiler/compile_options.hpp"
-#include "kjit/compiler/module_source.hpp"
 #include "kjit/module_options.hpp"
 #include "kjit/runtime/device.hpp"
 
@@ -79,18 +77,5 @@ using ModuleBuildCallback = std::function<void(size_t index, const ModuleBuildRe
 std::vector<ModuleBuildResult> build_modules_for(const std::vector<ModuleBuildRequest>& requests,
                                                  compiler::Cache& cache, unsigned jobs = 0,
                                                  const ModuleBuildCallback& on_done = {});
-
-/// What the compiler is given for a module: its source (identity at once, text generated on
-/// demand) and compile options.
-struct ModuleCompileInput {
-  compiler::ModuleSource source;
-  compiler::CompileOptions options;
-};
-
-/// The compiler's input for module `module_name` built with `options` (default: the
-/// module's own). Traces its kernels; throws a User error for an unknown module or a
-/// tracing mistake. For tools that print or identify modules without building them.
-ModuleCompileInput module_compile_input(const std::string& module_name,
-                                        const std::optional<ModuleOptions>& options = {});
 
 }  // namespace kjit
