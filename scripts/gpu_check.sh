@@ -198,6 +198,7 @@ find_jax_python() {
   [ -n "${KJIT_GPU_CHECK_PYTHON:-}" ] && candidates+=("$KJIT_GPU_CHECK_PYTHON")
   candidates+=(/usr/bin/python3)
   [ -x "$ROOT/.venv/bin/python" ] && candidates+=("$ROOT/.venv/bin/python")
+  [ -x "$ROOT/.venv-jax-new/bin/python" ] && candidates+=("$ROOT/.venv-jax-new/bin/python")
   local IFS=:
   for dir in $PATH; do
     for py in "$dir"/python3 "$dir"/python "$dir"/python3.[0-9]*; do

@@ -1,7 +1,10 @@
 // Checks kjit's own XLA FFI declarations (kjit/ffi/xla_abi.hpp) against jaxlib's c_api.h:
-// the same sizes, offsets and enum values. Built only when the project venv has jaxlib.
+// the same sizes, offsets and enum values. Built once per JAX venv (oldest and newest tested
+// jaxlib), each against that venv's header; the few differences between API versions are
+// detected from the header itself, not from its version number.
 #include <cstddef>
 #include <cstdio>
+#include <type_traits>
 
 #include "kjit/ffi/xla_abi.hpp"
 #include "xla/ffi/api/c_api.h"
@@ -18,6 +21,37 @@ static int failures = 0;
 #define SAME_STRUCT(ours, theirs) \
   SAME(sizeof(kjit::xla::ours), sizeof(theirs)); SAME(alignof(kjit::xla::ours), alignof(theirs))
 #define SAME_FIELD(ours, theirs, f1, f2) SAME(offsetof(kjit::xla::ours, f1), offsetof(theirs, f2))
+
+// API 0.3 added XLA_FFI_Metadata::state_type_id and renamed XLA_FFI_TypeId_Register to
+// XLA_FFI_Type_Register (same slot). Which of them this header has:
+template <class T, class = void>
+struct HasStateTypeId : std::false_type {};
+template <class T>
+struct HasStateTypeId<T, std::void_t<decltype(&T::state_type_id)>> : std::true_type {};
+template <class T, class = void>
+struct HasTypeRegister : std::false_type {};
+template <class T>
+struct HasTypeRegister<T, std::void_t<decltype(&T::XLA_FFI_Type_Register)>> : std::true_type {};
+
+template <class T>
+size_t type_register_offset() {
+  if constexpr (HasTypeRegister<T>::value) return offsetof(T, XLA_FFI_Type_Register);
+  else return offsetof(T, XLA_FFI_TypeId_Register);
+}
+
+template <class T>
+void check_metadata() {
+  if constexpr (HasStateTypeId<T>::value) {
+    SAME_STRUCT(Metadata, T);
+    SAME_FIELD(Metadata, T, state_type_id, state_type_id);
+    SAME_STRUCT(TypeId, XLA_FFI_TypeId);
+  } else {
+    // An 0.1 XLA's metadata ends where kjit's 0.3 layout adds state_type_id, which kjit never
+    // writes (tests/ffi/test_handlers.cpp probes with exactly this much memory).
+    SAME(kjit::xla::kMetadataSize01, XLA_FFI_Metadata_STRUCT_SIZE);
+    SAME(offsetof(kjit::xla::Metadata, state_type_id), sizeof(T));
+  }
+}
 
 int main() {
   SAME_STRUCT(ExtensionBase, XLA_FFI_Extension_Base);
@@ -63,7 +97,8 @@ int main() {
   SAME_FIELD(StreamGetArgs, XLA_FFI_Stream_Get_Args, stream, stream);
   SAME_STRUCT(DeviceOrdinalGetArgs, XLA_FFI_DeviceOrdinal_Get_Args);
   SAME_FIELD(DeviceOrdinalGetArgs, XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal, device_ordinal);
-  SAME_STRUCT(Metadata, XLA_FFI_Metadata);
+  check_metadata<XLA_FFI_Metadata>();
+  SAME(kjit::xla::kMetadataSize01, XLA_FFI_Metadata_STRUCT_SIZE);
   SAME_FIELD(Metadata, XLA_FFI_Metadata, api_version, api_version);
   SAME_FIELD(Metadata, XLA_FFI_Metadata, traits, traits);
   SAME_STRUCT(MetadataExtension, XLA_FFI_Metadata_Extension);
@@ -74,11 +109,17 @@ int main() {
   SAME_FIELD(Api, XLA_FFI_Api, Error_GetMessage, XLA_FFI_Error_GetMessage);
   SAME_FIELD(Api, XLA_FFI_Api, Error_Destroy, XLA_FFI_Error_Destroy);
   SAME_FIELD(Api, XLA_FFI_Api, Stream_Get, XLA_FFI_Stream_Get);
+  SAME(offsetof(kjit::xla::Api, Type_Register), type_register_offset<XLA_FFI_Api>());
   SAME_FIELD(Api, XLA_FFI_Api, RunId_Get, XLA_FFI_RunId_Get);
   SAME_FIELD(Api, XLA_FFI_Api, DeviceOrdinal_Get, XLA_FFI_DeviceOrdinal_Get);
 
+  // The handlers declare 0.1 to every jaxlib; the mirror must be at least as new as the header.
   SAME(kjit::xla::kApiMajor, XLA_FFI_API_MAJOR);
-  SAME(kjit::xla::kApiMinor, XLA_FFI_API_MINOR);
+  if (kjit::xla::kApiMinor > XLA_FFI_API_MINOR || kjit::xla::kMirroredApiMinor < XLA_FFI_API_MINOR) {
+    std::printf("MISMATCH this c_api.h is API 0.%d; kjit declares 0.%d and mirrors up to 0.%d\n", XLA_FFI_API_MINOR,
+                kjit::xla::kApiMinor, kjit::xla::kMirroredApiMinor);
+    ++failures;
+  }
   SAME(kjit::xla::kExtensionMetadata, XLA_FFI_Extension_Metadata);
   SAME(kjit::xla::kExecute, XLA_FFI_ExecutionStage_EXECUTE);
   SAME(kjit::xla::kInstantiate, XLA_FFI_ExecutionStage_INSTANTIATE);
@@ -117,6 +158,7 @@ int main() {
     std::printf("%d layout mismatches against jaxlib's c_api.h\n", failures);
     return 1;
   }
-  std::printf("kjit's XLA FFI declarations match jaxlib's c_api.h\n");
+  std::printf("kjit's XLA FFI declarations match jaxlib's c_api.h (API %d.%d%s)\n", XLA_FFI_API_MAJOR,
+              XLA_FFI_API_MINOR, HasStateTypeId<XLA_FFI_Metadata>::value ? ", with state_type_id" : "");
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "frame_builder.hpp"
+#include "guarded_buffer.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"
@@ -49,6 +50,34 @@ TEST_CASE("the metadata probe is answered with API 0.1 and the command-buffer tr
     CHECK(md.api_version.minor_version == 1);
     CHECK(md.traits == traits);
   }
+}
+
+TEST_CASE("the metadata probe writes only what every API version's metadata has") {
+  // An API 0.1 XLA (jaxlib 0.7.2) hands a metadata struct that ends after `traits`; a write to
+  // the 0.3 field state_type_id would land past it, on the guard page.
+  constexpr size_t old_size = (xla::kMetadataSize01 + alignof(xla::Metadata) - 1) / alignof(xla::Metadata) *
+                              alignof(xla::Metadata);
+  static_assert(old_size == offsetof(xla::Metadata, state_type_id));
+  kjit::test::GuardedBuffer memory(old_size);
+  auto* md = memory.as<xla::Metadata>();
+  md->struct_size = xla::kMetadataSize01;
+  xla::MetadataExtension ext{};
+  ext.extension_base = {sizeof ext, xla::kExtensionMetadata, nullptr};
+  ext.metadata = md;
+  FrameBuilder b;
+  xla::CallFrame* f = b.frame();
+  f->extension_start = &ext.extension_base;
+  CHECK(call(&kjit_xla_launch_cuda, f).ok);
+  CHECK(md->api_version.minor_version == 1);
+  CHECK(md->traits == 1u);
+  // A 0.3 XLA's own state_type_id is left as XLA set it (a sentinel here).
+  xla::Metadata full{};
+  full.struct_size = xla::kMetadataSize01;
+  full.state_type_id.type_id = 42;
+  ext.metadata = &full;
+  CHECK(call(&kjit_xla_adjoint_cpu, f).ok);
+  CHECK(full.api_version.major_version == 0);
+  CHECK(full.state_type_id.type_id == 42);
 }
 
 TEST_CASE("non-EXECUTE stages are no-ops") {

@@ -10,6 +10,7 @@ import jax
 import numpy as np
 
 from . import _library
+from ._compat import typed_like
 from ._options import GraphMode, ModulePreloadMode, option, preload
 from ._signature import Layout, Signature, array_dims, callable_signature, check_array, make_layout, output_type, static_attribute
 
@@ -84,7 +85,7 @@ class CallableFunction:
                     raise ValueError(f"callable '{self.name}': unable to determine output dimensions; pass output_dims")
                 output_dims = array_dims(lay.array_inputs[0], arrays[0].shape)
             out_types += [output_type(p, output_dims) for p in lay.outputs]
-        fn = jax.ffi.ffi_call(self.target, out_types, vmap_method=self.vmap_method if vmap_method is None else vmap_method,
+        fn = jax.ffi.ffi_call(self.target, typed_like(out_types, arrays), vmap_method=self.vmap_method if vmap_method is None else vmap_method,
                               input_output_aliases=lay.input_output_aliases or None,
                               has_side_effect=self.has_side_effect)
         results = list(fn(*arrays, **attrs))

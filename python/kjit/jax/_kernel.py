@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _library
+from ._compat import typed_as, typed_like
 from ._options import ModulePreloadMode, option, preload
 from ._signature import (Layout, Param, Signature, array_dims, check_array, kernel_signature, make_layout,
                          output_type, static_attribute)
@@ -130,7 +131,8 @@ class _Call:
     def forward(self, arrays: Sequence[Any]) -> list[Any]:
         """The forward FFI call; returns every result (in/out first)."""
         lay = self.k.layout
-        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, self.out_types, vmap_method=self.forward_vmap_method,
+        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, typed_like(self.out_types, arrays),
+                              vmap_method=self.forward_vmap_method,
                               input_output_aliases=lay.input_output_aliases or None,
                               has_side_effect=self.k.has_side_effect)
         return list(fn(*arrays, **self.attrs))
@@ -167,7 +169,8 @@ def _make_vjp(k: KernelFunction, proto: _Call) -> Any:
     out_types = proto.out_types
 
     def forward(*arrays: Any) -> list[Any]:
-        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, out_types, vmap_method=proto.forward_vmap_method,
+        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, typed_like(out_types, arrays),
+                              vmap_method=proto.forward_vmap_method,
                               input_output_aliases=lay.input_output_aliases or None,
                               has_side_effect=k.has_side_effect)
         return list(fn(*arrays, **attrs))
@@ -187,8 +190,9 @@ def _make_vjp(k: KernelFunction, proto: _Call) -> Any:
             cots.append(jnp.zeros(t.shape, t.dtype) if ct.dtype == jax.dtypes.float0 else ct)
         grads: list[Any] = []
         if diff_inputs:
-            grad_types = [jax.ShapeDtypeStruct(arrays[lay.array_inputs.index(p)].shape, p.dtype)
-                          for p in diff_inputs]
+            primals = [arrays[lay.array_inputs.index(p)] for p in diff_inputs]
+            grad_types = typed_as([jax.ShapeDtypeStruct(a.shape, p.dtype) for a, p in zip(primals, diff_inputs)],
+                                  primals)
             fn = jax.ffi.ffi_call(_library.ADJOINT_TARGET, grad_types, vmap_method=proto.vmap_method)
             grads = list(fn(*arrays, *pure, *cots, **attrs))
         out, gi = [], 0

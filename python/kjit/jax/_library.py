@@ -10,6 +10,8 @@ from typing import Any
 
 import jax
 
+from .. import _libkjit
+
 #: Version of the C interface (kjit_ffi_abi_version) this shim speaks.
 ABI_VERSION = 1
 
@@ -92,18 +94,21 @@ def register_target(name: str, handler_address: int, platform: str) -> None:
     _registered_targets.add(key)
 
 
-def _find_libkjit(kernel_library: str, explicit: str | None) -> ctypes.CDLL:
-    if explicit:
-        return ctypes.CDLL(explicit)
-    env = os.environ.get("KJIT_LIBRARY")
-    if env:
-        return ctypes.CDLL(env)
-    # The kernel library links libkjit.so: it is already in the process, found by soname.
+def _open_kernel_library(path: str, explicit: str | None) -> None:
+    # A kernel library links libkjit.so, normally found through its RUNPATH. Open libkjit.so
+    # first only when told where it is, or when the kernel library cannot find it: the kernel
+    # library's DT_NEEDED then resolves to that copy (the loader matches the soname), so the
+    # process holds one libkjit.so, whose registry the kernels and this shim share.
+    if explicit or os.environ.get("KJIT_LIBRARY"):
+        _libkjit.open_libkjit(path, explicit)
     try:
-        return ctypes.CDLL("libkjit.so")
-    except OSError:
-        beside = os.path.join(os.path.dirname(os.path.abspath(kernel_library)), "libkjit.so")
-        return ctypes.CDLL(beside)
+        _loaded.append(ctypes.CDLL(path))
+        return
+    except OSError as e:
+        if _libkjit.already_loaded() is not None or _libkjit.SONAME not in str(e):
+            raise
+    _libkjit.open_libkjit(path)
+    _loaded.append(ctypes.CDLL(path))
 
 
 def load(path: str, kjit_library: str | None = None) -> None:
@@ -113,21 +118,29 @@ def load(path: str, kjit_library: str | None = None) -> None:
     Args:
         path: a shared library built with ``kjit_add_kernel_library`` (or any library
             linking libkjit.so that defines KJIT_KERNELs, callables or callbacks).
-        kjit_library: libkjit.so, when it cannot be found by its soname (also from
-            ``$KJIT_LIBRARY``).
+        kjit_library: the path of libkjit.so, overriding ``$KJIT_LIBRARY`` and the search
+            (docs/JAX.md, *Finding libkjit.so*). Only the first ``load`` opens libkjit.so.
     """
     global _lib
     if not os.path.exists(path):
         raise FileNotFoundError(f"kjit.jax.load: no such kernel library: {path}")
+    path = os.path.abspath(path)
     with _lock:
-        _loaded.append(ctypes.CDLL(os.path.abspath(path)))
         if _lib is None:
-            candidate = _find_libkjit(path, kjit_library)
-            _declare(candidate)
+            _open_kernel_library(path, kjit_library)
+            # Symbols looked up through the kernel library's handle come from its own
+            # dependencies: exactly the libkjit.so it uses, whatever its file name or soname.
+            candidate = _loaded[-1]
+            try:
+                _declare(candidate)
+            except AttributeError:
+                raise KjitError(f"kjit.jax.load: {path} does not link libkjit.so (is it a kjit kernel library?)") from None
             version = candidate.kjit_ffi_abi_version()
             if version != ABI_VERSION:
                 raise KjitError(f"libkjit.so speaks FFI C interface {version}, this kjit.jax speaks {ABI_VERSION}")
             _lib = candidate
+        else:
+            _loaded.append(ctypes.CDLL(path))
         for platform in PLATFORMS:
             for target, which in ((LAUNCH_TARGET, b"launch"), (ADJOINT_TARGET, b"adjoint")):
                 register_target(target, check(_lib.kjit_ffi_handler(which, platform.encode())), platform)

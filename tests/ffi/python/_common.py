@@ -10,6 +10,13 @@ jax.config.update("jax_enable_x64", True)
 
 import kjit.jax as kj  # noqa: E402
 
+# ctest points each venv's tests at the package pip installed for it: make sure that copy, not
+# the source tree's, is the one under test.
+_expected = os.environ.get("KJIT_EXPECT_PACKAGE_DIR")
+if _expected and os.path.dirname(os.path.abspath(kj.__file__)) != os.path.join(os.path.abspath(_expected), "jax"):
+    raise SystemExit(f"kjit.jax was imported from {kj.__file__}, not from the installed {_expected}")
+print(f"kjit.jax from {os.path.dirname(kj.__file__)}, JAX {jax.__version__}", flush=True)
+
 _loaded = False
 
 

@@ -316,6 +316,31 @@ class CallableTests(unittest.TestCase):
         self.assertEqual(f.graph_cache_size, 0)  # graphs are CUDA only
         kj.clear_jax_callable_graph_cache(f)
 
+    def test_callable_and_kernel_results_vary_like_their_operands_under_shard_map(self) -> None:
+        # JAX 0.7 types an ffi_call's results itself, JAX 0.10 takes the type kjit.jax gives.
+        from jax.sharding import Mesh, PartitionSpec as P
+
+        try:
+            from jax import shard_map
+        except ImportError:  # older jax
+            from jax.experimental.shard_map import shard_map
+        mesh = Mesh(np.array(jax.devices()), ("d",))
+        f = kj.jax_callable("tests::saxpy_twice", graph_mode=kj.GraphMode.XLA)
+        saxpy = kj.jax_kernel("demo::saxpy")
+        types = []
+
+        def body(x, y):
+            out = f(x, y, 2.0)
+            types.extend(str(jax.typeof(v)) for v in (x, out, saxpy(out, y, 1.0)))
+            return out
+
+        x = jnp.arange(64, dtype=jnp.float32)
+        y = jnp.ones(64, jnp.float32)
+        out = jax.jit(shard_map(body, mesh=mesh, in_specs=(P("d"), P("d")), out_specs=P("d")))(x, y)
+        np.testing.assert_allclose(out, 2.0 * (2.0 * x + y) + y)
+        self.assertEqual(types, [types[0]] * 3)
+        self.assertRegex(types[0], r"^float32\[16\]\{(V:)?d\}$")  # JAX 0.10 writes {V:d}, 0.7 {d}
+
     def test_graph_modes_run_eagerly_on_cpu(self) -> None:
         # The cpu has no CUDA graphs: every mode runs the function on every call, as NONE does.
         x = jnp.arange(16, dtype=jnp.float32)

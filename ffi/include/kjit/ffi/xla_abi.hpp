@@ -1,10 +1,11 @@
 // kjit/ffi/xla_abi.hpp — kjit's own declarations of the stable, stateless part of the XLA FFI
-// C ABI (API version 0.1): call frames, arguments, results, attributes, buffers, data types,
-// errors, streams, device ordinals and the metadata extension.
+// C ABI: call frames, arguments, results, attributes, buffers, data types, errors, streams,
+// device ordinals and the metadata extension.
 //
 // These mirror the facts of XLA's public xla/ffi/api/c_api.h under kjit's own names, so kjit
-// builds without jaxlib; tests/ffi/test_abi_layout.cpp checks sizes and offsets against the
-// real header whenever jaxlib is installed.
+// builds without jaxlib. The layout is that of the newest header kjit is tested with (jaxlib
+// 0.10.2, API 0.3), and every field kjit reads or writes sits where the oldest (jaxlib 0.7.2,
+// API 0.1) has it too; tests/ffi/test_abi_layout.cpp checks sizes and offsets against both.
 #pragma once
 
 #include <cstddef>
@@ -12,9 +13,16 @@
 
 namespace kjit::xla {
 
-/// XLA_FFI_API_MAJOR / XLA_FFI_API_MINOR of the API kjit's handlers implement.
+/// The API version kjit's handlers declare in the metadata probe. jaxlib 0.7.2 (API 0.1)
+/// registers a handler only when it declares exactly its own version; jaxlib 0.10.2 (API 0.3)
+/// accepts a range that still includes 0.1. So 0.1 it stays, the one version both accept, and
+/// kjit uses nothing newer than 0.1 without checking a struct_size first.
 constexpr int kApiMajor = 0;
 constexpr int kApiMinor = 1;
+
+/// XLA_FFI_API_MINOR of the newest c_api.h these declarations mirror (jaxlib 0.10.2). The
+/// layout test fails on a newer header, so that a change there is looked at, not assumed away.
+constexpr int kMirroredApiMinor = 3;
 
 struct Api;
 struct Error;             ///< opaque; created by Api::Error_Create
@@ -82,6 +90,11 @@ struct ErrorDestroyArgs {
   size_t struct_size;
   ExtensionBase* extension_start;
   Error* error;
+};
+
+/// XLA_FFI_TypeId: a user type's id in one XLA FFI instance (0: XLA_FFI_UNKNOWN_TYPE_ID).
+struct TypeId {
+  int64_t type_id;
 };
 
 /// XLA_FFI_DataType: the element types of buffers, scalars and arrays.
@@ -222,12 +235,18 @@ struct DeviceOrdinalGetArgs {
   int32_t device_ordinal;  ///< out
 };
 
-/// XLA_FFI_Metadata.
+/// XLA_FFI_Metadata. `state_type_id` is newer than 0.1, and struct_size does not say whether it
+/// is there (XLA_FFI_Metadata_STRUCT_SIZE ends at `traits` in every version): kjit's handlers are
+/// stateless and never write it, leaving XLA's own initial value (unknown: no state).
 struct Metadata {
   size_t struct_size;
   ApiVersion api_version;
-  uint32_t traits;  ///< XLA_FFI_Handler_Traits
+  uint32_t traits;        ///< XLA_FFI_Handler_Traits
+  TypeId state_type_id;   ///< API 0.3 (jaxlib 0.10.2): absent from an 0.1 XLA's metadata
 };
+
+/// The part of Metadata every API version has (XLA_FFI_Metadata_STRUCT_SIZE): all kjit writes.
+constexpr size_t kMetadataSize01 = offsetof(Metadata, traits) + sizeof(uint32_t);
 
 /// XLA_FFI_Metadata_Extension: present in the probe call XLA makes before using a handler.
 struct MetadataExtension {
@@ -255,7 +274,7 @@ struct Api {
   ErrorDestroyFn* Error_Destroy;
   OpaqueFn Handler_Register;
   StreamGetFn* Stream_Get;
-  OpaqueFn TypeId_Register;
+  OpaqueFn Type_Register;  ///< XLA_FFI_TypeId_Register before API 0.3: the same slot
   OpaqueFn ExecutionContext_Get;
   OpaqueFn State_Set;
   OpaqueFn State_Get;

@@ -1,0 +1,53 @@
+"""What differs between the JAX versions kjit.jax supports (0.7.2 to 0.10.2), in one place."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+
+# Inside shard_map, an array's type says over which mesh axes its value varies. JAX 0.7 gives
+# an ffi_call's results the varying axes of its operands; JAX 0.10 takes them from the result
+# types (ShapeDtypeStruct's manual_axis_type), and custom_vjp then insists that a gradient's
+# type matches its primal's. There the results must be typed explicitly.
+_TYPED_RESULTS = "manual_axis_type" in inspect.signature(jax.ShapeDtypeStruct).parameters
+
+
+def _manual(x: Any) -> Any:
+    return getattr(jax.typeof(x), "manual_axis_type", None)
+
+
+def _typed(t: jax.ShapeDtypeStruct, mat: Any, like: Any) -> jax.ShapeDtypeStruct:
+    # A manual axis type needs the (abstract) mesh it refers to: the operand's, replicated.
+    if mat is None or not mat.varying:
+        return t
+    mesh = jax.typeof(like).sharding.mesh
+    return jax.ShapeDtypeStruct(t.shape, t.dtype, sharding=jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec()),
+                                manual_axis_type=mat)
+
+
+def typed_like(types: Sequence[jax.ShapeDtypeStruct], operands: Sequence[Any]) -> list[jax.ShapeDtypeStruct]:
+    """The result types of an ffi_call over ``operands``: varying over every mesh axis one of
+    the operands varies over (the kernel mixes them all), as JAX 0.7 types them itself."""
+    if not _TYPED_RESULTS:
+        return list(types)
+    varying: set[str] = set()
+    like = None
+    for x in operands:
+        m = _manual(x)
+        if m is not None and m.varying:
+            varying |= m.varying
+            like = x
+    if not varying:
+        return list(types)
+    mat = jax.sharding.ManualAxisType(varying=frozenset(varying))
+    return [_typed(t, mat, like) for t in types]
+
+
+def typed_as(types: Sequence[jax.ShapeDtypeStruct], primals: Sequence[Any]) -> list[jax.ShapeDtypeStruct]:
+    """Gradient types: each typed as its primal (what custom_vjp checks on JAX 0.10)."""
+    if not _TYPED_RESULTS:
+        return list(types)
+    return [_typed(t, _manual(p), p) for t, p in zip(types, primals)]
