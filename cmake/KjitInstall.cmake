@@ -28,7 +28,11 @@ endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/python/" DESTINATION "${CMAKE_INSTALL_DATADIR}/kjit/python"
         COMPONENT kjit_python
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE PATTERN "*.egg-info" EXCLUDE
-        PATTERN "build" EXCLUDE)
+        PATTERN "build" EXCLUDE PATTERN "kjit_prefix.txt" EXCLUDE)
+# The package records the prefix (as given at install time, without DESTDIR), so that a
+# `pip install` of this copy into any venv still finds this prefix's libkjit.so.
+install(CODE "file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/kjit/python/kjit/kjit_prefix.txt\" \"\${CMAKE_INSTALL_PREFIX}\\n\")"
+        COMPONENT kjit_python)
 
 install(EXPORT kjitTargets NAMESPACE kjit:: DESTINATION "${KJIT_INSTALL_CMAKEDIR}"
         COMPONENT kjit_development)

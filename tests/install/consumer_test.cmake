@@ -4,7 +4,8 @@
 # for a later minor version fails. MODE=subdirectory / fetchcontent: configures the consumer
 # with kjit as a subproject (the consumer's CMakeLists asserts that kjit's library, tool and
 # functions are there, and that kjit added none of its tests, benchmarks or examples).
-# Inputs (-D): MODE KJIT_BUILD_DIR KJIT_SOURCE_DIR WORK_DIR GENERATOR CXX [SANITIZE] [LAUNCHER]
+# Inputs (-D): MODE KJIT_BUILD_DIR KJIT_SOURCE_DIR KJIT_VERSION WORK_DIR GENERATOR CXX [SANITIZE]
+# [LAUNCHER] [CUDA_ROOT]
 cmake_minimum_required(VERSION 3.22)
 
 function(run what)
@@ -50,6 +51,20 @@ if(MODE STREQUAL "installed")
     endforeach()
   endforeach()
   run("the installed kjit tool" "${prefix}/bin/kjit" --version)
+  # The Python package records the prefix, and finds this prefix's libkjit.so from it.
+  file(READ "${prefix}/share/kjit/python/kjit/kjit_prefix.txt" recorded)
+  if(NOT recorded STREQUAL "${prefix}\n")
+    message(FATAL_ERROR "kjit_prefix.txt says '${recorded}', not '${prefix}'")
+  endif()
+  find_program(python NAMES python3 REQUIRED)
+  run("the installed Python package's libkjit.so lookup" "${CMAKE_COMMAND}" -E env
+      "PYTHONPATH=${prefix}/share/kjit/python" --unset=KJIT_LIBRARY "${python}" -c
+      "import kjit, kjit._libkjit as l; print(kjit.__version__, l.candidates()[0][1])")
+  # One version: the Python package's is the CMake project's.
+  if(NOT last_output MATCHES "^${KJIT_VERSION} ${prefix}/lib/libkjit.so")
+    message(FATAL_ERROR "the installed package is not version ${KJIT_VERSION} or looks elsewhere "
+                        "first for libkjit.so:\n${last_output}")
+  endif()
 
   set(build "${WORK_DIR}/consumer-build")
   run("configuring the consumer" "${CMAKE_COMMAND}" -S "${consumer}" -B "${build}" ${common}
