@@ -5,7 +5,7 @@ KJIT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KJIT_BUILD_DIR="${KJIT_BUILD_DIR:-$KJIT_ROOT/build}"
 KJIT_ASAN_BUILD_DIR="${KJIT_ASAN_BUILD_DIR:-$KJIT_ROOT/build-asan}"
 KJIT_APT_PACKAGES=(cmake ninja-build g++ llvm-14-dev nlohmann-json3-dev doctest-dev libbenchmark-dev
-                   python3-venv)
+                   libssl-dev python3-venv)
 
 kjit_log() { printf '\033[1m[kjit]\033[0m %s\n' "$*" >&2; }
 
