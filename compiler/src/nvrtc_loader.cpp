@@ -16,6 +16,9 @@ namespace kjit::compiler {
 
 namespace {
 
+/// The origin of a KJIT_NVRTC_PATH that names a file.
+const char* const kFileOrigin = "KJIT_NVRTC_PATH (a file)";
+
 /// The oldest NVRTC major release kjit calls (every entry of nvrtc_symbols.def exists there).
 constexpr int kMinNvrtcMajor = 12;
 
@@ -73,8 +76,7 @@ std::string searched_text(const std::vector<NvrtcCandidate>& candidates, bool* l
       *loader_path = true;
       continue;
     }
-    std::string entry = (c.origin == "KJIT_NVRTC_PATH (a file)" ? c.path : folder_of(c.path)) +
-                        " (" + c.origin + ")";
+    std::string entry = folder_of(c.path) + " (" + c.origin + ")";
     if (std::find(seen.begin(), seen.end(), entry) != seen.end()) continue;
     seen.push_back(entry);
     s += (s.empty() ? "" : ", ") + entry;
@@ -156,6 +158,11 @@ NvrtcLibrary open_nvrtc() {
     handle = h;
     break;
   }
+  if (!handle && candidates.size() == 1 && candidates[0].origin == kFileOrigin) {
+    lib.reason = "NVRTC could not be loaded from KJIT_NVRTC_PATH" +
+                 (failures.empty() ? "=" + candidates[0].path : ": " + failures.substr(2)) + ". " + kHowToGet;
+    return lib;
+  }
   if (!handle) {
     bool loader_path = false;
     std::string searched = searched_text(candidates, &loader_path);
@@ -186,7 +193,7 @@ std::vector<NvrtcCandidate> nvrtc_candidates(const std::function<const char*(con
   if (std::string p = var("KJIT_NVRTC_PATH"); !p.empty()) {
     if (p == "none") return out;
     if (is_dir(p)) add_folder(out, p, "KJIT_NVRTC_PATH");
-    else if (exists(p)) out.push_back({p, "KJIT_NVRTC_PATH (a file)"});
+    else if (exists(p)) out.push_back({p, kFileOrigin});
     else add_folder(out, p, "KJIT_NVRTC_PATH, which does not exist");
     return out;
   }

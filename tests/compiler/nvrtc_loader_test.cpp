@@ -115,14 +115,22 @@ TEST_CASE("NVRTC is found, resolved and reports its version" * doctest::skip(env
                                  std::to_string(lib.minor)) != std::string::npos);
 }
 
-// Run by the ctests compiler_without_nvrtc (KJIT_NVRTC_PATH at an empty folder) and
-// compiler_nvrtc_disabled (KJIT_NVRTC_PATH=none); skipped in a plain run.
+// Run by the ctests compiler_without_nvrtc (KJIT_NVRTC_PATH at an empty folder),
+// compiler_nvrtc_disabled (KJIT_NVRTC_PATH=none) and compiler_nvrtc_not_a_library (a text
+// file); skipped in a plain run.
 TEST_CASE("without NVRTC a GPU target is a Driver error saying how to get it; the cpu device works" *
           doctest::skip()) {
   std::string where = env_or_empty("KJIT_NVRTC_PATH");
   REQUIRE_MESSAGE(!where.empty(), "run with KJIT_NVRTC_PATH=<empty folder> or none");
+  // A file that is no library (compiler_nvrtc_not_a_library): dlopen's own complaint follows.
+  bool is_file = !where.empty() && where != "none" && !std::filesystem::is_directory(where);
   std::string expected =
-      where == "none"
+      is_file ? "NVRTC could not be loaded from KJIT_NVRTC_PATH: " + where + " cannot be opened (" + where +
+                    ": invalid ELF header). To compile for GPU targets, install the CUDA toolkit (12 or "
+                    "newer), run `pip install nvidia-cuda-nvrtc` in the active or the project's venv, "
+                    "or set KJIT_NVRTC_PATH to the folder (or the file) of libnvrtc.so; the cpu target "
+                    "needs no NVRTC"
+      : where == "none"
           ? "NVRTC is disabled (KJIT_NVRTC_PATH=none), so GPU targets cannot be compiled; unset "
             "KJIT_NVRTC_PATH to search for the CUDA toolkit's or the nvidia-cuda-nvrtc wheel's NVRTC"
           : "NVRTC was not found: no libnvrtc.so.13 or libnvrtc.so.12 in " + where +
