@@ -1,6 +1,7 @@
 // Cache hits: the time from build_module to a verified artifact when the entry exists (key,
-// meta.json, size and SHA-256 of the artifact), for cpu and sm_90; the key alone; and, for
-// reference, the dlopen the runtime does next with a cpu artifact.
+// meta.json, size and SHA-256 of the artifact), for cpu and sm_90; the key alone; SHA-256 alone
+// (OpenSSL) at a key's, an artifact's and a large size; and, for reference, the dlopen the
+// runtime does next with a cpu artifact.
 #include <benchmark/benchmark.h>
 
 #include <dlfcn.h>
@@ -11,6 +12,7 @@
 #include "compile_kernels.hpp"
 #include "kjit/compiler/build.hpp"
 #include "kjit/compiler/cache.hpp"
+#include "sha256.hpp"
 
 using namespace kjit::compiler;
 
@@ -62,6 +64,12 @@ void BM_DlopenCpuArtifact(benchmark::State& st) {
   }
 }
 
+void BM_Sha256(benchmark::State& st) {
+  std::string data(size_t(st.range(0)), 'q');
+  for (auto _ : st) benchmark::DoNotOptimize(sha256_hex(data));
+  st.SetBytesProcessed(int64_t(st.iterations()) * st.range(0));
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_CacheHit, springs/cpu, "springs", "cpu")->Unit(benchmark::kMicrosecond);
@@ -70,3 +78,4 @@ BENCHMARK_CAPTURE(BM_CacheHit, saxpy/cpu, "saxpy", "cpu")->Unit(benchmark::kMicr
 BENCHMARK_CAPTURE(BM_ModuleKey, springs/cpu, "cpu")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_ModuleKey, springs/sm_90, "sm_90")->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DlopenCpuArtifact)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Sha256)->Arg(64)->Arg(1700)->Arg(16 << 10)->Arg(1 << 20)->Unit(benchmark::kMicrosecond);

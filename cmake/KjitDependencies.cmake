@@ -1,19 +1,11 @@
-# Finds kjit's fixed dependencies: NVRTC (CUDA toolkit), LLVM 14 libSupport (static),
-# nlohmann_json, doctest, Google Benchmark and threads. libcuda is never linked.
+# Finds kjit's fixed dependencies: the CUDA toolkit's headers (the driver declarations of
+# runtime/), LLVM 14 libSupport (static), OpenSSL libcrypto (SHA-256), nlohmann_json, doctest,
+# Google Benchmark and threads. Neither libcuda nor libnvrtc is linked: both are opened at run
+# time (runtime/src/cuda/driver_loader.cpp, compiler/src/nvrtc_loader.cpp, docs/CUDA.md).
 find_package(Threads REQUIRED)
 find_package(CUDAToolkit REQUIRED)
 find_package(nlohmann_json 3.9 REQUIRED)
-
-# NVRTC alone. CMake's CUDA::nvrtc also links CUDA::cuda_driver, the toolkit's libcuda stub,
-# which is how a Debug build's binaries got a DT_NEEDED on libcuda.so.1; kjit opens the driver
-# at run time and links nothing of it.
-if(NOT CUDA_nvrtc_LIBRARY)
-  message(FATAL_ERROR "NVRTC (libnvrtc.so) was not found in the CUDA toolkit ${CUDAToolkit_LIBRARY_DIR}")
-endif()
-add_library(kjit_nvrtc INTERFACE)
-target_include_directories(kjit_nvrtc SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
-target_link_libraries(kjit_nvrtc INTERFACE "${CUDA_nvrtc_LIBRARY}")
-add_library(kjit::nvrtc ALIAS kjit_nvrtc)
+find_package(OpenSSL 3.0 REQUIRED COMPONENTS Crypto)
 
 # LLVM libSupport, statically: the Debian package ships the archives beside its CMake files.
 set(KJIT_LLVM_ROOT "/usr/lib/llvm-14" CACHE PATH "Root of the LLVM 14 installation")

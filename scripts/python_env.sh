@@ -47,3 +47,35 @@ kjit_python_env() {
   kjit_python_venv "${KJIT_VENV:-$root/.venv}" "${KJIT_PY_PINS[@]}"
   kjit_python_venv "${KJIT_VENV_NEWEST:-$root/.venv-jax-new}" "${KJIT_PY_PINS_NEWEST[@]}"
 }
+
+# Whether an NVRTC kjit can load is installed outside any venv: the toolkit's (CUDA_PATH,
+# CUDA_HOME, /usr/local/cuda) or one on the dynamic loader's path. The sonames are
+# compiler/src/nvrtc_loader.cpp's list.
+kjit_have_toolkit_nvrtc() {
+  local dir so
+  for dir in ${CUDA_PATH:+"$CUDA_PATH/lib64" "$CUDA_PATH/lib"} ${CUDA_HOME:+"$CUDA_HOME/lib64" "$CUDA_HOME/lib"} \
+             /usr/local/cuda/lib64 /usr/local/cuda/lib; do
+    for so in libnvrtc.so.13 libnvrtc.so.12; do [ -e "$dir/$so" ] && return 0; done
+  done
+  ldconfig -p 2>/dev/null | grep -qE 'libnvrtc\.so\.1[23] ' && return 0
+  return 1
+}
+
+# Installs the nvidia-cuda-nvrtc wheel into the project venv when no toolkit NVRTC is found,
+# so that the NVRTC tests run (kjit finds the wheel in the venv; docs/CUDA.md). Idempotent:
+# returns at once when the toolkit has NVRTC or the venv already holds the wheel. A failure
+# is reported but returns 0: the GPU-target tests then fail saying how to get NVRTC.
+kjit_nvrtc_wheel() {
+  local root="${KJIT_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+  local venv="${KJIT_VENV:-$root/.venv}"
+  kjit_have_toolkit_nvrtc && return 0
+  compgen -G "$venv/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13" >/dev/null && return 0
+  if [ ! -x "$venv/bin/python" ]; then
+    printf '[kjit] no venv at %s: cannot install nvidia-cuda-nvrtc\n' "$venv" >&2
+    return 0
+  fi
+  printf '[kjit] no NVRTC in the CUDA toolkit: installing nvidia-cuda-nvrtc into %s\n' "$venv" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "nvidia-cuda-nvrtc==13.*" ||
+    printf '[kjit] pip install nvidia-cuda-nvrtc failed: GPU targets cannot be compiled\n' >&2
+  return 0
+}

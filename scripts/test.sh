@@ -5,7 +5,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 kjit_install_packages
-[ -f "$KJIT_ROOT/scripts/python_env.sh" ] && source "$KJIT_ROOT/scripts/python_env.sh" && kjit_python_env
+[ -f "$KJIT_ROOT/scripts/python_env.sh" ] && source "$KJIT_ROOT/scripts/python_env.sh" && kjit_python_env && kjit_nvrtc_wheel
 started=$SECONDS
 kjit_build
 (cd "$KJIT_BUILD_DIR" && ctest --output-on-failure --parallel "$(nproc)" "$@")

@@ -32,11 +32,15 @@ void print_version(llvm::raw_ostream& out) {
   out << "kjit " << KJIT_VERSION << "\n"
       << "  cache format v" << kCacheFormatVersion << ", codegen v" << kjit::codegen::kCodegenVersion
       << "\n";
-  std::string archs;
-  for (int a : nvrtc_supported_archs()) archs += (archs.empty() ? "" : " ") + std::string("sm_") + std::to_string(a);
-  out << "  GPU modules: " << compiler_identity(Target::cubin(nvrtc_supported_archs().back()))
-      << "\n  GPU architectures: " << archs << "\n"
-      << "  cpu modules: " << compiler_identity(Target::host()) << "\n";
+  try {
+    std::string archs;
+    for (int a : nvrtc_supported_archs()) archs += (archs.empty() ? "" : " ") + std::string("sm_") + std::to_string(a);
+    out << "  GPU modules: " << compiler_identity(Target::cubin(nvrtc_supported_archs().back()))
+        << "\n  GPU architectures: " << archs << "\n";
+  } catch (const kjit::Error& e) {  // no NVRTC: the version still prints, and says why
+    out << "  GPU modules: none (" << e.what() << ")\n";
+  }
+  out << "  cpu modules: " << compiler_identity(Target::host()) << "\n";
 }
 
 const char* const kSubcommands =

@@ -2,12 +2,11 @@
 // artifact, the log and the per-kernel resources the cubin records.
 #include "nvrtc_compiler.hpp"
 
-#include <nvrtc.h>
-
 #include <chrono>
 #include <memory>
 
 #include "elf_reader.hpp"
+#include "nvrtc_api.hpp"
 #include "kjit/error.hpp"
 
 namespace kjit::compiler {
@@ -22,12 +21,9 @@ namespace {
 const char* const kFixedFlags[] = {"-w", "--minimal"};
 
 std::pair<int, int> nvrtc_version() {
-  static const std::pair<int, int> v = [] {
-    int major = 0, minor = 0;
-    nvrtcVersion(&major, &minor);
-    return std::make_pair(major, minor);
-  }();
-  return v;
+  const NvrtcLibrary& lib = nvrtc_library();
+  nvrtc();  // throws when there is none
+  return {lib.major, lib.minor};
 }
 
 /// NVRTC's fast-compile levels (-Ofc) arrived in CUDA 12.8.
@@ -37,15 +33,15 @@ bool has_fast_compile() {
 }
 
 struct ProgramDeleter {
-  void operator()(nvrtcProgram p) const { nvrtcDestroyProgram(&p); }
+  void operator()(nvrtcProgram p) const { nvrtc().nvrtcDestroyProgram(&p); }
 };
 using Program = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, ProgramDeleter>;
 
-std::string program_log(nvrtcProgram prog) {
+std::string program_log(const NvrtcApi& api, nvrtcProgram prog) {
   size_t size = 0;
-  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
+  if (api.nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
   std::string log(size, '\0');
-  if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return "";
+  if (api.nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return "";
   log.resize(size - 1);  // drop the terminating NUL
   return log;
 }
@@ -107,34 +103,35 @@ CompileOutput nvrtc_run(const std::string& text, const std::string& generated_fi
     header_names.push_back(h.name.c_str());
   }
 
+  const NvrtcApi& api = nvrtc();  // throws (Driver) when there is no NVRTC
   auto t0 = std::chrono::steady_clock::now();
   nvrtcProgram raw = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(&raw, text.c_str(), generated_file.c_str(), int(headers.size()),
+  nvrtcResult rc = api.nvrtcCreateProgram(&raw, text.c_str(), generated_file.c_str(), int(headers.size()),
                                       header_texts.data(), header_names.data());
   if (rc != NVRTC_SUCCESS)
-    throw Error(ErrorKind::Internal, std::string("nvrtcCreateProgram failed: ") + nvrtcGetErrorString(rc));
+    throw Error(ErrorKind::Internal, std::string("nvrtcCreateProgram failed: ") + api.nvrtcGetErrorString(rc));
   Program prog(raw);
-  rc = nvrtcCompileProgram(prog.get(), int(argv.size()), argv.data());
-  out.log = program_log(prog.get());
+  rc = api.nvrtcCompileProgram(prog.get(), int(argv.size()), argv.data());
+  out.log = program_log(api, prog.get());
   if (rc != NVRTC_SUCCESS) {
     out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (rc != NVRTC_ERROR_COMPILATION)  // e.g. an invalid option in CompileOptions::extra
-      out.log = std::string("NVRTC: ") + nvrtcGetErrorString(rc) + "\n" + out.log;
+      out.log = std::string("NVRTC: ") + api.nvrtcGetErrorString(rc) + "\n" + out.log;
     return out;
   }
 
   size_t size = 0;
   if (kind == TargetKind::Cubin) {
-    if (nvrtcGetCUBINSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0)
+    if (api.nvrtcGetCUBINSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0)
       throw Error(ErrorKind::Internal, "NVRTC produced no cubin");
     out.bytes.resize(size);
-    if (nvrtcGetCUBIN(prog.get(), out.bytes.data()) != NVRTC_SUCCESS)
+    if (api.nvrtcGetCUBIN(prog.get(), out.bytes.data()) != NVRTC_SUCCESS)
       throw Error(ErrorKind::Internal, "nvrtcGetCUBIN failed");
   } else {
-    if (nvrtcGetPTXSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0)
+    if (api.nvrtcGetPTXSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0)
       throw Error(ErrorKind::Internal, "NVRTC produced no PTX");
     out.bytes.resize(size);
-    if (nvrtcGetPTX(prog.get(), out.bytes.data()) != NVRTC_SUCCESS)
+    if (api.nvrtcGetPTX(prog.get(), out.bytes.data()) != NVRTC_SUCCESS)
       throw Error(ErrorKind::Internal, "nvrtcGetPTX failed");
     while (!out.bytes.empty() && out.bytes.back() == '\0') out.bytes.pop_back();  // stored as text
   }

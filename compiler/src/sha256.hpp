@@ -1,6 +1,5 @@
-// SHA-256 as lowercase hex (64 digits): LLVM libSupport's implementation, or the same digest
-// computed with the x86 SHA extensions where the CPU has them (over ten times faster; cache
-// hits hash whole artifacts).
+// SHA-256 as lowercase hex (64 digits), through OpenSSL's libcrypto (which uses the CPU's SHA
+// extensions where it has them; cache hits hash whole artifacts), and LLVM's as a reference.
 #pragma once
 
 #include <string>
@@ -8,14 +7,11 @@
 
 namespace kjit::compiler {
 
-/// The SHA-256 of `data` as 64 lowercase hex digits (the fastest implementation available).
+/// The SHA-256 of `data` as 64 lowercase hex digits (OpenSSL EVP).
 std::string sha256_hex(std::string_view data);
 
-/// The same digest, always through LLVM's implementation (the reference the fast path is
-/// tested against).
+/// The same digest through LLVM libSupport's implementation: an independent reference the
+/// tests check sha256_hex against. Slow (~120 MB/s), and limited to inputs under 512 MiB.
 std::string sha256_hex_llvm(std::string_view data);
-
-/// Whether sha256_hex uses the CPU's SHA extensions.
-bool sha256_accelerated();
 
 }  // namespace kjit::compiler

@@ -1,19 +1,20 @@
 // Target names ("sm_90", "compute_90", "cpu"): parsing, printing, and the architectures the
-// linked NVRTC supports.
+// NVRTC that was found supports.
 #include "kjit/compiler/target.hpp"
-
-#include <nvrtc.h>
 
 #include <algorithm>
 #include <cctype>
 
 #include "kjit/error.hpp"
+#include "nvrtc_api.hpp"
 
 namespace kjit::compiler {
 
 namespace {
 
 std::string supported_list() {
+  // A misspelt target is reported as such on machines without NVRTC too.
+  if (!nvrtc_library().reason.empty()) return "none (" + nvrtc_library().reason + ")";
   std::string s;
   for (int a : nvrtc_supported_archs()) {
     if (!s.empty()) s += ", ";
@@ -34,11 +35,12 @@ std::string supported_list() {
 
 const std::vector<int>& nvrtc_supported_archs() {
   static const std::vector<int> archs = [] {
+    const NvrtcApi& api = nvrtc();  // throws (Driver) when there is no NVRTC
     std::vector<int> v;
     int n = 0;
-    if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0) {
+    if (api.nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0) {
       v.resize(size_t(n));
-      if (nvrtcGetSupportedArchs(v.data()) != NVRTC_SUCCESS) v.clear();
+      if (api.nvrtcGetSupportedArchs(v.data()) != NVRTC_SUCCESS) v.clear();
     }
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());

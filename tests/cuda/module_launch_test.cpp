@@ -2,8 +2,6 @@
 // and block chosen, shared memory, the exact parameter bytes, and launch errors explained.
 #include <doctest/doctest.h>
 
-#include <nvrtc.h>
-
 #include <cstring>
 #include <functional>
 
@@ -11,6 +9,7 @@
 #include "fake_driver_fixture.hpp"
 #include "kjit/abi.h"
 #include "kjit/error.hpp"
+#include "nvrtc_compiler.hpp"
 
 using namespace kjit;
 using kjit::test::FakeDriver;
@@ -61,30 +60,15 @@ std::string user_error(const std::function<void()>& f) {
   return "";
 }
 
-/// NVRTC's output for `source`: PTX (NUL-terminated) or a cubin for sm_80.
+/// NVRTC's output for `source` (through kjit's run-time-loaded NVRTC): PTX (NUL-terminated)
+/// or a cubin for sm_80.
 std::vector<char> nvrtc_compile(const char* source, bool cubin) {
-  nvrtcProgram prog;
-  REQUIRE(nvrtcCreateProgram(&prog, source, "k.cu", 0, nullptr, nullptr) == NVRTC_SUCCESS);
-  const char* opts[] = {cubin ? "--gpu-architecture=sm_80" : "--gpu-architecture=compute_80"};
-  nvrtcResult r = nvrtcCompileProgram(prog, 1, opts);
-  size_t log_size = 0;
-  nvrtcGetProgramLogSize(prog, &log_size);
-  std::string log(log_size, '\0');
-  nvrtcGetProgramLog(prog, log.data());
-  REQUIRE_MESSAGE(r == NVRTC_SUCCESS, log);
-  size_t size = 0;
-  std::vector<char> out;
-  if (cubin) {
-    nvrtcGetCUBINSize(prog, &size);
-    out.resize(size);
-    nvrtcGetCUBIN(prog, out.data());
-  } else {
-    nvrtcGetPTXSize(prog, &size);
-    out.resize(size);
-    nvrtcGetPTX(prog, out.data());
-  }
-  nvrtcDestroyProgram(&prog);
-  return out;
+  compiler::CompileOutput out = compiler::nvrtc_run(
+      source, "k.cu", cubin ? compiler::TargetKind::Cubin : compiler::TargetKind::Ptx,
+      {cubin ? "--gpu-architecture=sm_80" : "--gpu-architecture=compute_80"});
+  REQUIRE_MESSAGE(out.ok, out.log);
+  if (!cubin) out.bytes.push_back('\0');
+  return out.bytes;
 }
 
 }  // namespace

@@ -61,7 +61,13 @@ std::unique_ptr<DeviceState> query_device(const DriverApi& api, int ordinal) {
       api, h, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "shared memory per block"));
   check_query(api, api.cuDeviceTotalMem(&p.total_memory, h), "cuDeviceTotalMem");
 
-  const std::vector<int>& archs = compiler::nvrtc_supported_archs();
+  std::vector<int> archs;
+  try {
+    archs = compiler::nvrtc_supported_archs();
+  } catch (const Error& e) {  // no NVRTC: the device is listed, but nothing can be built for it
+    dev->target_error = "cuda:" + std::to_string(ordinal) + " (" + p.name + ") cannot be used: " + e.what();
+    return dev;
+  }
   int arch = p.major * 10 + p.minor;
   if (auto target = choose_target(arch, archs)) {
     dev->target = *target;

@@ -36,7 +36,8 @@ struct Target {
   bool operator!=(const Target& o) const { return !(*this == o); }
 };
 
-/// Architectures (compute capability × 10) the linked NVRTC can compile for, ascending.
+/// Architectures (compute capability × 10) NVRTC can compile for, ascending. NVRTC is opened
+/// on first use (docs/CUDA.md); throws a Driver error saying how to get it when there is none.
 const std::vector<int>& nvrtc_supported_archs();
 
 }  // namespace kjit::compiler

@@ -1,0 +1,6 @@
+#!/bin/sh
+# A stand-in for `readelf -d` that reports DT_NEEDED entries on libnvrtc and libcuda, so that
+# ctest can check that cmake/KjitCheckNoCudaLibraries.cmake catches them.
+printf ' 0x0000000000000001 (NEEDED)             Shared library: [libstdc++.so.6]\n'
+printf ' 0x0000000000000001 (NEEDED)             Shared library: [libnvrtc.so.13]\n'
+printf ' 0x0000000000000001 (NEEDED)             Shared library: [libcuda.so.1]\n'
