@@ -58,8 +58,8 @@ if(MODE STREQUAL "installed")
   endif()
   find_program(python NAMES python3 REQUIRED)
   run("the installed Python package's libkjit.so lookup" "${CMAKE_COMMAND}" -E env
-      "PYTHONPATH=${prefix}/share/kjit/python" --unset=KJIT_LIBRARY "${python}" -c
-      "import kjit, kjit._libkjit as l; print(kjit.__version__, l.candidates()[0][1])")
+      --unset=KJIT_LIBRARY "PYTHONPATH=${prefix}/share/kjit/python" "${python}" -c
+      "import kjit, kjit._libkjit as l\nprint(kjit.__version__, l.candidates()[0][1])")  # no ';': run() takes a list
   # One version: the Python package's is the CMake project's.
   if(NOT last_output MATCHES "^${KJIT_VERSION} ${prefix}/lib/libkjit.so")
     message(FATAL_ERROR "the installed package is not version ${KJIT_VERSION} or looks elsewhere "

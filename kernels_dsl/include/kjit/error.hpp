@@ -10,7 +10,7 @@ namespace kjit {
 enum class ErrorKind {
   User,      ///< a mistake in a kernel or a launch: wrong types, counts, shapes
   Compile,   ///< NVRTC or the host compiler rejected generated code
-  Driver,    ///< the CUDA driver is missing, too old, or failed a call
+  Driver,    ///< the CUDA driver or NVRTC is missing, too old, or failed a call
   Cache,     ///< the on-disk cache could not be used (degrades where it can)
   Internal,  ///< a kjit invariant does not hold: a bug in kjit
 };
