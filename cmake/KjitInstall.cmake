@@ -6,12 +6,18 @@ include(CMakePackageConfigHelpers)
 set(KJIT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/kjit" CACHE STRING
   "Where the CMake package (kjitConfig.cmake) is installed, relative to the prefix")
 
-# Every layer's public headers go into one include folder, as the layers' include/ folders
-# already form one tree (kjit/...).
-foreach(layer kernels_dsl codegen compiler runtime ffi)
-  install(DIRECTORY "${PROJECT_SOURCE_DIR}/${layer}/include/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-          COMPONENT kjit_development FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.def")
-endforeach()
+# The public headers go into one include folder: what <kjit/dsl.hpp>, <kjit/kjit.hpp> and
+# <kjit/ffi.hpp> reach, and nothing else. The IR's headers, codegen's and the compiler's API
+# (the kjit tool's, with nlohmann_json) and runtime/compile_input.hpp stay in the build tree;
+# tests/install checks that the installed headers compile and name no nlohmann_json.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/kernels_dsl/include/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+        COMPONENT kjit_development FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def"
+        REGEX "/kjit/ir/[^/]*\\.hpp$" EXCLUDE)
+install(FILES "${PROJECT_SOURCE_DIR}/codegen/include/kjit/abi.h" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kjit"
+        COMPONENT kjit_development)
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/include/" "${PROJECT_SOURCE_DIR}/ffi/include/"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT kjit_development
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "compile_input.hpp" EXCLUDE)
 
 # Installed binaries find libkjit.so beside them (lib/) wherever the prefix is moved.
 set_target_properties(kjit PROPERTIES INSTALL_RPATH "$ORIGIN")

@@ -39,6 +39,21 @@ if(MODE STREQUAL "installed")
       message(FATAL_ERROR "the install has no ${f}")
     endif()
   endforeach()
+  # The installed headers are the public ones only: no internal layer, no nlohmann_json (the
+  # consumer compiles all three umbrella headers, so nothing they need is missing).
+  foreach(f include/kjit/ir/ir.hpp include/kjit/compiler/cache.hpp include/kjit/codegen/codegen.hpp
+            include/kjit/runtime/compile_input.hpp)
+    if(EXISTS "${prefix}/${f}")
+      message(FATAL_ERROR "the install has the internal header ${f}")
+    endif()
+  endforeach()
+  file(GLOB_RECURSE headers "${prefix}/include/*")
+  foreach(h IN LISTS headers)
+    file(STRINGS "${h}" json REGEX "nlohmann")
+    if(json)
+      message(FATAL_ERROR "the installed ${h} names nlohmann_json: ${json}")
+    endif()
+  endforeach()
   # Nothing of the build tree or the sources may leak into the installed package.
   file(GLOB package_files "${prefix}/lib/cmake/kjit/*.cmake")
   foreach(f IN LISTS package_files)
