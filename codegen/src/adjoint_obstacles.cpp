@@ -76,6 +76,19 @@ class OverwriteFinder {
     return false;
   }
 
+  /// Whether a Return follows the current statement anywhere inside the loop at path_[p], or
+  /// a Break that leaves that loop: one in its body or in an If inside it, not one in a loop
+  /// nested in it (which leaves only the nested loop).
+  bool leaves_loop_after(size_t p) const {
+    if (exits_after(p + 1, true, false)) return true;
+    for (size_t k = p + 1; k < exits_.size(); ++k) {
+      if (exits_[k].brk) return true;
+      // Block k + 1 is a region of path_[k]: inside a nested loop, a Break is that loop's.
+      if (k < path_.size() && is_loop(*path_[k].first)) break;
+    }
+    return false;
+  }
+
   void define(ir::ValueId v, const ir::Stmt* s) {
     def_[v] = s;
     std::vector<const ir::Stmt*>& loops = loops_of_[v];
@@ -142,8 +155,8 @@ class OverwriteFinder {
     for (size_t p = path_.size(); p-- > 0;) {
       const auto it = path_.begin() + std::ptrdiff_t(p);
       if (!is_loop(*it->first)) continue;
-      // A Return or Break after the store inside the loop makes it the loop's last write.
-      if (exits_after(p + 1, true, true)) continue;
+      // A Return after the store, or a Break that leaves this loop, makes it the loop's last write.
+      if (leaves_loop_after(p)) continue;
       bool moves = false;
       for (size_t i = 1; i < n; ++i) moves = moves || !invariant(s.args[i], it->first);
       if (moves) continue;

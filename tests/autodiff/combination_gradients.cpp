@@ -149,6 +149,35 @@ KJIT_KERNEL(loaded_slot_moving, (Array<Double> x, Array<Int> slot, Int n, Array<
   });
 }
 
+// --- a Break leaves only its own loop (found by the tester, seed 31463)
+KJIT_KERNEL(break_inner_store_outer, (Array<Double> x, Int n, Array<Double> out)) {
+  Int t = tid();
+  Var<Double> y = x[t];
+  For(0, n, [&](Int) {
+    y = y * 1.5;
+    Var<Int> c = 0;
+    While([&] { return Int(c) < 1; }, [&] {
+      c = c + 1;
+      out[t] = y;  // the Break below leaves the While, not the For: overwritten n times
+      Break();
+    });
+  });
+}
+KJIT_KERNEL(break_leaves_outer_too, (Array<Double> x, Int n, Array<Double> out)) {
+  Int t = tid();
+  Var<Double> y = x[t];
+  For(0, n, [&](Int) {
+    y = y * 1.5;
+    Var<Int> c = 0;
+    While([&] { return Int(c) < 1; }, [&] {
+      c = c + 1;
+      out[t] = y;
+      Break();
+    });
+    Break();  // leaves the For as well: the store is written once
+  });
+}
+
 // --- atomics without an adjoint
 KJIT_KERNEL(exch_float, (Array<Double> x, Array<Double> out)) { atomic_exch(out, 0, x[tid()]); }
 KJIT_KERNEL(exch_int, (Array<Double> x, Array<Int> flag, Array<Double> out)) {
@@ -349,6 +378,29 @@ TEST_CASE("a store at a loop-invariant loaded index inside a loop is refused, na
   // A loaded index that changes with the loop is accepted, and right.
   auto many = from_vector(std::vector<int>{0, 1, 2, 3, 4, 5});
   expect_pass(check_gradients(combo::loaded_slot_moving, 2, {X, many, 3, zeros<double>({6})}));
+}
+
+TEST_CASE("a Break leaves only its own loop: a store before an inner loop's Break is still overwritten by the outer loop") {
+  auto X = from_vector(std::vector<double>{0.5, 0.25}), out = zeros<double>({2});
+  launch(combo::break_inner_store_outer, 2, X, 3, out);
+  CHECK(out.to_vector<double>() == std::vector<double>{0.5 * 1.5 * 1.5 * 1.5, 0.25 * 1.5 * 1.5 * 1.5});
+  try {
+    launch_adjoint(combo::break_inner_store_outer, 2, {X, 3, out},
+                   {zeros<double>({2}), {}, from_vector(std::vector<double>{1.0, 1.0})});
+    FAIL("no error: the adjoint would sum every iteration's store (3x the gradient)");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK(e.kind() == ErrorKind::User);
+    CHECK(m.find("array 'out' is written at") != std::string::npos);
+    CHECK(m.find("inside the loop at") != std::string::npos);
+    CHECK(m.find("at an index the loop does not change") != std::string::npos);
+  }
+  // With a Break that leaves the outer loop too, the store is written once: accepted, right.
+  expect_pass(check_gradients(combo::break_leaves_outer_too, 2, {X, 3, zeros<double>({2})}));
+  auto gx = zeros<double>({2});
+  launch_adjoint(combo::break_leaves_outer_too, 2, {X, 3, zeros<double>({2})},
+                 {gx, {}, from_vector(std::vector<double>{1.0, 1.0})});
+  CHECK(gx.to_vector<double>() == std::vector<double>{1.5, 1.5});
 }
 
 TEST_CASE("atomic_exch of a differentiable value has no adjoint: refused, naming the line") {
