@@ -150,30 +150,27 @@ KJIT_KERNEL(loaded_slot_moving, (Array<Double> x, Array<Int> slot, Int n, Array<
 }
 
 // --- a Break leaves only its own loop (found by the tester, seed 31463)
+/// y *= 1.5, then a While that stores out[t] = y and Breaks out of itself.
+inline void scale_then_store_in_while(Var<Double>& y, Array<Double> out, Int t) {
+  y = y * 1.5;
+  Var<Int> c = 0;
+  While([&] { return Int(c) < 1; }, [&] {
+    c = c + 1;
+    out[t] = y;
+    Break();
+  });
+}
 KJIT_KERNEL(break_inner_store_outer, (Array<Double> x, Int n, Array<Double> out)) {
   Int t = tid();
   Var<Double> y = x[t];
-  For(0, n, [&](Int) {
-    y = y * 1.5;
-    Var<Int> c = 0;
-    While([&] { return Int(c) < 1; }, [&] {
-      c = c + 1;
-      out[t] = y;  // the Break below leaves the While, not the For: overwritten n times
-      Break();
-    });
-  });
+  // The Break leaves the While, not the For: out[t] is overwritten n times.
+  For(0, n, [&](Int) { scale_then_store_in_while(y, out, t); });
 }
 KJIT_KERNEL(break_leaves_outer_too, (Array<Double> x, Int n, Array<Double> out)) {
   Int t = tid();
   Var<Double> y = x[t];
   For(0, n, [&](Int) {
-    y = y * 1.5;
-    Var<Int> c = 0;
-    While([&] { return Int(c) < 1; }, [&] {
-      c = c + 1;
-      out[t] = y;
-      Break();
-    });
+    scale_then_store_in_while(y, out, t);
     Break();  // leaves the For as well: the store is written once
   });
 }
