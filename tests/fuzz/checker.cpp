@@ -2,7 +2,9 @@
 // against the reference evaluator and its finite differences.
 #include "checker.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -294,8 +296,17 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
 }
 
 /// Registers, traces and checks programs that share module `module` (solo: one program).
+/// The kernel name a program is registered under.
+std::string kernel_name(const Program& p) {
+  return "fuzz::s" + std::to_string(p.seed) + "_" + std::to_string(p.variant);
+}
+
+/// Registers, traces and checks programs that share module `module` (solo: one program). When
+/// the module fails as a whole, the programs left unchecked are put in `redo` and the error in
+/// `why`.
 std::vector<ProgramResult> run_module(const std::vector<Program>& programs, const std::string& module,
-                                      const CheckOptions& o, bool solo, std::vector<size_t>* redo) {
+                                      const CheckOptions& o, bool solo, std::vector<size_t>* redo,
+                                      std::string* why) {
   std::vector<ProgramResult> results(programs.size());
   std::vector<std::unique_ptr<KernelReg>> regs(programs.size());
   std::vector<size_t> live;
@@ -306,7 +317,7 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
     ProgramResult& r = results[i];
     r.seed = programs[i].seed;
     try {
-      regs[i] = register_program(programs[i], "fuzz::s" + std::to_string(programs[i].seed) + "_" + std::to_string(programs[i].variant), module);
+      regs[i] = register_program(programs[i], kernel_name(programs[i]), module);
       regs[i]->def().ir();
       live.push_back(i);
     } catch (const kjit::Error& e) {
@@ -343,14 +354,16 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
   }
   if (nvrtc_failed && !solo) {
     for (size_t i : live) { regs[i].reset(); redo->push_back(i); }
+    *why = nvrtc_error;
     return results;
   }
   for (size_t k = 0; k < live.size(); ++k) {
     size_t i = live[k];
     try {
       results[i] = check_program(programs[i], regs[i]->def(), solo);
-    } catch (const ModuleFailure&) {
+    } catch (const ModuleFailure& f) {
       for (size_t q = k; q < live.size(); ++q) { regs[live[q]].reset(); redo->push_back(live[q]); }
+      *why = f.what();
       return results;
     }
     if (nvrtc_failed && results[i].outcome != Outcome::Failure) {
@@ -378,13 +391,52 @@ std::string describe_inputs(const Program& p) {
 
 }  // namespace
 
+/// The index in `programs` of the program whose kernel `message` names, or -1. A module fails
+/// as a whole when one kernel's code generation refuses or fails; the error names that kernel.
+static long culprit_of(const std::string& message, const std::vector<Program>& programs, const std::vector<size_t>& among) {
+  for (size_t i : among) {
+    std::string name = kernel_name(programs[i]);
+    for (size_t at = message.find(name); at != std::string::npos; at = message.find(name, at + 1)) {
+      size_t end = at + name.size();
+      if (end == message.size() || !std::isdigit(static_cast<unsigned char>(message[end]))) return long(i);
+    }
+  }
+  return -1;
+}
+
 std::vector<ProgramResult> check_batch(const std::vector<Program>& programs, const std::string& module,
                                        const CheckOptions& o) {
-  std::vector<size_t> redo;
-  std::vector<ProgramResult> results = run_module(programs, module, o, programs.size() == 1, &redo);
-  for (size_t i : redo) {
-    std::vector<size_t> none;
-    results[i] = run_module({programs[i]}, module + "_solo" + std::to_string(i), o, true, &none)[0];
+  std::vector<ProgramResult> results(programs.size());
+  std::vector<size_t> pending(programs.size());
+  for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  // When the shared module fails, the kernel the error names runs alone and the others share
+  // a new module: one refusal no longer costs a host compile per program of the batch.
+  for (int round = 0; !pending.empty(); ++round) {
+    std::vector<Program> sub;
+    for (size_t i : pending) sub.push_back(programs[i]);
+    std::vector<size_t> redo;
+    std::string why;
+    std::vector<ProgramResult> rs = run_module(sub, round ? module + "_r" + std::to_string(round) : module, o,
+                                               sub.size() == 1, &redo, &why);
+    std::vector<size_t> failed;
+    for (size_t k : redo) failed.push_back(pending[k]);
+    for (size_t k = 0; k < sub.size(); ++k)
+      if (std::find(redo.begin(), redo.end(), k) == redo.end()) results[pending[k]] = rs[k];
+    if (failed.empty()) break;
+    long culprit = culprit_of(why, programs, failed);
+    std::vector<size_t> alone = failed;
+    if (culprit >= 0 && round < 8) {
+      alone = {size_t(culprit)};
+      failed.erase(std::find(failed.begin(), failed.end(), size_t(culprit)));
+    } else {
+      failed.clear();
+    }
+    for (size_t i : alone) {
+      std::vector<size_t> none;
+      std::string ignored;
+      results[i] = run_module({programs[i]}, module + "_solo" + std::to_string(i), o, true, &none, &ignored)[0];
+    }
+    pending = failed;
   }
   return results;
 }
