@@ -26,6 +26,12 @@ template <class T> struct transform_t;
 struct half;
 struct bfloat16;
 
+/// Whether an adjoint has a component that is not zero (NaN counts). The reverse sweep skips a
+/// builtin's adjoint rule when its incoming adjoint is exactly zero: "strong zero" semantics,
+/// so an inf or NaN partial on a dead path contributes 0, not 0 * inf = NaN. Scalars here
+/// (float, double, half and bfloat16 through their ==); aggregates beside their types.
+template <class T> KJ_FUNC bool adj_nonzero(const T& x) { return !(x == T(0)); }
+
 /// The bits of a float or double (for classification that fast-math cannot fold away).
 KJ_FUNC kj_uint32 bits_of(float x) { union { float f; kj_uint32 u; } c; c.f = x; return c.u; }
 KJ_FUNC kj_uint64 bits_of(double x) { union { double f; kj_uint64 u; } c; c.f = x; return c.u; }

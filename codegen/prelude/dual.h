@@ -66,14 +66,16 @@ KJ_FUNC typename rebind<X, dual<typename scalar_of<X>::type>>::type seed(const X
   for (int i = 0; i < int(sizeof(X) / sizeof(T)); ++i) out[i] = dual<T>(in[i], i == lane ? T(1) : T(0));
   return r;
 }
-/// Sum over lanes of (tangent of `rd`) * `adj`.
+/// Sum over lanes of (tangent of `rd`) * `adj`. A lane whose adjoint is exactly zero adds
+/// nothing, even through an inf or NaN tangent (strong zero, as adj_nonzero in core).
 template <class R, class D>
 KJ_FUNC typename scalar_of<R>::type tangent_dot(const D& rd, const R& adj) {
   using T = typename scalar_of<R>::type;
   const dual<T>* d = (const dual<T>*)&rd;
   const T* a = (const T*)&adj;
   T s = T(0);
-  for (int i = 0; i < int(sizeof(R) / sizeof(T)); ++i) s += d[i].d * a[i];
+  for (int i = 0; i < int(sizeof(R) / sizeof(T)); ++i)
+    if (a[i] != T(0)) s += d[i].d * a[i];
   return s;
 }
 template <class X> KJ_FUNC typename scalar_of<X>::type& lane_of(X& x, int l) { return ((typename scalar_of<X>::type*)&x)[l]; }

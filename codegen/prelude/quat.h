@@ -7,6 +7,7 @@ template <class T>
 struct quat_t {
   T x, y, z, w;
 };
+template <class T> KJ_FUNC bool adj_nonzero(const quat_t<T>& q) { return adj_nonzero(q.x) || adj_nonzero(q.y) || adj_nonzero(q.z) || adj_nonzero(q.w); }
 template <class T> struct caster<quat_t<T>> {
   template <class U> static KJ_FUNC quat_t<T> go(const quat_t<U>& q) { return quat_t<T>{static_cast<T>(q.x), static_cast<T>(q.y), static_cast<T>(q.z), static_cast<T>(q.w)}; }
 };

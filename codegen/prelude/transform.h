@@ -8,6 +8,7 @@ struct transform_t {
   vec_t<3, T> p;
   quat_t<T> q;
 };
+template <class T> KJ_FUNC bool adj_nonzero(const transform_t<T>& t) { return adj_nonzero(t.p) || adj_nonzero(t.q); }
 template <class T> struct caster<transform_t<T>> {
   template <class U> static KJ_FUNC transform_t<T> go(const transform_t<U>& t) { return transform_t<T>{caster<vec_t<3, T>>::go(t.p), caster<quat_t<T>>::go(t.q)}; }
 };

@@ -8,6 +8,7 @@ struct vec_t {
   KJ_FUNC T& operator[](int i) { return c[i]; }
   KJ_FUNC const T& operator[](int i) const { return c[i]; }
 };
+template <int N, class T> KJ_FUNC bool adj_nonzero(const vec_t<N, T>& a) { for (int i = 0; i < N; ++i) if (adj_nonzero(a.c[i])) return true; return false; }
 template <int N, class T> KJ_FUNC vec_t<N, T> operator+(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] += b.c[i]; return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T> operator-(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] -= b.c[i]; return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T> operator-(vec_t<N, T> a) { for (int i = 0; i < N; ++i) a.c[i] = -a.c[i]; return a; }
@@ -45,6 +46,7 @@ template <int R, int C, class T>
 struct mat_t {
   T c[R][C];
 };
+template <int R, int C, class T> KJ_FUNC bool adj_nonzero(const mat_t<R, C, T>& a) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) if (adj_nonzero(a.c[i][j])) return true; return false; }
 template <int R, int C, class T> struct caster<mat_t<R, C, T>> {
   template <class U> static KJ_FUNC mat_t<R, C, T> go(const mat_t<R, C, U>& m) { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = static_cast<T>(m.c[i][j]); return r; }
 };

@@ -323,7 +323,12 @@ class AdjointEmitter {
         call += v(s.result);
         for (ir::ValueId a : s.args)
           if (differentiable(a)) call += ", " + adj(a);
-        w_.user_line(call + ", " + adj(s.result) + ");", indent, loc);
+        call += ", " + adj(s.result) + ");";
+        // Strong zero: an exactly zero incoming adjoint contributes nothing, even through an
+        // inf or NaN partial (a dead, overflowing intermediate would otherwise turn 0 * inf
+        // into NaN in the adjoints of live inputs). User structs come from no builtin.
+        if (s.type.shape != ir::Shape::Struct) call = "if (kj::adj_nonzero(" + adj(s.result) + ")) " + call;
+        w_.user_line(call, indent, loc);
         break;
       }
       case ir::Op::Cast:

@@ -175,6 +175,19 @@ KJIT_KERNEL(break_leaves_outer_too, (Array<Double> x, Int n, Array<Double> out))
   });
 }
 
+// --- strong zero: a dead intermediate that overflows (found by the tester, seed 30607)
+KJIT_KERNEL(dead_overflow_chain, (Array<Double> a, Int n, Array<Double> out)) {
+  Int t = tid();
+  Var<Double> dead = a[t];
+  For(0, n, [&](Int) { dead = dead * dead * 1e30; });  // inf after a few rounds; never stored
+  out[t] = a[t] * 3.0;
+}
+KJIT_KERNEL(dead_component, (Array<Double> a, Array<Double> out)) {
+  Int t = tid();
+  Vec3d v = Vec3d(a[t], exp(a[t] * 1000.0), sin(a[t]));  // v.y overflows and is never read
+  out[t] = v.x() * 2.0 + v.z();
+}
+
 // --- atomics without an adjoint
 KJIT_KERNEL(exch_float, (Array<Double> x, Array<Double> out)) { atomic_exch(out, 0, x[tid()]); }
 KJIT_KERNEL(exch_int, (Array<Double> x, Array<Int> flag, Array<Double> out)) {
@@ -400,6 +413,25 @@ TEST_CASE("a Break leaves only its own loop: a store before an inner loop's Brea
   launch_adjoint(combo::break_leaves_outer_too, 2, {X, 3, zeros<double>({2})},
                  {gx, {}, from_vector(std::vector<double>{1.0, 1.0})});
   CHECK(gx.to_vector<double>() == std::vector<double>{1.5, 1.5});
+}
+
+TEST_CASE("strong zero: an inf on a dead path leaves live gradients finite and exact") {
+  // Reverse mode multiplies each incoming adjoint by its partial; an exactly zero adjoint
+  // must contribute zero even when the partial is inf (0 * inf would be NaN).
+  const std::vector<double> a = {0.5, 1.5, -2.0};
+  auto A = from_vector(a);
+  auto out = zeros<double>({3});
+  launch(combo::dead_overflow_chain, 3, A, 8, out);
+  for (double o : out.to_vector<double>()) CHECK(std::isfinite(o));
+  auto ga = zeros<double>({3});
+  launch_adjoint(combo::dead_overflow_chain, 3, {A, 8, out}, {ga, 0, from_vector(std::vector<double>{1.0, 1.0, 1.0})});
+  for (double g : ga.to_vector<double>()) CHECK(g == 3.0);
+
+  auto out2 = zeros<double>({3}), gb = zeros<double>({3});
+  launch(combo::dead_component, 3, A, out2);
+  launch_adjoint(combo::dead_component, 3, {A, out2}, {gb, from_vector(std::vector<double>{1.0, 1.0, 1.0})});
+  auto g = gb.to_vector<double>();
+  for (size_t i = 0; i < a.size(); ++i) CHECK(g[i] == doctest::Approx(2.0 + std::cos(a[i])).epsilon(1e-14));
 }
 
 TEST_CASE("atomic_exch of a differentiable value has no adjoint: refused, naming the line") {

@@ -295,7 +295,6 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
   return r;
 }
 
-/// Registers, traces and checks programs that share module `module` (solo: one program).
 /// The kernel name a program is registered under.
 std::string kernel_name(const Program& p) {
   return "fuzz::s" + std::to_string(p.seed) + "_" + std::to_string(p.variant);
