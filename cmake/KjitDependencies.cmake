@@ -1,11 +1,16 @@
 # Finds kjit's fixed dependencies: the CUDA toolkit's headers (the driver declarations of
 # runtime/), LLVM 14 libSupport (static), OpenSSL libcrypto (SHA-256), nlohmann_json, doctest,
-# Google Benchmark and threads. Neither libcuda nor libnvrtc is linked: both are opened at run
-# time (runtime/src/cuda/driver_loader.cpp, compiler/src/nvrtc_loader.cpp, docs/CUDA.md).
+# Google Benchmark and threads. None of libcuda, libnvrtc and libcrypto is linked: each is opened
+# at run time (runtime/src/cuda/driver_loader.cpp, compiler/src/nvrtc_loader.cpp,
+# compiler/src/sha256.cpp, docs/CUDA.md).
 find_package(Threads REQUIRED)
 find_package(CUDAToolkit REQUIRED)
 find_package(nlohmann_json 3.9 REQUIRED)
 find_package(OpenSSL 3.0 REQUIRED COMPONENTS Crypto)
+# OpenSSL's headers only (they type the entry points sha256.cpp resolves): loading libcrypto
+# at start-up costs ~1.1 ms of the 2 ms budget (docs/BENCHMARKS.md, "Start-up").
+add_library(kjit_openssl_headers INTERFACE)
+target_include_directories(kjit_openssl_headers SYSTEM INTERFACE "${OPENSSL_INCLUDE_DIR}")
 
 # LLVM libSupport, statically: the Debian package ships the archives beside its CMake files.
 set(KJIT_LLVM_ROOT "/usr/lib/llvm-14" CACHE PATH "Root of the LLVM 14 installation")

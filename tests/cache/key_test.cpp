@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -35,6 +36,11 @@ TEST_CASE("SHA-256 matches the standard test vectors") {
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   CHECK(sha256_hex(std::string(1000000, 'a')) ==
         "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("SHA-256 comes from OpenSSL's libcrypto unless KJIT_CRYPTO_PATH=none turns it off") {
+  const char* env = std::getenv("KJIT_CRYPTO_PATH");
+  CHECK(sha256_uses_openssl() == !(env && std::string(env) == "none"));
 }
 
 TEST_CASE("OpenSSL's SHA-256 agrees with LLVM's on every length around the block boundaries") {
