@@ -33,6 +33,11 @@ std::string supported_list() {
 
 }  // namespace
 
+int nvrtc_cuda_version() {
+  nvrtc();  // throws (Driver) when there is no NVRTC
+  return nvrtc_library().major * 1000 + nvrtc_library().minor * 10;
+}
+
 const std::vector<int>& nvrtc_supported_archs() {
   static const std::vector<int> archs = [] {
     const NvrtcApi& api = nvrtc();  // throws (Driver) when there is no NVRTC

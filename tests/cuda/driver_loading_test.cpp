@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "cuda/driver_api.hpp"
+#include "kjit/compiler/target.hpp"
 #include "kjit/runtime/internal/cuda_backend.hpp"
 #include "fake_driver_fixture.hpp"
 #include "kjit/error.hpp"
@@ -154,13 +156,31 @@ TEST_CASE("a driver without devices") {
   }
 }
 
-TEST_CASE("a driver older than the toolkit kjit was built with") {
+TEST_CASE("a driver older than the newest entry point kjit calls") {
   FakeDriver fake("8.0,9.0", "12040");
   CHECK(cuda::device_count() == 0);
   const std::string& reason = cuda::unavailable_reason();
   CHECK(reason.find("too old") != std::string::npos);
   CHECK(reason.find("CUDA 12.4") != std::string::npos);
-  CHECK(reason.find(std::to_string(cuda::kMinDriverVersion / 1000) + ".0 or newer") !=
+  CHECK(reason.find("needs a driver for CUDA " + cuda::version_text(cuda::kMinDriverVersion) + " or newer") !=
+        std::string::npos);
+}
+
+TEST_CASE("code from a newer NVRTC than the driver's release: the device says which to update") {
+  // Cubins and PTX of NVRTC X.y load on drivers of release X or newer only.
+  const int nvrtc = compiler::nvrtc_cuda_version();
+  const int older = (nvrtc / 1000 - 1) * 1000 + 80;  // the last minor of the release before
+  if (older < cuda::kMinDriverVersion) {
+    MESSAGE("NVRTC " << cuda::version_text(nvrtc) << " is the oldest release kjit runs with: nothing to check");
+    return;
+  }
+  FakeDriver fake("8.0,9.0", std::to_string(older).c_str());
+  CHECK(cuda::device_count() == 0);
+  const std::string& reason = cuda::unavailable_reason();
+  CHECK(reason.find("NVRTC " + cuda::version_text(nvrtc) + " builds code for CUDA " +
+                    std::to_string(nvrtc / 1000) + " drivers, but the driver supports CUDA " +
+                    cuda::version_text(older)) != std::string::npos);
+  CHECK(reason.find("update the NVIDIA driver, or use an NVRTC " + std::to_string(older / 1000) + ".x") !=
         std::string::npos);
 }
 

@@ -1,8 +1,9 @@
 // The CUDA graph modes of C++ callables when things go wrong or get busy, on the fake driver:
 // failures inside a capture, modules not loaded before it, an application's own capture,
 // re-registration, and concurrent calls from several XLA threads and devices.
-#include <cuda.h>
 #include <doctest/doctest.h>
+
+#include "cuda/driver_types.hpp"
 
 #include <atomic>
 #include <mutex>

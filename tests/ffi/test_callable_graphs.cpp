@@ -1,8 +1,9 @@
 // The CUDA graph modes of C++ callables (Kjit, KjitStagedEx, KjitStaged) driven through the
 // callable handler with hand-built CUDA-platform frames, on the recording fake driver: what is
 // captured, what is replayed, where the staging copies run, the LRU, and failed captures.
-#include <cuda.h>
 #include <doctest/doctest.h>
+
+#include "cuda/driver_types.hpp"
 
 #include "callable_graphs_fixture.hpp"
 

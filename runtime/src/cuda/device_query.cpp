@@ -39,7 +39,7 @@ std::optional<compiler::Target> choose_target(int arch, const std::vector<int>& 
   return compiler::Target::ptx(best);
 }
 
-std::unique_ptr<DeviceState> query_device(const DriverApi& api, int ordinal) {
+std::unique_ptr<DeviceState> query_device(const DriverApi& api, int driver_version, int ordinal) {
   auto dev = std::make_unique<DeviceState>();
   dev->ordinal = ordinal;
   check_query(api, api.cuDeviceGet(&dev->handle, ordinal), "cuDeviceGet");
@@ -66,6 +66,17 @@ std::unique_ptr<DeviceState> query_device(const DriverApi& api, int ordinal) {
     archs = compiler::nvrtc_supported_archs();
   } catch (const Error& e) {  // no NVRTC: the device is listed, but nothing can be built for it
     dev->target_error = "cuda:" + std::to_string(ordinal) + " (" + p.name + ") cannot be used: " + e.what();
+    return dev;
+  }
+  // Cubins and PTX from NVRTC X.y load on drivers of release X or newer only.
+  const int nvrtc_version = compiler::nvrtc_cuda_version();
+  if (nvrtc_version / 1000 > driver_version / 1000) {
+    const std::string driver_major = std::to_string(driver_version / 1000);
+    dev->target_error = "cuda:" + std::to_string(ordinal) + " (" + p.name + ") cannot be used: NVRTC " +
+                        version_text(nvrtc_version) + " builds code for CUDA " +
+                        std::to_string(nvrtc_version / 1000) + " drivers, but the driver supports CUDA " +
+                        version_text(driver_version) + "; update the NVIDIA driver, or use an NVRTC " +
+                        driver_major + ".x (KJIT_NVRTC_PATH, or pip install nvidia-cuda-nvrtc-cu" + driver_major + ")";
     return dev;
   }
   int arch = p.major * 10 + p.minor;

@@ -9,9 +9,10 @@
 
 namespace kjit::cuda {
 
-/// Queries device `ordinal` (name, compute capability, limits) and picks its target. Throws a
-/// Driver error when the driver cannot answer.
-std::unique_ptr<DeviceState> query_device(const DriverApi& api, int ordinal);
+/// Queries device `ordinal` (name, compute capability, limits) and picks its target, given the
+/// driver's CUDA version (cuDriverGetVersion). Throws a Driver error when the driver cannot
+/// answer.
+std::unique_ptr<DeviceState> query_device(const DriverApi& api, int driver_version, int ordinal);
 
 /// The target for a device of compute capability `arch` (×10) given the architectures NVRTC
 /// supports (ascending): a cubin for `arch` itself when NVRTC has it, else PTX for the highest

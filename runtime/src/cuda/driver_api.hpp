@@ -2,9 +2,6 @@
 // driver_symbols.def, the per-device state, CUresult checking and the context guard.
 #pragma once
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -13,19 +10,28 @@
 
 #include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/compiler/target.hpp"
+#include "cuda/driver_types.hpp"
 
 namespace kjit::cuda {
 
-/// The oldest driver kjit accepts: the major release of the toolkit it was built with. CUDA's
-/// minor-version compatibility lets a 13.x toolkit's cubins run on any 13.x driver, never on
-/// an older major release.
-constexpr int kMinDriverVersion = CUDA_VERSION / 1000 * 1000;
+/// The oldest driver kjit accepts: the newest ABI version among the entry points it calls
+/// (driver_symbols.def), below which cuGetProcAddress cannot hand them all out. Code built by
+/// a newer NVRTC needs a driver of at least its major release too (checked per device).
+constexpr int kMinDriverVersion = [] {
+  int newest = 0;
+#define KJIT_CUDA_SYMBOL(name, version, exported, parameters) newest = newest > version ? newest : version;
+#include "cuda/driver_symbols.def"
+#undef KJIT_CUDA_SYMBOL
+  return newest;
+}();
 
-/// Every driver entry point kjit calls, typed by the exact ABI version it was resolved for.
-/// Members are named as cuda.h spells the call (`api.cuMemAlloc(...)`); cuda.h's macros turn
-/// both the member and the call into the versioned name (cuMemAlloc_v2), consistently.
+/// "12.8" for a CUDA version number (12080), as cuDriverGetVersion and NVRTC report them.
+inline std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+/// Every driver entry point kjit calls, typed by the exact ABI version it was resolved for
+/// (`api.cuMemAlloc(...)` calls the cuMemAlloc_v2 ABI).
 struct DriverApi {
-#define KJIT_CUDA_SYMBOL(name, version) PFN_##name##_v##version name = nullptr;
+#define KJIT_CUDA_SYMBOL(name, version, exported, parameters) CUresult(CUDAAPI* name) parameters = nullptr;
 #include "cuda/driver_symbols.def"
 #undef KJIT_CUDA_SYMBOL
 };

@@ -13,9 +13,6 @@ namespace kjit::cuda {
 
 namespace {
 
-#define KJIT_STRINGIFY2(x) #x
-#define KJIT_STRINGIFY(x) KJIT_STRINGIFY2(x)
-
 /// One row of the symbol list, with where to store what is found.
 struct SymbolSlot {
   const char* name;         ///< the base name cuGetProcAddress takes ("cuMemAlloc")
@@ -25,26 +22,20 @@ struct SymbolSlot {
 };
 
 std::vector<SymbolSlot> symbol_slots(DriverApi& api) {
-  // The second name is macro-expanded by cuda.h (cuMemAlloc -> cuMemAlloc_v2), the first not.
   return {
-#define KJIT_CUDA_SYMBOL(name, version) \
-  {#name, KJIT_STRINGIFY(name), version, reinterpret_cast<void**>(&api.name)},
+#define KJIT_CUDA_SYMBOL(name, version, exported, parameters) \
+  {#name, #exported, version, reinterpret_cast<void**>(&api.name)},
 #include "cuda/driver_symbols.def"
 #undef KJIT_CUDA_SYMBOL
   };
 }
 
-std::string version_text(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-}
-
 /// Resolves every entry point; returns the names that could not be found.
 std::vector<std::string> resolve_symbols(Driver& d) {
   // cuGetProcAddress (12.0 ABI) hands out the entry point of an explicit ABI version, which is
-  // what keeps the PFN types above honest on newer drivers; dlsym of the versioned export is the
+  // what keeps the DriverApi types honest on newer drivers; dlsym of the versioned export is the
   // fallback for drivers or shims without it.
-  using GetProc = PFN_cuGetProcAddress_v12000;
-  auto get_proc = reinterpret_cast<GetProc>(dlsym(d.library, "cuGetProcAddress_v2"));
+  auto get_proc = reinterpret_cast<PFN_kjit_cuGetProcAddress>(dlsym(d.library, "cuGetProcAddress_v2"));
   std::vector<std::string> missing;
   bool all_via_proc = get_proc != nullptr;
   for (const SymbolSlot& s : symbol_slots(d.api)) {
@@ -95,15 +86,13 @@ void open_driver(Driver& d) {
   }
   // The version first, with the one entry point every driver exports unversioned, so that a
   // driver that is too old is reported as such rather than as a list of missing symbols.
-  using GetVersion = PFN_cuDriverGetVersion_v2020;
-  auto get_version = reinterpret_cast<GetVersion>(dlsym(d.library, "cuDriverGetVersion"));
+  auto get_version = reinterpret_cast<PFN_kjit_cuDriverGetVersion>(dlsym(d.library, "cuDriverGetVersion"));
   if (!get_version || get_version(&d.version) != CUDA_SUCCESS) {
     d.reason = "the library " + d.path + " is not a usable CUDA driver (cuDriverGetVersion "
                "is missing or failed)";
     return;
   }
-  std::string needs = "kjit was built with CUDA " + version_text(CUDA_VERSION) + " and needs a " +
-                      "driver for CUDA " + version_text(kMinDriverVersion) + " or newer";
+  std::string needs = "kjit needs a driver for CUDA " + version_text(kMinDriverVersion) + " or newer";
   if (d.version < kMinDriverVersion) {
     d.reason = "the CUDA driver is too old: it supports CUDA " + version_text(d.version) +
                ", but " + needs + "; update the NVIDIA driver";
@@ -132,7 +121,7 @@ void open_driver(Driver& d) {
     return;
   }
   try {
-    for (int i = 0; i < count; ++i) d.devices.push_back(query_device(d.api, i));
+    for (int i = 0; i < count; ++i) d.devices.push_back(query_device(d.api, d.version, i));
   } catch (const Error& e) {
     d.devices.clear();
     d.reason = std::string("the CUDA driver could not describe its devices: ") + e.what();

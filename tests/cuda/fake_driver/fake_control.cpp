@@ -48,11 +48,24 @@ State& state() {
   return *s;
 }
 
-State& enter(std::unique_lock<std::recursive_mutex>& lock, const char* name) {
+const char* exported_name(const char* function) {
+  struct Row { const char* function; const char* exported; };
+  static const Row kRows[] = {
+#define KJIT_CUDA_SYMBOL(name, version, exported, parameters) {#name, #exported},
+#include "cuda/driver_symbols.def"
+#undef KJIT_CUDA_SYMBOL
+      {"cuGetProcAddress", "cuGetProcAddress_v2"},
+  };
+  for (const Row& r : kRows)
+    if (std::strcmp(r.function, function) == 0) return r.exported;
+  return function;
+}
+
+State& enter(std::unique_lock<std::recursive_mutex>& lock, const char* function) {
   State& s = state();
   lock = std::unique_lock<std::recursive_mutex>(s.mutex);
   Context* c = current_context();
-  s.calls.push_back({name, c ? c->device : -1});
+  s.calls.push_back({exported_name(function), c ? c->device : -1});
   return s;
 }
 

@@ -1,5 +1,5 @@
 // The fake CUDA driver's entry points for initialisation, errors, symbol lookup, devices and
-// contexts. Exported under the driver's own names (cuda.h's macros give the versioned ones).
+// contexts. Exported under the driver's versioned names (fake_state.hpp).
 #include <cstdlib>
 #include <cstring>
 
@@ -7,10 +7,6 @@
 
 using namespace kjit::fake_cuda;
 
-#define FAKE_ENTER()                                                  \
-  std::unique_lock<std::recursive_mutex> lock;                         \
-  State& s = enter(lock, __func__);                                    \
-  if (CUresult injected = take_injected_failure(s, __func__)) return injected
 #define FAKE_REQUIRE_INIT() \
   if (!s.initialised) return CUDA_ERROR_NOT_INITIALIZED
 
@@ -90,7 +86,7 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char** str) {
 CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cuda_version,
                                   cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
   static const ProcEntry kTable[] = {
-#define KJIT_CUDA_SYMBOL(name, version) {#name, version, reinterpret_cast<void*>(&name)},
+#define KJIT_CUDA_SYMBOL(name, version, exported, parameters) {#name, version, reinterpret_cast<void*>(&name)},
 #include "cuda/driver_symbols.def"
 #undef KJIT_CUDA_SYMBOL
   };

@@ -7,10 +7,6 @@
 
 using namespace kjit::fake_cuda;
 
-#define FAKE_ENTER()                                                  \
-  std::unique_lock<std::recursive_mutex> lock;                         \
-  State& s = enter(lock, __func__);                                    \
-  if (CUresult injected = take_injected_failure(s, __func__)) return injected
 // Calls that need a current context, as in the real driver.
 #define FAKE_REQUIRE_CONTEXT()                                  \
   if (!s.initialised) return CUDA_ERROR_NOT_INITIALIZED;        \

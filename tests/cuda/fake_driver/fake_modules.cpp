@@ -8,10 +8,6 @@
 
 using namespace kjit::fake_cuda;
 
-#define FAKE_ENTER()                                                  \
-  std::unique_lock<std::recursive_mutex> lock;                         \
-  State& s = enter(lock, __func__);                                    \
-  if (CUresult injected = take_injected_failure(s, __func__)) return injected
 #define FAKE_REQUIRE_CONTEXT()                           \
   if (!s.initialised) return CUDA_ERROR_NOT_INITIALIZED; \
   Context* ctx = current_context();                      \

@@ -1,8 +1,6 @@
 // The fake CUDA driver's objects (contexts, memory, streams, modules, graphs) and its records.
 #pragma once
 
-#include <cuda.h>
-
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,10 +10,29 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/driver_types.hpp"
 #include "fake_cuda_control.hpp"
 #include "fake_image.hpp"
 
+// Every entry point of kjit's list, with C linkage and exported under the versioned name the
+// dlsym fallback asks for (cuMemAlloc as cuMemAlloc_v2): the definitions must match kjit's
+// table exactly, or the fake does not build.
+extern "C" {
+#define KJIT_CUDA_SYMBOL(name, version, exported, parameters) CUresult CUDAAPI name parameters __asm__(#exported);
+#include "cuda/driver_symbols.def"
+#undef KJIT_CUDA_SYMBOL
+CUresult CUDAAPI cuGetProcAddress(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*)
+    __asm__("cuGetProcAddress_v2");
+}
+
 namespace kjit::fake_cuda {
+
+/// Every fake entry point starts so: records the call (by exported name), then returns the
+/// failure a test injected for it, if any.
+#define FAKE_ENTER()                                                                  \
+  std::unique_lock<std::recursive_mutex> lock;                                        \
+  State& s = ::kjit::fake_cuda::enter(lock, __func__);                                \
+  if (CUresult injected = take_injected_failure(s, exported_name(__func__))) return injected
 
 struct FakeDevice {
   int major = 8, minor = 0;
@@ -110,8 +127,11 @@ State& state();
 CUresult take_injected_failure(State& s, const char* name);
 /// The calling thread's current context (nullptr when none).
 Context* current_context();
-/// Records a call; returns the state, locked by `lock`.
-State& enter(std::unique_lock<std::recursive_mutex>& lock, const char* name);
+/// Records a call of entry point `function` (its C++ name, __func__) under the name the driver
+/// exports it as (cuMemAlloc_v2); returns the state, locked by `lock`.
+State& enter(std::unique_lock<std::recursive_mutex>& lock, const char* function);
+/// The exported name of entry point `function` (cuMemAlloc -> cuMemAlloc_v2).
+const char* exported_name(const char* function);
 /// Whether `stream` (or, for nullptr/default handles, any stream this thread captures) is
 /// being captured by this thread: synchronous work then is illegal, as in the real driver.
 bool this_thread_captures(State& s);

@@ -40,4 +40,9 @@ struct Target {
 /// on first use (docs/CUDA.md); throws a Driver error saying how to get it when there is none.
 const std::vector<int>& nvrtc_supported_archs();
 
+/// NVRTC's release numbered as CUDA numbers its versions (13000 for 13.0), opening NVRTC on
+/// first use; throws as nvrtc_supported_archs does. Its code needs a driver of that major
+/// release or newer.
+int nvrtc_cuda_version();
+
 }  // namespace kjit::compiler
