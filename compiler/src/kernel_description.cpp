@@ -2,6 +2,7 @@
 #include "kjit/compiler/kernel_description.hpp"
 
 #include <cstdint>
+#include <map>
 #include <set>
 
 namespace kjit::compiler {
@@ -93,7 +94,10 @@ std::string parse_kernel_descriptions(const nlohmann::json& kernels, std::vector
   if (!kernels.is_array()) return "'kernels' is not an array";
   std::string problem;
   std::set<std::string> names, entries;
-  std::set<int64_t> statuses;
+  // A status code names one loop of the module: kernels that reach the same device function
+  // all list its loops under the same codes, so a code may recur across kernels only with the
+  // same location, and never twice in one kernel.
+  std::map<int64_t, std::string> loop_at_status;
   for (size_t i = 0; i < kernels.size() && problem.empty(); ++i) {
     const nlohmann::json& j = kernels[i];
     std::string what = "kernel " + std::to_string(i + 1);
@@ -127,6 +131,7 @@ std::string parse_kernel_descriptions(const nlohmann::json& kernels, std::vector
     }
     if (const nlohmann::json* loops = f.get("loops")) {
       if (!loops->is_array()) f.fail("has a 'loops' that is not an array");
+      std::set<int64_t> kernel_statuses;
       for (size_t l = 0; f.ok() && loops->is_array() && l < loops->size(); ++l) {
         const nlohmann::json& lj = (*loops)[l];
         if (!lj.is_object()) {
@@ -137,7 +142,14 @@ std::string parse_kernel_descriptions(const nlohmann::json& kernels, std::vector
         LoopDescription d;
         d.status = int(lf.integer("status", 1, INT32_MAX));
         d.loc = lf.string("loc", true);
-        if (lf.ok() && !statuses.insert(d.status).second) lf.fail("repeats status code " + std::to_string(d.status));
+        if (lf.ok() && !kernel_statuses.insert(d.status).second)
+          lf.fail("repeats status code " + std::to_string(d.status));
+        if (lf.ok()) {
+          auto [at, fresh] = loop_at_status.emplace(d.status, d.loc);
+          if (!fresh && at->second != d.loc)
+            lf.fail("has status code " + std::to_string(d.status) + ", which another kernel gives the loop at " +
+                    at->second);
+        }
         k.loops.push_back(std::move(d));
       }
     }

@@ -188,6 +188,22 @@ KJIT_KERNEL(dead_component, (Array<Double> a, Array<Double> out)) {
   out[t] = v.x() * 2.0 + v.z();
 }
 
+// --- two kernels of one module reach the same device function, which has a dynamic loop: both
+// list its loop under the same status code (found by the tester: such modules failed to build)
+inline const auto damped_power = func("damped_power", [](auto x, auto n) {
+  Var<Double> y = x;
+  For(0, n, [&](Int) { y = y * x * 0.9; });
+  return Double(y);
+});
+KJIT_KERNEL(shared_loop_once, (Array<Double> x, Int n, Array<Double> out)) {
+  Int t = tid();
+  out[t] = damped_power(x[t], n);
+}
+KJIT_KERNEL(shared_loop_twice, (Array<Double> x, Int n, Array<Double> out)) {
+  Int t = tid();
+  out[t] = damped_power(x[t], n) + damped_power(x[t] * 0.5, n + 1);
+}
+
 // --- atomics without an adjoint
 KJIT_KERNEL(exch_float, (Array<Double> x, Array<Double> out)) { atomic_exch(out, 0, x[tid()]); }
 KJIT_KERNEL(exch_int, (Array<Double> x, Array<Int> flag, Array<Double> out)) {
@@ -432,6 +448,22 @@ TEST_CASE("strong zero: an inf on a dead path leaves live gradients finite and e
   launch_adjoint(combo::dead_component, 3, {A, out2}, {gb, from_vector(std::vector<double>{1.0, 1.0, 1.0})});
   auto g = gb.to_vector<double>();
   for (size_t i = 0; i < a.size(); ++i) CHECK(g[i] == doctest::Approx(2.0 + std::cos(a[i])).epsilon(1e-14));
+}
+
+TEST_CASE("two kernels of one module share a device function with a dynamic loop") {
+  const std::vector<double> x = {0.8, 1.1, -0.7};
+  auto X = from_vector(x);
+  auto o1 = zeros<double>({3}), o2 = zeros<double>({3});
+  launch(combo::shared_loop_once, 3, X, 3, o1);
+  launch(combo::shared_loop_twice, 3, X, 3, o2);
+  auto power = [](double v, int n) { double y = v; for (int i = 0; i < n; ++i) y = y * v * 0.9; return y; };
+  auto a = o1.to_vector<double>(), b = o2.to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    CHECK(a[i] == doctest::Approx(power(x[i], 3)).epsilon(1e-14));
+    CHECK(b[i] == doctest::Approx(power(x[i], 3) + power(x[i] * 0.5, 4)).epsilon(1e-14));
+  }
+  expect_pass(check_gradients(combo::shared_loop_once, 3, {X, 3, zeros<double>({3})}));
+  expect_pass(check_gradients(combo::shared_loop_twice, 3, {X, 3, zeros<double>({3})}));
 }
 
 TEST_CASE("atomic_exch of a differentiable value has no adjoint: refused, naming the line") {

@@ -53,6 +53,20 @@ const std::vector<Edit>& edits() {
        [](nlohmann::json& m) { m["kernels"][0]["name"] = "kjit_fixture::someone_else"; }},
       {"a loop status mistyped", "has a 'status' that is not an integer", true, true,
        [](nlohmann::json& m) { m["kernels"][0]["loops"] = {{{"status", "one"}, {"loc", "x.hpp:3"}}}; }},
+      {"a loop status repeated in one kernel", "repeats status code 1", true, true,
+       [](nlohmann::json& m) {
+         m["kernels"][0]["loops"] = {{{"status", 1}, {"loc", "x.hpp:3"}}, {{"status", 1}, {"loc", "x.hpp:3"}}};
+       }},
+      {"one status code for two loops", "has status code 1, which another kernel gives the loop at x.hpp:3", true, true,
+       [](nlohmann::json& m) {
+         m["kernels"][0]["loops"] = {{{"status", 1}, {"loc", "x.hpp:3"}}};
+         nlohmann::json other = m["kernels"][0];
+         other["name"] = "kjit_fixture::other";
+         other["forward"] = "other_fwd";
+         other["adjoint"] = "other_adj";
+         other["loops"] = {{{"status", 1}, {"loc", "y.hpp:9"}}};
+         m["kernels"].push_back(other);
+       }},
       {"negative dynamic shared memory", "'dynamic_shared_bytes.forward' that is not an integer", true, true,
        [](nlohmann::json& m) { m["kernels"][0]["dynamic_shared_bytes"]["forward"] = -1; }},
   };

@@ -423,6 +423,9 @@ std::vector<ProgramResult> check_batch(const std::vector<Program>& programs, con
       if (std::find(redo.begin(), redo.end(), k) == redo.end()) results[pending[k]] = rs[k];
     if (failed.empty()) break;
     long culprit = culprit_of(why, programs, failed);
+    if (o.verbose)
+      std::fprintf(stderr, "module %s (round %d): %zu left unchecked, culprit %ld: %.400s\n", module.c_str(), round,
+                   failed.size(), culprit, why.c_str());
     std::vector<size_t> alone = failed;
     if (culprit >= 0 && round < 8) {
       alone = {size_t(culprit)};
