@@ -232,6 +232,50 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
     return r;
   }
 
+  // The adjoint's own rounding error, estimated where it matters: the same adjoint once more
+  // with its seeds (the weights w) tripled, then divided by 3. The sweep is linear in the
+  // seeds, so only rounding differs: a reverse sweep that cancels large adjoints (a path whose
+  // primal cancels exactly, `m - m`, carrying an adjoint of 1e10 past a small one) leaves the
+  // small one rounded to the large one's ulp, on another grid once tripled. Finite differences
+  // never see that path.
+  std::vector<std::vector<double>> tripled_grads;
+  auto adjoint_spread = [&](int p, size_t j) -> double {
+    if (tripled_grads.empty()) {
+      const std::vector<RefArg>& in2 = init;
+      std::vector<kjit::NdArray> arrays2(P_COUNT), grads2(P_COUNT);
+      for (int q = 0; q < P_COUNT; ++q)
+        if (kIsArray[q]) arrays2[size_t(q)] = to_device(q, in2[size_t(q)]);
+      std::vector<kjit::LaunchArg> args2 = launch_args(arrays2, in2), adj2;
+      for (int q = 0; q < P_COUNT; ++q) {
+        if (q == P_A || q == P_V || q == P_M) {
+          grads2[size_t(q)] = kjit::NdArray::zeros(elem_type(q), {n});
+          adj2.emplace_back(grads2[size_t(q)]);
+        } else if (kIsOutput[q]) {
+          RefArg wa = init[size_t(q)];
+          wa.data = w[size_t(q)];
+          for (double& x : wa.data) x *= 3;
+          grads2[size_t(q)] = to_device(q, wa);
+          adj2.emplace_back(grads2[size_t(q)]);
+        } else {
+          adj2.emplace_back();
+        }
+      }
+      tripled_grads.resize(P_COUNT);
+      try {
+        kjit::launch(def, n, args2);
+        kjit::launch_adjoint(def, n, args2, adj2);
+        for (int q : {P_A, P_V, P_M}) {
+          tripled_grads[size_t(q)] = from_device(q, grads2[size_t(q)], init[size_t(q)].data.size());
+          for (double& x : tripled_grads[size_t(q)]) x /= 3;
+        }
+      } catch (const std::exception&) {
+        return 0;  // no estimate: the mismatch stands
+      }
+    }
+    std::vector<double> g = from_device(p, grads[size_t(p)], init[size_t(p)].data.size());
+    return std::fabs(tripled_grads[size_t(p)][j] - g[j]);
+  };
+
   // Finite differences of L = sum w * outputs on the reference, per input component.
   auto loss = [&](const std::vector<RefArg>& in, uint64_t* fp) {
     std::vector<RefArg> x = in;
@@ -284,10 +328,19 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
         fd = fine;
       }
       if (!(std::fabs(g[j] - fd) <= tol)) {
+        // The adjoint's rounding, not its rules: when tripling its seeds moves it by more than
+        // a tenth of the mismatch, it cannot be judged to 1e-6 (counted apart).
+        double spread = adjoint_spread(p, j);
+        if (spread > 1e-9 * (std::fabs(g[j]) + 1) && 10 * spread >= std::fabs(g[j] - fd)) {
+          --r.components;
+          ++r.rounding;
+          continue;
+        }
         r.outcome = Outcome::Failure;
         r.kind = "adjoint";
         r.detail = "d L / d " + std::string(param_name(p)) + " component " + std::to_string(j) +
-                   ": finite differences " + fmt(fd) + ", kjit adjoint " + fmt(g[j]);
+                   ": finite differences " + fmt(fd) + ", kjit adjoint " + fmt(g[j]) +
+                   " (" + fmt(adjoint_spread(p, j)) + " with its seeds tripled and divided by 3)";
         return r;
       }
     }
@@ -454,6 +507,7 @@ std::string Summary::line() const {
     s << ")";
   }
   s << "; " << components << " gradient components checked, " << nonsmooth << " skipped at kinks";
+  if (rounding) s << ", " << rounding << " dominated by the adjoint's own rounding";
   return s.str();
 }
 
@@ -489,6 +543,7 @@ Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& o) {
         ++sum.programs;
         sum.components += r.components;
         sum.nonsmooth += r.nonsmooth;
+        sum.rounding += r.rounding;
         switch (r.outcome) {
           case Outcome::Pass: ++sum.passed; break;
           case Outcome::Refused: ++sum.refusals; ++sum.refusals_by_reason[r.kind]; break;

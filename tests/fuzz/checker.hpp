@@ -25,6 +25,7 @@ struct ProgramResult {
   std::string detail;
   int components = 0;   ///< gradient components compared
   int nonsmooth = 0;    ///< components skipped: a finite-difference step crossed a kink
+  int rounding = 0;     ///< components whose adjoint's own rounding error exceeds the tolerance
 };
 
 struct CheckOptions {
@@ -40,7 +41,7 @@ struct CheckOptions {
 /// Totals of a run, and each failure (shrunk, with its DSL repro).
 struct Summary {
   int programs = 0, passed = 0, refusals = 0, degenerate = 0, failures = 0;
-  long components = 0, nonsmooth = 0;
+  long components = 0, nonsmooth = 0, rounding = 0;
   std::map<std::string, int> failures_by_kind, refusals_by_reason;
   std::vector<ProgramResult> failed;   ///< detail holds the shrunk repro
   std::string line() const;            ///< the one-line summary
