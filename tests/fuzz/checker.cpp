@@ -118,6 +118,29 @@ struct ModuleFailure : std::runtime_error {
 
 const char* param_name(int p) { return kParamNames[size_t(p)].c_str(); }
 
+/// The adjoint launch's gradient arguments: zeroed gradients for the differentiable inputs, the
+/// weights `w` times `seed_scale` as the outputs' seeds, nothing for the rest; `grads` holds
+/// the arrays.
+std::vector<kjit::LaunchArg> adjoint_args(const std::vector<RefArg>& init, const std::vector<std::vector<double>>& w,
+                                          double seed_scale, int n, std::vector<kjit::NdArray>& grads) {
+  std::vector<kjit::LaunchArg> adj;
+  for (int p = 0; p < P_COUNT; ++p) {
+    if (p == P_A || p == P_V || p == P_M) {
+      grads[size_t(p)] = kjit::NdArray::zeros(elem_type(p), {n});
+      adj.emplace_back(grads[size_t(p)]);
+    } else if (kIsOutput[p]) {
+      RefArg wa = init[size_t(p)];
+      wa.data = w[size_t(p)];
+      for (double& x : wa.data) x *= seed_scale;
+      grads[size_t(p)] = to_device(p, wa);
+      adj.emplace_back(grads[size_t(p)]);
+    } else {
+      adj.emplace_back();
+    }
+  }
+  return adj;
+}
+
 /// Runs one traced program on cpu and checks it. `solo`: the program has its own module, so
 /// a build error is its own.
 ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, bool solo) {
@@ -191,20 +214,7 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
 
   // kjit adjoint.
   std::vector<kjit::NdArray> grads(P_COUNT);
-  std::vector<kjit::LaunchArg> adj;
-  for (int p = 0; p < P_COUNT; ++p) {
-    if (p == P_A || p == P_V || p == P_M) {
-      grads[size_t(p)] = kjit::NdArray::zeros(elem_type(p), {n});
-      adj.emplace_back(grads[size_t(p)]);
-    } else if (kIsOutput[p]) {
-      RefArg wa = init[size_t(p)];
-      wa.data = w[size_t(p)];
-      grads[size_t(p)] = to_device(p, wa);
-      adj.emplace_back(grads[size_t(p)]);
-    } else {
-      adj.emplace_back();
-    }
-  }
+  std::vector<kjit::LaunchArg> adj = adjoint_args(init, w, 1, n, grads);
   try {
     kjit::launch_adjoint(def, n, args, adj);
   } catch (const kjit::Error& e) {
@@ -245,21 +255,8 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
       std::vector<kjit::NdArray> arrays2(P_COUNT), grads2(P_COUNT);
       for (int q = 0; q < P_COUNT; ++q)
         if (kIsArray[q]) arrays2[size_t(q)] = to_device(q, in2[size_t(q)]);
-      std::vector<kjit::LaunchArg> args2 = launch_args(arrays2, in2), adj2;
-      for (int q = 0; q < P_COUNT; ++q) {
-        if (q == P_A || q == P_V || q == P_M) {
-          grads2[size_t(q)] = kjit::NdArray::zeros(elem_type(q), {n});
-          adj2.emplace_back(grads2[size_t(q)]);
-        } else if (kIsOutput[q]) {
-          RefArg wa = init[size_t(q)];
-          wa.data = w[size_t(q)];
-          for (double& x : wa.data) x *= 3;
-          grads2[size_t(q)] = to_device(q, wa);
-          adj2.emplace_back(grads2[size_t(q)]);
-        } else {
-          adj2.emplace_back();
-        }
-      }
+      std::vector<kjit::LaunchArg> args2 = launch_args(arrays2, in2);
+      std::vector<kjit::LaunchArg> adj2 = adjoint_args(init, w, 3, n, grads2);
       tripled_grads.resize(P_COUNT);
       try {
         kjit::launch(def, n, args2);
