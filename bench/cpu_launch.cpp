@@ -5,8 +5,10 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string>
 
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

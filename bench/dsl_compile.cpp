@@ -7,6 +7,7 @@
 
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "nvrtc_compiler.hpp"
 #include "saxpy.hpp"
 

@@ -1,9 +1,11 @@
 // Trace + codegen time per example kernel and module: the work a cache miss adds before the
 // compiler runs (a hit needs tracing and the module identity only).
 #include <benchmark/benchmark.h>
+#include <string>
 
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/modules.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

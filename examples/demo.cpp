@@ -7,9 +7,13 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
+#include "kjit/runtime/modules.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

@@ -1,6 +1,10 @@
 // Error kinds and the kjit exception type.
 #include "kjit/error.hpp"
 
+#include <atomic>
+#include <cstring>
+#include <new>
+
 namespace kjit {
 
 const char* to_string(ErrorKind kind) {
@@ -14,7 +18,49 @@ const char* to_string(ErrorKind kind) {
   return "unknown";
 }
 
-Error::Error(ErrorKind kind, const std::string& message)
-    : std::runtime_error(message), kind_(kind) {}
+// One allocation holds the count and the text; copies (exceptions are copied when thrown and
+// caught by value) only count.
+struct Error::Message {
+  std::atomic<long> count{1};
+
+  /// The text, just past the header in the same allocation.
+  char* text() { return reinterpret_cast<char*>(this + 1); }
+
+  static Message* make(const char* text, size_t length) {
+    Message* m = new (::operator new(sizeof(Message) + length + 1)) Message;
+    std::memcpy(m->text(), text, length);
+    m->text()[length] = '\0';
+    return m;
+  }
+  void retain() { count.fetch_add(1, std::memory_order_relaxed); }
+  void release() {
+    if (count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      this->~Message();
+      ::operator delete(this);
+    }
+  }
+};
+
+Error::Error(ErrorKind kind, const char* message)
+    : Error(kind, message ? message : "", message ? std::strlen(message) : 0) {}
+
+Error::Error(ErrorKind kind, const char* message, size_t length)
+    : kind_(kind), message_(Message::make(message, length)) {}
+
+Error::Error(const Error& o) noexcept : std::exception(o), kind_(o.kind_), message_(o.message_) {
+  message_->retain();
+}
+
+Error& Error::operator=(const Error& o) noexcept {
+  o.message_->retain();
+  message_->release();
+  message_ = o.message_;
+  kind_ = o.kind_;
+  return *this;
+}
+
+Error::~Error() { message_->release(); }
+
+const char* Error::what() const noexcept { return message_->text(); }
 
 }  // namespace kjit

@@ -1,6 +1,10 @@
 // Device names ("cpu", "cuda:N"), parsing with reasons, and the default device.
 #include "kjit/runtime/device.hpp"
 
+#include <cstring>
+#include <string>
+#include <string_view>
+
 #include <cctype>
 
 #include "kjit/runtime/internal/cuda_backend.hpp"
@@ -12,7 +16,10 @@ std::string Device::name() const {
   return is_cpu() ? "cpu" : "cuda:" + std::to_string(ordinal_);
 }
 
-Device Device::parse(std::string_view text) {
+Device Device::parse(const char* name) { return parse(name, name ? std::strlen(name) : 0); }
+
+Device Device::parse(const char* name, size_t length) {
+  const std::string_view text(name, length);
   if (text == "cpu") return cpu();
   int ordinal = -1;
   if (text == "cuda") {

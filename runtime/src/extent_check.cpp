@@ -1,7 +1,9 @@
 // Launch checks from the kernel's IR: unguarded extents, empty arrays and views without data.
+#include <string>
 #include "extent_check.hpp"
 
 #include "kjit/ir/extent_facts.hpp"
+#include "kjit/kernel.hpp"
 
 namespace kjit::detail {
 

@@ -2,6 +2,7 @@
 #include "kjit/runtime/gradcheck.hpp"
 
 #include "kjit/ir/ir.hpp"
+#include "kjit/kernel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <limits>
 #include <random>
 #include <map>
+#include <string>
 #include <set>
 
 namespace kjit {

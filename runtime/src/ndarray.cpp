@@ -2,6 +2,7 @@
 #include "kjit/runtime/ndarray.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "checked_size.hpp"
 #include "memory.hpp"
@@ -39,8 +40,8 @@ std::vector<int64_t> row_major(const Shape& shape, int64_t element_bytes) {
   return strides;
 }
 
-std::shared_ptr<void> own(const Device& device, void* p) {
-  return std::shared_ptr<void>(p, [device](void* q) { detail::deallocate(device, q); });
+detail::SharedResource own(const Device& device, void* p) {
+  return detail::SharedResource(p, device, [](void* q, const Device& d) { detail::deallocate(d, q); });
 }
 
 }  // namespace
@@ -69,8 +70,7 @@ bool NdArray::is_contiguous() const {
 
 void NdArray::set_layout(const Shape& shape, const std::vector<int64_t>& strides) {
   ndim_ = int(shape.size());
-  shape_ = {};
-  strides_ = {};
+  for (size_t d = 0; d < size_t(kj::kMaxDims); ++d) shape_[d] = strides_[d] = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
     shape_[d] = shape[d];
     strides_[d] = strides[d];
@@ -165,6 +165,16 @@ void NdArray::copy_from_host(const void* src, size_t bytes) {
 void NdArray::copy_to_host(void* dst, size_t bytes) const {
   if (!is_contiguous()) throw Error(ErrorKind::User, "to_vector: the array is not contiguous");
   detail::copy_bytes(Device::cpu(), dst, device_, data_, bytes, Stream::default_for(device_));
+}
+
+bool NdArray::same_shape(const NdArray& o) const {
+  return ndim_ == o.ndim_ && std::equal(shape_, shape_ + ndim_, o.shape_);
+}
+
+void NdArray::check_value_count(size_t count, const char* what) const {
+  if (int64_t(count) != size())
+    throw Error(ErrorKind::User, std::string(what) + ": " + std::to_string(count) +
+                                     " values for an array of " + std::to_string(size()) + " elements");
 }
 
 void NdArray::check_element(const ir::Type& t, const char* what) const {

@@ -5,9 +5,11 @@
 
 #include "kjit/ir/ir.hpp"
 #include "kjit/ir/structs.hpp"
+#include "kjit/kernel.hpp"
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <limits>
 
 namespace kjit::detail {

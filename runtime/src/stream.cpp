@@ -15,9 +15,10 @@ Stream Stream::create(const Device& device) {
   Stream s;
   s.device_ = device;
   if (device.is_cuda()) {
-    int ordinal = device.ordinal();
-    s.handle_ = cuda::stream_create(ordinal);
-    s.owner_ = std::shared_ptr<void>(s.handle_, [ordinal](void* h) { cuda::stream_destroy(ordinal, h); });
+    s.handle_ = cuda::stream_create(device.ordinal());
+    s.owner_ = detail::SharedResource(s.handle_, device, [](void* h, const Device& d) {
+      cuda::stream_destroy(d.ordinal(), h);
+    });
   }
   return s;
 }

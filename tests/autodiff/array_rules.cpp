@@ -3,9 +3,12 @@
 // gradients accumulate across launches, and constructs that cannot be differentiated are
 // rejected with the user's line.
 #include <doctest/doctest.h>
+#include <string>
 
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
+#include "kjit/kernel.hpp"
 
 using namespace kjit;
 

@@ -10,12 +10,15 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <string>
 
 #include "builtin_kernel.hpp"
 #include "kjit/dsl/tracer.hpp"
 #include "kjit/ir/ir.hpp"
 #include "kjit/ir/structs.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
+#include "kjit/kernel.hpp"
 
 using namespace kjit;
 using ir::Scalar;

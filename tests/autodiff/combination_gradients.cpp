@@ -6,10 +6,13 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "kjit/codegen/codegen.hpp"
 #include "gradient_support.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
+#include "kjit/kernel.hpp"
 
 using namespace kjit;
 

@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
 
 using namespace kjit;
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
 
 namespace autodiff_support {
 

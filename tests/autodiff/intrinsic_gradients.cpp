@@ -7,8 +7,10 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string>
 
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
 
 using namespace kjit;
 

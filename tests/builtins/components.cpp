@@ -4,9 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 
 #include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
+#include "kjit/kernel.hpp"
 
 namespace components {
 using namespace kjit::dsl;
@@ -139,7 +142,7 @@ TEST_CASE("assigning a component of a plain value is a tracing error naming the 
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::User);
-    CHECK(std::string(e.what()).find("components.cpp:57") != std::string::npos);
+    CHECK(std::string(e.what()).find("components.cpp:60") != std::string::npos);
     CHECK(std::string(e.what()).find("not a Var") != std::string::npos);
   }
 }

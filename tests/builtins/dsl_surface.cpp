@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <string>
 
 #include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 
 namespace surface {
 using namespace kjit::dsl;

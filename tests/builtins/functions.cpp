@@ -2,9 +2,12 @@
 // branches inside, arrays as arguments, user adjoints (func_grad) and replays (func_replay),
 // and clear tracing errors for recursion, captured values and Return().
 #include <doctest/doctest.h>
+#include <string>
 
 #include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
+#include "kjit/kernel.hpp"
 #include "nvrtc_check.hpp"
 
 namespace funcs {

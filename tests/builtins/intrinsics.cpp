@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
 
 namespace intrinsics {
 using namespace kjit::dsl;

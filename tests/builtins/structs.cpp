@@ -11,6 +11,7 @@
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/ir/structs.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "lanes.hpp"
 
 namespace structs {

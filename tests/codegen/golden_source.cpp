@@ -1,10 +1,12 @@
 // Generated source of the example modules against golden files, which record the codegen
 // version: a change to the generated text without a version bump (stale cache keys) fails.
 #include <doctest/doctest.h>
+#include <string>
 
 #include "golden.hpp"
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

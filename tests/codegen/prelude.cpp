@@ -1,8 +1,10 @@
 // The prelude carries only what a module uses.
 #include <doctest/doctest.h>
+#include <string>
 
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "prelude.hpp"
 #include "saxpy.hpp"

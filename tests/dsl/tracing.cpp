@@ -3,10 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <thread>
+#include <string>
 
 #include "kjit/ir/printer.hpp"
 #include "kjit/ir/verifier.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

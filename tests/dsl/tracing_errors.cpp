@@ -2,9 +2,11 @@
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <string>
 
 #include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 
 using namespace kjit;
 

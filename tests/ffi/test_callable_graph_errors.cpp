@@ -8,9 +8,12 @@
 #include <atomic>
 #include <mutex>
 #include <thread>
+#include <string>
 
 #include "callable_graphs_fixture.hpp"
 #include "kjit/runtime/internal/cuda_backend.hpp"
+#include "kjit/runtime/graph.hpp"
+#include "kjit/kernel.hpp"
 #include "saxpy.hpp"
 
 using namespace kjit;

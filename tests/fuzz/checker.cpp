@@ -12,11 +12,14 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <string>
+#include <stdexcept>
 
 #include "kjit/compiler/build.hpp"
 #include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/compile_input.hpp"
+#include "kjit/kernel.hpp"
 #include "printer.hpp"
 #include "reference.hpp"
 #include "walker.hpp"

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
 
 #include "checker.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
+#include "kjit/kernel.hpp"
 #include "printer.hpp"
 #include "temp_cache.hpp"
 

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <map>
 #include <variant>
+#include <string>
+#include <stdexcept>
 
 #include "device_functions.hpp"
+#include "kjit/kernel.hpp"
 
 namespace fuzz {
 namespace {

@@ -1,8 +1,10 @@
 // Every example kernel, forward and adjoint, on cuda:0 against the cpu, within the tolerances of
 // gpu_support.hpp; and the basic facts of the real driver (default device, targets, limits).
+#include <string>
 #include "gpu_support.hpp"
 #include "kjit/ir/ir.hpp"
 #include "kjit/runtime/devices.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

@@ -1,6 +1,10 @@
 // On cuda:0: 2-D to 4-D launches, preloading on all devices, two streams at once, CUDA graphs
 // against eager launches, block-size limits and the adjoint loop bound read from the device.
+#include <string>
 #include "kjit/runtime/internal/cuda_backend.hpp"
+#include "kjit/runtime/modules.hpp"
+#include "kjit/runtime/graph.hpp"
+#include "kjit/kernel.hpp"
 #include "gpu_support.hpp"
 #include "saxpy.hpp"
 

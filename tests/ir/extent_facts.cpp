@@ -1,9 +1,11 @@
 // The extent analysis (kjit/ir/extent_facts.hpp): unguarded accesses at affine functions of the
 // thread index are found; guarded, data-dependent and conditional ones are not.
 #include <doctest/doctest.h>
+#include <string>
 
 #include "kjit/ir/extent_facts.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "springs.hpp"
 
 using namespace kjit;

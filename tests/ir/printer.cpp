@@ -1,9 +1,11 @@
 // The IR printer's text for the example kernels, against golden files.
 #include <doctest/doctest.h>
+#include <string>
 
 #include "golden.hpp"
 #include "kjit/ir/printer.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

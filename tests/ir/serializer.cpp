@@ -1,8 +1,10 @@
 // The stable encoding behind module keys: deterministic, and sensitive to every change.
 #include <doctest/doctest.h>
+#include <string>
 
 #include "kjit/ir/serializer.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "saxpy.hpp"
 #include "test_support.hpp"
 

@@ -1,8 +1,10 @@
 // The verifier accepts traced kernels and rejects each kind of malformed IR with a message.
 #include <doctest/doctest.h>
+#include <string>
 
 #include "kjit/ir/verifier.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "springs.hpp"
 
 using namespace kjit;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "param_packer.hpp"
 
 using namespace kjit;

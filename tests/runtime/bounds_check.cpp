@@ -6,10 +6,12 @@
 #include <climits>
 #include <cstring>
 #include <string_view>
+#include <string>
 
 #include "kjit/compiler/build.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/compile_input.hpp"
+#include "kjit/kernel.hpp"
 #include "test_support.hpp"
 
 using namespace kjit;

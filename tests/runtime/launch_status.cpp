@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <thread>
+#include <string>
 
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 
 using namespace kjit;
 

@@ -1,9 +1,11 @@
 // Module options: every field of ModuleOptions reaches the code generator or the compiler
 // (and so the key), and a module built with another C++ standard still runs.
 #include <doctest/doctest.h>
+#include <string>
 
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/compile_input.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 

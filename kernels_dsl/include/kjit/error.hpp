@@ -1,8 +1,9 @@
 // kjit/error.hpp — the one exception type kjit throws, with a kind that says whose fault it is.
 #pragma once
 
-#include <stdexcept>
-#include <string>
+#include <cstddef>
+#include <exception>
+#include <utility>
 
 namespace kjit {
 
@@ -19,18 +20,31 @@ enum class ErrorKind {
 const char* to_string(ErrorKind kind);
 
 /// The exception every kjit API throws. `what()` is a complete, human-readable message.
-class Error : public std::runtime_error {
+/// (A std::exception holding its message itself, so that programs including <kjit/kjit.hpp>
+/// do not pay for <stdexcept> and <string>; copies share the message and never throw.)
+class Error : public std::exception {
  public:
-  Error(ErrorKind kind, const std::string& message);
+  Error(ErrorKind kind, const char* message);
+  Error(ErrorKind kind, const char* message, size_t length);
+  /// From any string type with data() and size() (std::string, std::string_view).
+  template <class S, class = decltype(std::declval<const S&>().data() + std::declval<const S&>().size())>
+  Error(ErrorKind kind, const S& message) : Error(kind, message.data(), message.size()) {}
+  Error(const Error& o) noexcept;
+  Error& operator=(const Error& o) noexcept;
+  ~Error() override;
+
+  const char* what() const noexcept override;
   /// Whose fault the error is.
   ErrorKind kind() const noexcept { return kind_; }
 
  private:
+  struct Message;
   ErrorKind kind_;
+  Message* message_;  ///< shared by copies, counted
 };
 
 /// Throws an Internal error with `message` when `condition` is false. Internal invariants
-/// fail loudly; they are never skipped.
+/// fail loudly; they are never skipped. (Where it is used, <string> must be included.)
 #define KJIT_CHECK(condition, message)                                                   \
   do {                                                                                   \
     if (!(condition))                                                                    \

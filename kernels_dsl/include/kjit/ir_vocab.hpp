@@ -4,14 +4,8 @@
 #pragma once
 
 #include <cstdint>
-// Type::str() and Type::cpp() return std::string; the definitions and their callers see
-// <string>, kernel headers only need the declaration, which <iosfwd> gives in libstdc++ and
-// libc++ at a fraction of <string>'s size.
-#if defined(__GLIBCXX__) || defined(_LIBCPP_VERSION)
-#include <iosfwd>
-#else
-#include <string>
-#endif
+
+#include "kjit/string_fwd.hpp"  // Type::str() and Type::cpp() return std::string
 
 namespace kjit::ir {
 

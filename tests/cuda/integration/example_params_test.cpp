@@ -5,10 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <string>
 
 #include "integration/fake_devices.hpp"
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"

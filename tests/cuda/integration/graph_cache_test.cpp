@@ -5,9 +5,13 @@
 #include <functional>
 
 #include <cstring>
+#include <string>
 
 #include "integration/fake_devices.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/modules.hpp"
+#include "kjit/runtime/graph.hpp"
+#include "kjit/kernel.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 

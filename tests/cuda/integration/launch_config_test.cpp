@@ -5,11 +5,15 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <string>
 
 #include "integration/fake_devices.hpp"
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/cache.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/modules.hpp"
+#include "kjit/runtime/graph.hpp"
+#include "kjit/kernel.hpp"
 #include "sha256.hpp"
 #include "test_support.hpp"
 

@@ -9,10 +9,12 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <string>
 
 #include "integration/fake_devices.hpp"
 #include "kjit/abi.h"
 #include "kjit/kjit.hpp"
+#include "kjit/kernel.hpp"
 
 using namespace kjit;
 

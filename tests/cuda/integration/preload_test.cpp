@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <string>
 
 #include "integration/fake_devices.hpp"
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/modules.hpp"
+#include "kjit/runtime/devices.hpp"
 
 using namespace kjit;
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <kjit/kjit.hpp>
+#include <kjit/runtime/modules.hpp>  // load_module
 
 #include "consumer_kernels.hpp"
 

@@ -1,8 +1,10 @@
 // kjit/runtime/device.hpp — devices as users name them: "cpu", "cuda:0", "cuda:1", ...
 #pragma once
 
-#include <string>
-#include <string_view>
+#include <cstddef>
+#include <utility>
+
+#include "kjit/string_fwd.hpp"  // name() returns std::string
 
 namespace kjit {
 
@@ -20,14 +22,18 @@ class Device {
   /// Parses "cpu", "cuda" (= cuda:0) or "cuda:N". Throws a User error for malformed names,
   /// and a Driver error saying why ("no CUDA driver found", "no CUDA device", "cuda:3 is out
   /// of range: 2 devices") for CUDA devices that cannot be used.
-  static Device parse(std::string_view name);
+  static Device parse(const char* name, size_t length);
+  static Device parse(const char* name);
+  /// From any string type with data() and size() (std::string, std::string_view).
+  template <class S, class = decltype(std::declval<const S&>().data() + std::declval<const S&>().size())>
+  static Device parse(const S& name) { return parse(name.data(), name.size()); }
 
   DeviceKind kind() const { return kind_; }
   bool is_cpu() const { return kind_ == DeviceKind::Cpu; }
   bool is_cuda() const { return kind_ == DeviceKind::Cuda; }
   /// CUDA ordinal; -1 for the cpu.
   int ordinal() const { return ordinal_; }
-  /// "cpu" or "cuda:N".
+  /// "cpu" or "cuda:N" (include <string> to call it).
   std::string name() const;
 
   bool operator==(const Device& o) const { return kind_ == o.kind_ && ordinal_ == o.ordinal_; }

@@ -1,11 +1,12 @@
 // kjit/runtime/launch.hpp — launching kernels forward and backward on a device.
 #pragma once
 
+#include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <vector>
 
-#include "kjit/kernel.hpp"
+#include "kjit/dsl/kernel_handle.hpp"  // Kernel<P...>; KernelDef's members are in kjit/kernel.hpp
 #include "kjit/runtime/ndarray.hpp"
 
 namespace kjit {

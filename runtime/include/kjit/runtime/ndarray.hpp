@@ -2,16 +2,13 @@
 // buffer: the runtime's values for Array<T, N> kernel parameters.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <cstring>
-#include <memory>
-#include <string>
 #include <vector>
 
 #include "kjit/abi.h"
 #include "kjit/error.hpp"
 #include "kjit/runtime/device.hpp"
+#include "kjit/runtime/shared_resource.hpp"
 #include "kjit/runtime/stream.hpp"
 #include "kjit/types.hpp"
 
@@ -43,10 +40,7 @@ class NdArray {
                              const Device& device = Device::cpu()) {
     if (shape.empty()) shape = {int64_t(values.size())};
     NdArray a = empty(ir_type_of<T>(), shape, device);
-    if (int64_t(values.size()) != a.size())
-      throw Error(ErrorKind::User, "from_vector: " + std::to_string(values.size()) +
-                                       " values for an array of " + std::to_string(a.size()) +
-                                       " elements");
+    a.check_value_count(values.size(), "from_vector");
     a.copy_from_host(values.data(), values.size() * sizeof(T));
     return a;
   }
@@ -64,12 +58,12 @@ class NdArray {
   const ir::Type& element() const { return element_; }
   int ndim() const { return ndim_; }
   /// The extents, outermost first.
-  Shape shape() const { return Shape(shape_.begin(), shape_.begin() + ndim_); }
+  Shape shape() const { return Shape(shape_, shape_ + ndim_); }
   int64_t shape(int dim) const;
   /// Byte strides per dimension.
-  std::vector<int64_t> strides() const { return std::vector<int64_t>(strides_.begin(), strides_.begin() + ndim_); }
+  std::vector<int64_t> strides() const { return std::vector<int64_t>(strides_, strides_ + ndim_); }
   /// Whether `o` has the same dimensionality and extents.
-  bool same_shape(const NdArray& o) const { return ndim_ == o.ndim_ && shape_ == o.shape_; }
+  bool same_shape(const NdArray& o) const;
   /// Number of elements.
   int64_t size() const;
   /// Bytes of one element.
@@ -102,17 +96,18 @@ class NdArray {
   void copy_from_host(const void* src, size_t bytes);
   void copy_to_host(void* dst, size_t bytes) const;
   void check_element(const ir::Type& t, const char* what) const;
+  void check_value_count(size_t count, const char* what) const;
   void set_layout(const Shape& shape, const std::vector<int64_t>& strides);
 
-  std::shared_ptr<void> memory_;       ///< owns data_ (null for views)
-  std::shared_ptr<void> grad_memory_;  ///< owns grad_ (null for views)
+  detail::SharedResource memory_;       ///< owns data_ (empty for views)
+  detail::SharedResource grad_memory_;  ///< owns grad_ (empty for views)
   void* data_ = nullptr;
   void* grad_ = nullptr;
   ir::Type element_;
   // Fixed-size extents and strides: copying an array (every launch argument is a copy)
   // allocates nothing.
-  std::array<int64_t, kj::kMaxDims> shape_{};
-  std::array<int64_t, kj::kMaxDims> strides_{};
+  int64_t shape_[kj::kMaxDims] = {};
+  int64_t strides_[kj::kMaxDims] = {};
   int ndim_ = 0;
   Device device_;
 };

@@ -2,9 +2,8 @@
 // every operation completes before it returns).
 #pragma once
 
-#include <memory>
-
 #include "kjit/runtime/device.hpp"
+#include "kjit/runtime/shared_resource.hpp"
 
 namespace kjit {
 
@@ -31,7 +30,7 @@ class Stream {
  private:
   Device device_;
   void* handle_ = nullptr;
-  std::shared_ptr<void> owner_;
+  detail::SharedResource owner_;  ///< destroys a created stream with the last copy
 };
 
 }  // namespace kjit

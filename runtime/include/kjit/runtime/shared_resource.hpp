@@ -1,0 +1,68 @@
+// kjit/runtime/shared_resource.hpp — a reference-counted owner of one device resource (array
+// memory, a CUDA stream), released with its last copy: what std::shared_ptr<void> did for
+// NdArray and Stream, without <memory> in every program's headers.
+#pragma once
+
+#include "kjit/runtime/device.hpp"
+
+namespace kjit::detail {
+
+/// Owns `resource` of `device` together with its copies; the last copy to go calls
+/// `release(resource, device)` once. Copies are thread-safe (an atomic count), like
+/// std::shared_ptr. Default-constructed: owns nothing.
+class SharedResource {
+ public:
+  using Release = void (*)(void* resource, const Device& device);
+
+  SharedResource() = default;
+  SharedResource(void* resource, const Device& device, Release release);
+  SharedResource(const SharedResource& o) noexcept : block_(o.block_) { retain(block_); }
+  SharedResource(SharedResource&& o) noexcept : block_(o.block_) { o.block_ = nullptr; }
+  SharedResource& operator=(const SharedResource& o) noexcept {
+    retain(o.block_);
+    reset();
+    block_ = o.block_;
+    return *this;
+  }
+  SharedResource& operator=(SharedResource&& o) noexcept {
+    if (this != &o) {
+      reset();
+      block_ = o.block_;
+      o.block_ = nullptr;
+    }
+    return *this;
+  }
+  ~SharedResource() { reset(); }
+
+  /// Drops this copy's share (releasing the resource when it was the last).
+  void reset() noexcept {
+    Count* b = block_;
+    block_ = nullptr;
+    if (b && drop(b)) destroy(b);
+  }
+  /// Whether this copy owns something.
+  explicit operator bool() const { return block_ != nullptr; }
+  /// How many copies share the resource (0 when empty); for tests.
+  long use_count() const noexcept;
+
+ private:
+  /// The head of the shared block (the rest is in shared_resource.cpp). The count is changed
+  /// inline, so copying an array (every launch argument is one) costs what a shared_ptr's
+  /// copy does; GCC's and Clang's atomic builtins need no header.
+  struct Count {
+    long count;
+  };
+  struct Block;
+  static void retain(Count* b) noexcept {
+    if (b) __atomic_fetch_add(&b->count, 1, __ATOMIC_RELAXED);
+  }
+  /// Whether this was the last share. acq_rel: the releasing thread must see every other
+  /// owner's writes to the resource.
+  static bool drop(Count* b) noexcept { return __atomic_fetch_sub(&b->count, 1, __ATOMIC_ACQ_REL) == 1; }
+  /// Releases the resource and frees the block.
+  static void destroy(Count* b) noexcept;
+
+  Count* block_ = nullptr;
+};
+
+}  // namespace kjit::detail
