@@ -19,9 +19,10 @@ class SharedResource {
   SharedResource(const SharedResource& o) noexcept : block_(o.block_) { retain(block_); }
   SharedResource(SharedResource&& o) noexcept : block_(o.block_) { o.block_ = nullptr; }
   SharedResource& operator=(const SharedResource& o) noexcept {
-    retain(o.block_);
+    Count* b = o.block_;  // before reset(): `o` may be *this
+    retain(b);
     reset();
-    block_ = o.block_;
+    block_ = b;
     return *this;
   }
   SharedResource& operator=(SharedResource&& o) noexcept {
