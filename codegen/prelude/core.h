@@ -10,8 +10,39 @@
 #define KJ_NO_UNROLL _Pragma("unroll 1")
 #else
 #define KJ_NO_UNROLL
-#include <math.h>
-#include <stdio.h>
+// The C library functions the prelude calls, declared here instead of <math.h> and <stdio.h>:
+// in C++, <math.h> brings <cmath>, 20,000 lines that took half of a small module's compile.
+// They are the C functions (GCC and Clang also know them as builtins).
+extern "C" {
+float sinf(float); double sin(double);
+float cosf(float); double cos(double);
+float tanf(float); double tan(double);
+float expf(float); double exp(double);
+float logf(float); double log(double);
+float sqrtf(float); double sqrt(double);
+float floorf(float); double floor(double);
+float ceilf(float); double ceil(double);
+float asinf(float); double asin(double);
+float acosf(float); double acos(double);
+float atanf(float); double atan(double);
+float sinhf(float); double sinh(double);
+float coshf(float); double cosh(double);
+float tanhf(float); double tanh(double);
+float cbrtf(float); double cbrt(double);
+float erff(float); double erf(double);
+float erfcf(float); double erfc(double);
+float log2f(float); double log2(double);
+float log10f(float); double log10(double);
+float truncf(float); double trunc(double);
+float roundf(float); double round(double);
+float rintf(float); double rint(double);
+float lgammaf(float); double lgamma(double);
+float powf(float, float); double pow(double, double);
+float atan2f(float, float); double atan2(double, double);
+float copysignf(float, float); double copysign(double, double);
+float fmodf(float, float); double fmod(double, double);
+int printf(const char*, ...);
+}
 #define KJ_FUNC inline __attribute__((always_inline))
 #define KJ_FUNC_BIG inline
 #define KJ_CUDA 0
@@ -99,6 +130,44 @@ KJ_FUNC T& elem(const array_t<T>& a, kj_int64 i, kj_int64 j, kj_int64 k, kj_int6
   return *(T*)((char*)a.data + i * a.strides[0] + j * a.strides[1] + k * a.strides[2] +
                l * a.strides[3]);
 }
+/// An array known to be dense row-major (each stride the element size times the extents
+/// inside it): elem() indexes it without reading strides, so that loops over it vectorize.
+/// The cpu entry points pass every array as one when all of a launch's arrays are dense
+/// (kj::is_dense); anything taking an array_t still accepts it.
+template <class T>
+struct dense_array_t : array_t<T> {};
+template <class T>
+KJ_FUNC T& elem(const dense_array_t<T>& a, kj_int64 i) {
+  return a.data[i];
+}
+template <class T>
+KJ_FUNC T& elem(const dense_array_t<T>& a, kj_int64 i, kj_int64 j) {
+  return a.data[i * a.shape[1] + j];
+}
+template <class T>
+KJ_FUNC T& elem(const dense_array_t<T>& a, kj_int64 i, kj_int64 j, kj_int64 k) {
+  return a.data[(i * a.shape[1] + j) * a.shape[2] + k];
+}
+template <class T>
+KJ_FUNC T& elem(const dense_array_t<T>& a, kj_int64 i, kj_int64 j, kj_int64 k, kj_int64 l) {
+  return a.data[((i * a.shape[1] + j) * a.shape[2] + k) * a.shape[3] + l];
+}
+/// The array type of a body instantiated for dense (true) or strided (false) arrays.
+template <bool Dense> struct array_layout { template <class T> using array = array_t<T>; };
+template <> struct array_layout<true> { template <class T> using array = dense_array_t<T>; };
+template <bool Dense, class T>
+using array_of = typename array_layout<Dense>::template array<T>;
+/// Whether `a` is dense row-major (an absent array counts as dense: nothing indexes it).
+template <class T>
+KJ_FUNC bool is_dense(const array_t<T>& a) {
+  kj_int64 s = (kj_int64)sizeof(T);
+  for (int d = a.ndim - 1; d >= 0; --d) {
+    if (a.strides[d] != s) return a.data == 0;
+    s *= a.shape[d];
+  }
+  return true;
+}
+
 /// A contiguous row-major array over `address` (the DSL's array(address, n...)); it has no
 /// gradient buffer.
 template <class T>

@@ -12,11 +12,14 @@ std::string entry_name(const std::string& kernel_name, EntryKind kind) {
 }
 
 std::vector<EntryParam> entry_params(const ir::Function& fn, const Names& names, EntryKind kind) {
+  auto param = [&](size_t i, std::string name) {
+    const ir::Type& t = fn.params[i].type;
+    return EntryParam{t.cpp(), std::move(name), t.is_array() ? t.element().cpp() : ""};
+  };
   std::vector<EntryParam> out;
-  for (size_t i = 0; i < fn.params.size(); ++i) out.push_back({fn.params[i].type.cpp(), names.param(i)});
+  for (size_t i = 0; i < fn.params.size(); ++i) out.push_back(param(i, names.param(i)));
   if (kind == EntryKind::Adjoint)
-    for (size_t i = 0; i < fn.params.size(); ++i)
-      out.push_back({fn.params[i].type.cpp(), names.adj_param(i)});
+    for (size_t i = 0; i < fn.params.size(); ++i) out.push_back(param(i, names.adj_param(i)));
   return out;
 }
 
@@ -28,16 +31,22 @@ bool by_reference(const std::string& type) {
 }  // namespace
 
 void open_body_function(SourceWriter& w, const std::string& body, const std::vector<EntryParam>& params) {
-  std::string sig = "static KJ_FUNC void " + body + "(const kj::launch_bounds_t& dim, kj_int64 kj_index";
-  for (const EntryParam& p : params)
-    sig += ", " + (by_reference(p.type) ? "const " + p.type + "& " : p.type + " ") + p.name;
+  std::string sig = "template <bool KJ_DENSE> static KJ_FUNC void " + body +
+                    "(const kj::launch_bounds_t& dim, kj_int64 kj_index";
+  for (const EntryParam& p : params) {
+    std::string type = p.element.empty() ? p.type : "kj::array_of<KJ_DENSE, " + p.element + ">";
+    sig += ", " + (by_reference(type) ? "const " + type + "& " : type + " ") + p.name;
+  }
   w.line(sig + ") {");
 }
 
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
                        const std::vector<EntryParam>& params) {
-  std::string call_args = "dim, kj_index";
-  for (const EntryParam& p : params) call_args += ", " + p.name;
+  auto call = [&](const std::string& index, bool dense) {
+    std::string args = "dim, " + index;
+    for (const EntryParam& p : params) args += std::string(", ") + (dense && !p.element.empty() ? "kj_dense_" : "") + p.name;
+    return body + "<" + (dense ? "true" : "false") + ">(" + args + ");";
+  };
 
   w.line("#if KJ_CUDA");
   std::string sig = "extern \"C\" __global__ void " + entry + "(kj::launch_bounds_t dim";
@@ -48,16 +57,35 @@ void emit_entry_points(SourceWriter& w, const std::string& entry, const std::str
   w.line("#pragma unroll 1", 1);
   w.line("for (kj_int64 kj_index = (kj_int64)blockIdx.x * blockDim.x + threadIdx.x; kj_index < dim.size;", 1);
   w.line("     kj_index += (kj_int64)blockDim.x * gridDim.x)", 1);
-  w.line(body + "(" + call_args + ");", 2);
+  w.line(call("kj_index", false), 2);
   w.line("}");
   w.line("#else");
   w.line("KJ_EXPORT void " + entry + "(void** kj_args, kj_int64 kj_begin, kj_int64 kj_end) {");
-  w.line("const kj::launch_bounds_t& dim = *(const kj::launch_bounds_t*)kj_args[0];", 1);
-  for (size_t i = 0; i < params.size(); ++i)
-    w.line("const " + params[i].type + "& " + params[i].name + " = *(const " + params[i].type +
-               "*)kj_args[" + std::to_string(i + 1) + "];", 1);
-  w.line("for (kj_int64 kj_index = kj_begin; kj_index < kj_end; ++kj_index)", 1);
-  w.line(body + "(" + call_args + ");", 2);
+  // Copies, not references into kj_args: a store through an array cannot change them, so
+  // the compiler keeps them in registers and hoists them out of the loop.
+  w.line("const kj::launch_bounds_t dim = *(const kj::launch_bounds_t*)kj_args[0];", 1);
+  std::string dense_test;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const EntryParam& p = params[i];
+    w.line("const " + p.type + " " + p.name + " = *(const " + p.type + "*)kj_args[" + std::to_string(i + 1) + "];", 1);
+    if (!p.element.empty()) dense_test += (dense_test.empty() ? "" : " && ") + std::string("kj::is_dense(") + p.name + ")";
+  }
+  // The index is int32 as tid() is (the runtime refuses launches over 2^31-1 threads): a
+  // 64-bit index truncated to int32 in the body is not an affine access to GCC, an int32
+  // loop variable is, and that is what lets the dense loop vectorize.
+  const std::string loop = "for (kj_int32 kj_i = (kj_int32)kj_begin; kj_i < (kj_int32)kj_end; ++kj_i)";
+  if (!dense_test.empty()) {
+    w.line("if (" + dense_test + ") {", 1);
+    for (const EntryParam& p : params)
+      if (!p.element.empty())
+        w.line("const kj::dense_array_t<" + p.element + "> kj_dense_" + p.name + "{" + p.name + "};", 2);
+    w.line(loop, 2);
+    w.line(call("kj_i", true), 3);
+    w.line("return;", 2);
+    w.line("}", 1);
+  }
+  w.line(loop, 1);
+  w.line(call("kj_i", false), 2);
   w.line("}");
   w.line("#endif");
 }

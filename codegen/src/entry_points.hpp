@@ -14,8 +14,9 @@ namespace kjit::codegen {
 
 /// One parameter of an entry point, in ABI order.
 struct EntryParam {
-  std::string type;  ///< C++ type ("kj::array_t<float>", "float")
-  std::string name;  ///< identifier in the body ("p_x", "adj_p_x")
+  std::string type;     ///< C++ type ("kj::array_t<float>", "float")
+  std::string name;     ///< identifier in the body ("p_x", "adj_p_x")
+  std::string element;  ///< an array's element type ("float"); empty for a value
 };
 
 /// The parameters of `fn`'s entry point of `kind` after the launch bounds: the kernel's
@@ -23,7 +24,9 @@ struct EntryParam {
 /// array, a value of its type for a value.
 std::vector<EntryParam> entry_params(const ir::Function& fn, const Names& names, EntryKind kind);
 
-/// "static KJ_FUNC void <body>(const kj::launch_bounds_t& dim, kj_int64 kj_index, ...) {"
+/// "template <bool KJ_DENSE> static KJ_FUNC void <body>(const kj::launch_bounds_t& dim,
+/// kj_int64 kj_index, ...) {": arrays are kj::dense_array_t when KJ_DENSE (the cpu entry's
+/// path for launches whose arrays are all dense), kj::array_t otherwise.
 void open_body_function(SourceWriter& w, const std::string& body, const std::vector<EntryParam>& params);
 
 /// Both entry points (CUDA and host, selected by the preprocessor) calling `body`.

@@ -1,6 +1,7 @@
 // Compiler diagnostics mapped back to the user's lines and to the generated lines.
 #include "compile_log.hpp"
 
+#include <set>
 #include <sstream>
 
 namespace kjit::compiler {
@@ -155,6 +156,15 @@ std::string format_compile_failure(const CompileFailure& f) {
   m << "\n";
   bool in_generated = false;
   const size_t kMaxShown = 10;
+  // A kernel body is a template instantiated twice on the cpu (dense and strided arrays), so
+  // GCC may report one mistake once per instantiation: each diagnostic and each generated
+  // line is shown once.
+  std::set<std::string> seen;
+  std::set<int> quoted;
+  std::vector<Diagnostic> unique;
+  for (const Diagnostic& d : diags)
+    if (seen.insert(d.file + ":" + std::to_string(d.line) + ": " + d.message).second) unique.push_back(d);
+  diags = std::move(unique);
   for (size_t i = 0; i < diags.size() && i < kMaxShown; ++i) {
     const Diagnostic& d = diags[i];
     m << "  " << d.file << ":" << d.line << ": error: " << d.message << "\n";
@@ -173,7 +183,8 @@ std::string format_compile_failure(const CompileFailure& f) {
     if (!echoed.empty()) gen = echoed;
     if (base_name(d.file) == base_name(f.generated_file)) in_generated = true;
     for (size_t g = 0; g < gen.size() && g < 3; ++g)
-      m << "      generated line " << gen[g] << ": " << trim(lines[size_t(gen[g]) - 1]) << "\n";
+      if (quoted.insert(gen[g]).second)
+        m << "      generated line " << gen[g] << ": " << trim(lines[size_t(gen[g]) - 1]) << "\n";
   }
   if (diags.size() > kMaxShown) m << "  ... and " << diags.size() - kMaxShown << " more errors\n";
   if (in_generated)

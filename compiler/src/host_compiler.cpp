@@ -2,6 +2,7 @@
 // cannot outlive kjit, child_process.hpp), to build a `cpu` module's shared object.
 #include "host_compiler.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -36,7 +37,49 @@ constexpr const char* kHostArch = "unknown-arch";
 /// Flags every host compile gets; part of the key through host_compiler_identity().
 /// -fvisibility=hidden keeps everything but the KJ_EXPORT entry points out of the dynamic
 /// symbol table, so modules never interpose on each other or on the process.
-const char* const kFixedFlags[] = {"-x", "c++", "-shared", "-fPIC", "-fvisibility=hidden", "-w"};
+/// -ffp-contract=off: no fused multiply-adds the text does not ask for, so results do not
+/// depend on the cpu's ISA level (x86-64-v3 and up have FMA) and match the host compiler's.
+/// -fno-math-errno: kernels never read errno, and without it sqrt cannot be one instruction
+/// inside a vectorized loop.
+const char* const kFixedFlags[] = {"-x", "c++", "-shared", "-fPIC", "-fvisibility=hidden", "-w",
+                                   "-ffp-contract=off", "-fno-math-errno"};
+
+/// The x86-64 micro-architecture level of this cpu ("x86-64-v4" ... "x86-64"), as GCC and
+/// Clang name them for -march: the widest vector ISA modules may use here.
+const char* x86_level() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512cd"))
+    return "x86-64-v4";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+      __builtin_cpu_supports("bmi2"))
+    return "x86-64-v3";
+  if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("ssse3"))
+    return "x86-64-v2";
+  return "x86-64";
+#else
+  return "";
+#endif
+}
+
+/// The -march flag of every host compile: $KJIT_CPU_ISA when set ("none" for the compiler's
+/// default, or any -march value: "native", "x86-64-v2", "skylake"), else this cpu's x86-64
+/// level. An ISA level rather than -march=native: the flag is part of the key, so a cache
+/// moved to a cpu of another level is a miss, never a SIGILL, and machines of one level
+/// share modules.
+std::string isa_flag() {
+  static const std::string level = x86_level();
+  const char* env = std::getenv("KJIT_CPU_ISA");
+  std::string isa = env && *env ? env : level;
+  if (isa.empty() || isa == "none") return std::string();
+  for (char c : isa)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      throw Error(ErrorKind::User, "KJIT_CPU_ISA='" + isa + "' is not a -march value (letters, digits, "
+                                   "'-', '_', '.'); use e.g. x86-64-v3, native, or none");
+  return "-march=" + isa;
+}
 
 /// Runs `program args...` with stdout and stderr sent to a temporary file; returns the exit
 /// code (-1 when it could not run) and the output in *output.
@@ -73,6 +116,7 @@ std::string host_compiler_path() {
 std::string host_compiler_identity() {
   std::string suffix = std::string(" ") + kHostArch + "-linux flags";
   for (const char* f : kFixedFlags) suffix += std::string(" ") + f;
+  if (!isa_flag().empty()) suffix += " " + isa_flag();
   if (env_cxx().empty()) return std::string("host ") + KJIT_HOST_CXX_ID + suffix;
 
   static std::mutex mu;
@@ -99,6 +143,7 @@ std::string host_compiler_identity() {
 std::vector<std::string> host_options(const CompileOptions& options) {
   std::vector<std::string> o;
   for (const char* f : kFixedFlags) o.push_back(f);
+  if (!isa_flag().empty()) o.push_back(isa_flag());
   o.push_back("-std=" + options.cxx_standard);
   if (options.debug) {
     o.push_back("-O0");

@@ -82,6 +82,15 @@ TEST_CASE("compile options become host compiler flags") {
   CHECK(has(base, "-fvisibility=hidden"));
   CHECK(has(base, "-O3"));
   CHECK_FALSE(has(base, "-g"));
+  // Results must not depend on the cpu: no contraction into FMAs the text does not ask for.
+  CHECK(has(base, "-ffp-contract=off"));
+#if defined(__x86_64__)
+  // The cpu's x86-64 level (a portable ISA name, never "native" by default).
+  bool level = false;
+  for (const char* l : {"-march=x86-64", "-march=x86-64-v2", "-march=x86-64-v3", "-march=x86-64-v4"})
+    level = level || has(base, l);
+  CHECK(level);
+#endif
   o.fast_math = true;
   o.line_info = true;
   o.opt_level = 2;
@@ -93,6 +102,28 @@ TEST_CASE("compile options become host compiler flags") {
   d.debug = true;
   CHECK(has(host_options(d), "-O0"));
   CHECK(has(host_options(d), "-g"));
+}
+
+TEST_CASE("KJIT_CPU_ISA picks the -march of cpu modules, enters the key, and is checked") {
+  const std::string before = host_compiler_identity();
+  {
+    kjit::test::ScopedEnv isa("KJIT_CPU_ISA", "x86-64-v2");
+    CHECK(has(host_options(CompileOptions{}), "-march=x86-64-v2"));
+    CHECK(host_compiler_identity().find("-march=x86-64-v2") != std::string::npos);
+    CHECK(host_compiler_identity() != before);
+  }
+  {
+    kjit::test::ScopedEnv isa("KJIT_CPU_ISA", "none");
+    for (const std::string& f : host_options(CompileOptions{})) CHECK(f.rfind("-march=", 0) == std::string::npos);
+  }
+  {
+    kjit::test::ScopedEnv isa("KJIT_CPU_ISA", "x86-64; rm -rf /");
+    CHECK_THROWS_WITH_AS(host_options(CompileOptions{}),
+                         "KJIT_CPU_ISA='x86-64; rm -rf /' is not a -march value (letters, digits, '-', '_', "
+                         "'.'); use e.g. x86-64-v3, native, or none",
+                         kjit::Error);
+  }
+  CHECK(host_compiler_identity() == before);
 }
 
 TEST_CASE("KJIT_CXX overrides the host compiler, and its --version enters the key") {
