@@ -8,26 +8,11 @@
 #include "launch_plan.hpp"
 #include "kjit/runtime/internal/launch_status.hpp"
 #include "kjit/runtime/internal/module_table.hpp"
-#include "kjit/runtime/internal/thread_pool.hpp"
+#include "kjit/runtime/internal/cpu_dispatch.hpp"
 
 namespace kjit::ffi::detail {
 
 namespace {
-
-/// Indices per chunk on the cpu, as the runtime's own launches use.
-constexpr int64_t kCpuGrain = 512;
-
-using CpuEntry = void (*)(void**, int64_t, int64_t);
-
-struct CpuCall {
-  CpuEntry entry;
-  void** params;
-};
-
-void run_chunk(void* context, int64_t begin, int64_t end) {
-  auto* call = static_cast<CpuCall*>(context);
-  call->entry(call->params, begin, end);
-}
 
 /// One Plan per thread: handlers do not recurse, and reusing it keeps the hot path free of
 /// large stack frames and allocations.
@@ -52,13 +37,13 @@ void run_cpu(const xla::CallFrame* frame, bool adjoint) {
   }
   if (plan.bounds.size == 0 || plan.batch_count == 0) return;
   const kjit::detail::KernelEntry& e = kjit::detail::kernel_entry(*plan.kernel->def, Device::cpu());
-  CpuCall call{reinterpret_cast<CpuEntry>(entry_point(plan, e)), plan.pointers};
+  auto* entry = reinterpret_cast<void (*)(void**, int64_t, int64_t)>(entry_point(plan, e));
   // This call's own status slot (every batch item reports into it; the first report wins).
   kjit::detail::LaunchStatus status(Device::cpu(), e.module->reports(adjoint));
   static_cast<kj::launch_bounds_t*>(plan.pointers[0])->status = status.slot();
   for (int64_t b = 0; b < plan.batch_count; ++b) {
     if (plan.batch_rank) plan.select_batch(b);
-    kjit::detail::ThreadPool::global().parallel_for(plan.bounds.size, kCpuGrain, &run_chunk, &call);
+    kjit::detail::run_cpu_entry(entry, plan.pointers, plan.bounds.size, e.cpu_cost[adjoint ? 1 : 0]);
   }
   status.check(*e.module, *plan.kernel->def, nullptr);
 }

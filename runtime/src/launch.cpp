@@ -7,7 +7,6 @@
 #include "kjit/runtime/internal/launch_status.hpp"
 #include "kjit/runtime/internal/module_table.hpp"
 #include "param_packer.hpp"
-#include "kjit/runtime/internal/thread_pool.hpp"
 
 namespace kjit {
 
@@ -24,21 +23,6 @@ LaunchArg::LaunchArg(const NdArray& array)
       type_(array.defined() ? ir::Type::array(array.element(), array.ndim()) : ir::Type()) {}
 
 namespace {
-
-/// Indices per chunk on the cpu: launches this small run on the calling thread.
-constexpr int64_t kCpuGrain = 512;
-
-using CpuEntry = void (*)(void**, int64_t, int64_t);
-
-struct CpuCall {
-  CpuEntry entry;
-  void** params;
-};
-
-void run_chunk(void* context, int64_t begin, int64_t end) {
-  auto* call = static_cast<CpuCall*>(context);
-  call->entry(call->params, begin, end);
-}
 
 /// The CUstream of `requested` for a launch of `kernel` on `device`: its handle when it belongs
 /// to that device, none (the device's default stream) when it was left unset, and otherwise a
@@ -70,8 +54,8 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   detail::check_extents(kernel, bounds, args, adj_args);
   if (bounds.size == 0) return;
   if (device.is_cpu()) {
-    CpuCall call{reinterpret_cast<CpuEntry>(fn), params.pointers()};
-    detail::ThreadPool::global().parallel_for(bounds.size, kCpuGrain, &run_chunk, &call);
+    detail::run_cpu_entry(reinterpret_cast<void (*)(void**, int64_t, int64_t)>(fn), params.pointers(),
+                          bounds.size, entry.cpu_cost[adj_args ? 1 : 0]);
   } else {
     detail::launch_cuda_entry(entry, kernel, adj_args != nullptr, bounds.size, options.block_dim,
                               stream, params.pointers());

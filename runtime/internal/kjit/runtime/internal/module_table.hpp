@@ -9,6 +9,7 @@
 #include "kjit/compiler/artifact.hpp"
 #include "kjit/kernel.hpp"
 #include "kjit/runtime/device.hpp"
+#include "kjit/runtime/internal/cpu_dispatch.hpp"
 
 namespace kjit::detail {
 
@@ -30,6 +31,9 @@ struct KernelEntry {
   CudaEntryFacts forward_cuda, adjoint_cuda;  ///< CUDA: each entry point's launch facts
   const LoadedModule* module = nullptr;
   uint64_t generation = 0;    ///< the module generation the entry was built for
+  /// cpu: what the forward [0] and adjoint [1] entry points cost per index, measured by
+  /// their launches (run_cpu_entry decides from it whether the pool pays).
+  mutable CpuCost cpu_cost[2];
 };
 
 /// One module (a set of kernels compiled together) loaded on one device. Never unloaded:

@@ -1,0 +1,71 @@
+// The cpu launch policy (inline or pooled, from measured per-index costs) and its timing.
+#include "kjit/runtime/internal/cpu_dispatch.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "kjit/runtime/internal/thread_pool.hpp"
+
+namespace kjit::detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Entry = void (*)(void**, int64_t, int64_t);
+
+int64_t elapsed_ns(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+}
+
+struct PooledCall {
+  Entry entry;
+  void** params;
+  std::atomic<int64_t> work_ns{0};  ///< summed over chunks: the work alone, no waiting
+};
+
+void run_timed_chunk(void* context, int64_t begin, int64_t end) {
+  auto* call = static_cast<PooledCall*>(context);
+  Clock::time_point t0 = Clock::now();
+  call->entry(call->params, begin, end);
+  call->work_ns.fetch_add(elapsed_ns(t0), std::memory_order_relaxed);
+}
+
+}  // namespace
+
+bool use_pool(float ns_per_index, int64_t size, unsigned threads) {
+  if (threads <= 1 || size < 2) return false;
+  if (ns_per_index <= 0) return size > kUnmeasuredInlineMax;
+  return double(ns_per_index) * double(size) >= kPoolMinWorkNs;
+}
+
+int64_t pool_grain(float ns_per_index) {
+  if (ns_per_index <= 0) return 512;
+  return std::max<int64_t>(512, int64_t(10000.0 / double(ns_per_index)));
+}
+
+float updated_cost(float previous, float sample) {
+  return previous <= 0 ? sample : 0.75f * previous + 0.25f * sample;
+}
+
+void run_cpu_entry(Entry entry, void** params, int64_t size, CpuCost& cost) {
+  if (size <= 0) return;
+  ThreadPool& pool = ThreadPool::global();
+  const float ns = cost.ns_per_index.load(std::memory_order_relaxed);
+  int64_t work_ns;
+  if (use_pool(ns, size, pool.size())) {
+    PooledCall call{entry, params};
+    pool.parallel_for(size, pool_grain(ns), &run_timed_chunk, &call);
+    work_ns = call.work_ns.load(std::memory_order_relaxed);
+  } else {
+    Clock::time_point t0 = Clock::now();
+    entry(params, 0, size);
+    work_ns = elapsed_ns(t0);
+  }
+  // Small launches are dominated by the fixed cost of a call and are not measured. Racing
+  // launches of one kernel may each store; any of their averages will do.
+  if (size < kMinMeasuredSize) return;
+  cost.ns_per_index.store(updated_cost(ns, float(double(work_ns) / double(size))),
+                          std::memory_order_relaxed);
+}
+
+}  // namespace kjit::detail

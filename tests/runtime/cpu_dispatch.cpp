@@ -1,0 +1,90 @@
+// The cpu launch policy: small or cheap launches stay on the calling thread (the pool would
+// cost more than it saves), large ones go to the pool, and the per-index cost the decision
+// reads is measured from the kernel's own launches.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "kjit/kjit.hpp"
+#include "kjit/runtime/internal/cpu_dispatch.hpp"
+#include "kjit/runtime/internal/thread_pool.hpp"
+
+using namespace kjit;
+using namespace kjit::detail;
+
+TEST_CASE("the pool is used only when the measured work outweighs waking it") {
+  CHECK_FALSE(use_pool(0, 1 << 20, 1));  // one thread: nothing to share
+  CHECK_FALSE(use_pool(0, 1000, 2));     // unmeasured and small: inline, and measured
+  CHECK_FALSE(use_pool(0, kUnmeasuredInlineMax, 2));
+  CHECK(use_pool(0, kUnmeasuredInlineMax + 1, 2));
+  // saxpy-like: 0.5 ns an index. 64K indices are 33 µs of work: inline; 1M are 0.5 ms: pool.
+  CHECK_FALSE(use_pool(0.5f, 65536, 2));
+  CHECK(use_pool(0.5f, 1 << 20, 2));
+  // An expensive body (a 16-step loop, 100 ns an index) pays for the pool from 500 indices.
+  CHECK_FALSE(use_pool(100.0f, 400, 2));
+  CHECK(use_pool(100.0f, 600, 2));
+  CHECK(pool_grain(0) == 512);
+  CHECK(pool_grain(0.5f) == 20000);  // ~10 µs a chunk
+  CHECK(pool_grain(100.0f) == 512);
+  CHECK(updated_cost(0, 3.0f) == 3.0f);
+  CHECK(updated_cost(4.0f, 8.0f) == 5.0f);
+}
+
+namespace {
+std::atomic<int64_t> g_indices{0};
+std::atomic<int> g_calls{0};
+void counting_entry(void** params, int64_t begin, int64_t end) {
+  g_indices += end - begin;
+  ++g_calls;
+  // Some work per index, so that the measured cost is not zero.
+  volatile double x = 0;
+  for (int64_t i = begin; i < end; ++i) x = x + double(i) * 0.5;
+  (void)params;
+}
+}  // namespace
+
+TEST_CASE("run_cpu_entry covers the range exactly once, inline or pooled, and measures it") {
+  CpuCost cost;
+  g_indices = 0;
+  g_calls = 0;
+  run_cpu_entry(&counting_entry, nullptr, 100, cost);  // too small to measure
+  CHECK(g_indices == 100);
+  CHECK(g_calls == 1);
+  CHECK(cost.ns_per_index.load() == 0);
+  g_indices = 0;
+  g_calls = 0;
+  run_cpu_entry(&counting_entry, nullptr, 5000, cost);  // unmeasured, small: one inline call
+  CHECK(g_indices == 5000);
+  CHECK(g_calls == 1);
+  CHECK(cost.ns_per_index.load() > 0);
+  cost.ns_per_index = 1000.0f;  // as if measured expensive: the pool takes it in chunks
+  g_indices = 0;
+  g_calls = 0;
+  run_cpu_entry(&counting_entry, nullptr, 5000, cost);
+  CHECK(g_indices == 5000);
+  if (ThreadPool::global().size() > 1) CHECK(g_calls > 1);
+  CHECK(cost.ns_per_index.load() < 1000.0f);  // the real (cheaper) cost pulls it down
+  CpuCost copy = cost;  // copies start unmeasured
+  CHECK(copy.ns_per_index.load() == 0);
+}
+
+namespace dispatch_tests {
+using namespace kjit::dsl;
+KJIT_MODULE(runtime_cpu_dispatch)
+KJIT_KERNEL(iota, (Array<Int> out)) { out[tid()] = tid(); }
+}  // namespace dispatch_tests
+
+TEST_CASE("launches of every size write every index once, from small to pooled") {
+  for (int64_t n : {1, 7, 1023, 1024, 65536, 65537, 300000}) {
+    CAPTURE(n);
+    auto out = zeros<int32_t>({n});
+    for (int rep = 0; rep < 3; ++rep) {  // unmeasured, then measured
+      launch(dispatch_tests::iota, n, out);
+      std::vector<int32_t> v = out.to_vector<int32_t>();
+      for (int64_t i = 0; i < n; ++i) REQUIRE(v[size_t(i)] == int32_t(i));
+      out.zero();
+    }
+  }
+}
