@@ -184,7 +184,6 @@ class ChildProcess:
         self.data_dir = data_dir
         self.p = subprocess.Popen(argv + [data_dir], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True, env=env)
-        self.ask_line = None
         if self._read() != "ready":
             raise RuntimeError(f"{argv[0]} did not start")
 
@@ -228,7 +227,6 @@ class DrJit:
     """Dr.Jit's LLVM backend (drjit.llvm.ad); Vec3 arrays are its Array3f (three float arrays)."""
 
     def __init__(self, inp):
-        self.dr, self.Array3f = dr, Array3f
         v3 = lambda a: Array3f(np.ascontiguousarray(a.T))  # noqa: E731
         self.x, self.y, self.g = (Float(inp[k]) for k in ("saxpy_x", "saxpy_y", "saxpy_g"))
         self.px, self.pg = v3(inp["springs_x"]), v3(inp["springs_g"])
@@ -242,7 +240,6 @@ class DrJit:
         dr.sync_thread()
 
     def _backward(self, out, seed, *wrt):
-        dr = self.dr
         for a in wrt:
             dr.clear_grad(a)
         dr.set_grad(out, seed)
@@ -253,17 +250,15 @@ class DrJit:
         return grads
 
     def _springs(self, px):
-        dr = self.dr
-        d = dr.gather(self.Array3f, px, self.ia) - dr.gather(self.Array3f, px, self.ib)
+        d = dr.gather(Array3f, px, self.ia) - dr.gather(Array3f, px, self.ib)
         ln = dr.norm(d)
         force = d * (SPRING_K * (ln - self.rest) / ln)
-        f = dr.zeros(self.Array3f, N_PARTICLES)
+        f = dr.zeros(Array3f, N_PARTICLES)
         dr.scatter_add(f, -force, self.ia)
         dr.scatter_add(f, force, self.ib)
         return f
 
     def run(self, case):
-        dr = self.dr
         if case == "saxpy_fwd":
             r = [SAXPY_A * dr.detach(self.x) + dr.detach(self.y)]
             dr.eval(r)
@@ -445,14 +440,14 @@ def cpu_model() -> str:
     return platform.machine()
 
 
-def fmt_ms(v):
+def fmt_time(v):
     return f"{v:.2f}" if v < 100 else f"{v:.0f}"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
-    ap.add_argument("--reps", type=int, default=11, help="interleaved repetitions of every case")
+    ap.add_argument("--reps", type=int, default=21, help="interleaved repetitions of every case")
     ap.add_argument("--size-rounds", type=int, default=3, help="pool / one-thread alternations per size")
     args = ap.parse_args()
     t_start = time.perf_counter()
@@ -523,7 +518,7 @@ def report(times, reps):
     print(f"| case | {' | '.join(SYSTEMS)} | kjit/Dr.Jit | kjit/hand | kjit/Warp |")
     print("|---|" + "---|" * (len(SYSTEMS) + 3))
     for case in CASES:
-        cells = [f"{fmt_ms(med[(case, s)])} ({fmt_ms(mn[(case, s)])})" for s in SYSTEMS]
+        cells = [f"{fmt_time(med[(case, s)])} ({fmt_time(mn[(case, s)])})" for s in SYSTEMS]
         k = med[(case, "kjit")]
         ratios = [f"{k / med[(case, s)]:.2f}" for s in ("drjit", "hand", "warp")]
         print(f"| {case} | " + " | ".join(cells + ratios) + " |")
@@ -550,7 +545,7 @@ def sizes(kjit_exe, data_dir, pool, rounds):
                 tp.append(float(pool.ask(f"size {n} {reps}")) * 1e3)
                 t1.append(float(one.ask(f"size {n} {reps}")) * 1e3)
             p, o = statistics.median(tp), statistics.median(t1)
-            print(f"| {n} | {p:.4g} ({min(tp):.4g}) | {o:.4g} ({min(t1):.4g}) | {p / o:.2f} |")
+            print(f"| {n} | {fmt_time(p)} ({fmt_time(min(tp))}) | {fmt_time(o)} ({fmt_time(min(t1))}) | {p / o:.2f} |")
     finally:
         one.close()
 

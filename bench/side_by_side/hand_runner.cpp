@@ -112,11 +112,7 @@ void damp_adj(const V3* v, float c, int steps, const V3* g, V3* gv, long n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
-    return 2;
-  }
-  const Inputs in(argv[1]);
+  const Inputs in(data_dir_argument(argc, argv));
   const long ns = long(in.sx.size()), nsp = long(in.ia.size()), nd = long(in.dv.size() / 3);
   std::vector<float> out(in.sx.size()), gx(in.sx.size()), gy(in.sx.size());
   std::vector<float> f(in.px.size()), gpx(in.px.size());

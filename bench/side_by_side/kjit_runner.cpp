@@ -40,11 +40,7 @@ double saxpy_launch_ms(int64_t n, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
-    return 2;
-  }
-  const Inputs in(argv[1]);
+  const Inputs in(data_dir_argument(argc, argv));
   const int64_t ns = int64_t(in.sx.size()), np = int64_t(in.px.size() / 3), nsp = int64_t(in.ia.size()),
                 nd = int64_t(in.dv.size() / 3);
   auto sx = kjit::from_vector(in.sx), sy = kjit::from_vector(in.sy), sg = kjit::from_vector(in.sg);

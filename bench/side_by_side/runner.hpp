@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -55,6 +56,16 @@ struct Inputs {
         ia(read_raw<int>(dir, "springs_ia.i32")), ib(read_raw<int>(dir, "springs_ib.i32")),
         dv(read_raw<float>(dir, "damp_v.f32")), dg(read_raw<float>(dir, "damp_g.f32")) {}
 };
+
+/// The one argument of both programs, the folder of the input files; exits with a usage line
+/// when it is missing.
+inline std::string data_dir_argument(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+    std::exit(2);
+  }
+  return argv[1];
+}
 
 /// One timed case ("saxpy_fwd", ...): `run` is what is timed; `reset` zeroes what it writes or
 /// accumulates into, so that one checked run gives the plain result.
