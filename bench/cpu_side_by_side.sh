@@ -7,8 +7,8 @@
 #   bench/cpu_side_by_side.sh [BUILD_DIR] [args for cpu_side_by_side.py, e.g. --reps 5]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${1:-$root/build}"
-shift || true
+build="$root/build"
+if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then build="$1"; shift; fi
 venv="${KJIT_BENCH_VENV:-$root/.venv-bench}"
 pins=(drjit==1.5.0 warp-lang==1.19.0 numpy==2.3.5 jax==0.7.2 jaxlib==0.7.2)
 
