@@ -44,6 +44,9 @@ DAMP_THRESHOLD, DAMP_RADIUS = 1.5, 0.5
 
 CASES = ["saxpy_fwd", "saxpy_adj", "springs_fwd", "springs_adj", "damp_fwd", "damp_adj"]
 SYSTEMS = ["kjit", "drjit", "warp", "hand"]
+# Also run by the hand loop on one thread with plain adds ("hand-1t"), what Warp's cpu device
+# does: the springs gap to Warp, split into atomics and the rest.
+ONE_THREAD_CASES = ["springs_fwd", "springs_adj"]
 
 
 class Mismatch(Exception):
@@ -489,6 +492,13 @@ def main() -> int:
                     except Mismatch as e:
                         failures.append(str(e))
                         line.append(f"{name} MISMATCH")
+                if case in ONE_THREAD_CASES:
+                    try:
+                        err = check("hand-1t", case, systems["hand"].results(case + "_1t", result_shapes(case)), refs[case])
+                        line.append(f"hand-1t {err}")
+                    except Mismatch as e:
+                        failures.append(str(e))
+                        line.append("hand-1t MISMATCH")
                 print(f"  {case:12s} " + ", ".join(line))
             if failures:
                 print("\nFAILED: results that do not match the float64 reference:", file=sys.stderr)
@@ -497,10 +507,13 @@ def main() -> int:
                 return 1
 
             times = {(c, s): [] for c in CASES for s in SYSTEMS}
+            times.update({(c, "hand-1t"): [] for c in ONE_THREAD_CASES})
             for _ in range(args.reps):
                 for case in CASES:
                     for name in SYSTEMS:
                         times[(case, name)].append(systems[name].time(case))
+                    if case in ONE_THREAD_CASES:
+                        times[(case, "hand-1t")].append(systems["hand"].time(case + "_1t"))
             report(times, args.reps)
             sizes(kjit_exe, data_dir, systems["kjit"], args.size_rounds)
         finally:
@@ -522,6 +535,12 @@ def report(times, reps):
         k = med[(case, "kjit")]
         ratios = [f"{k / med[(case, s)]:.2f}" for s in ("drjit", "hand", "warp")]
         print(f"| {case} | " + " | ".join(cells + ratios) + " |")
+    print("\nsprings on one thread with plain adds (hand-1t, as Warp's cpu runs), ms, median (min):")
+    for case in ONE_THREAD_CASES:
+        h1 = med[(case, "hand-1t")]
+        print(f"  {case}: hand-1t {fmt_time(h1)} ({fmt_time(mn[(case, 'hand-1t')])}); "
+              f"warp/hand-1t {med[(case, 'warp')] / h1:.2f}, hand/hand-1t {med[(case, 'hand')] / h1:.2f}, "
+              f"kjit/hand-1t {med[(case, 'kjit')] / h1:.2f}")
     print("\nadjoint / forward (medians):")
     print(f"| kernel | {' | '.join(SYSTEMS)} |")
     print("|---|" + "---|" * len(SYSTEMS))

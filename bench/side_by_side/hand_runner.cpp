@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "runner.hpp"
 
@@ -19,13 +20,20 @@ inline V3 operator-(V3 a, V3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
 inline V3 operator*(V3 a, float s) { return {a.x * s, a.y * s, a.z * s}; }
 inline V3 operator+(V3 a, V3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
 inline float dot(V3 a, V3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-inline void atomic_add(V3& t, V3 v) {
+/// Threaded: OpenMP atomics (a CAS loop per component). One thread: plain adds, what Warp's
+/// cpu device does; the springs cases run both, to show what the atomics cost.
+template <bool kThreaded>
+inline void add_to(V3& t, V3 v) {
+  if constexpr (kThreaded) {
 #pragma omp atomic
-  t.x += v.x;
+    t.x += v.x;
 #pragma omp atomic
-  t.y += v.y;
+    t.y += v.y;
 #pragma omp atomic
-  t.z += v.z;
+    t.z += v.z;
+  } else {
+    t = t + v;
+  }
 }
 
 // The adjoint accumulates into the gradients (+=), as kjit's launch_adjoint does.
@@ -41,22 +49,24 @@ void saxpy_adj(float a, const float* g, float* gx, float* gy, long n) {
   }
 }
 
+template <bool kThreaded>
 void springs_fwd(const V3* x, const int* ia, const int* ib, const float* rest, float k, V3* f, long ns) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (kThreaded)
   for (long s = 0; s < ns; ++s) {
     const int a = ia[s], b = ib[s];
     const V3 d = x[a] - x[b];
     const float len = std::sqrt(dot(d, d));
     const V3 force = d * (k * (len - rest[s]) / len);
-    atomic_add(f[a], force * -1.0f);
-    atomic_add(f[b], force);
+    add_to<kThreaded>(f[a], force * -1.0f);
+    add_to<kThreaded>(f[b], force);
   }
 }
 // L = (gf[b] - gf[a]) . force(d), force = d * k (len - rest) / len:
 // dL/dd = s g + (g . d) k rest / len^3 d, with s = k (len - rest) / len.
+template <bool kThreaded>
 void springs_adj(const V3* x, const int* ia, const int* ib, const float* rest, float k, const V3* gf, V3* gx,
                  long ns) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (kThreaded)
   for (long s = 0; s < ns; ++s) {
     const int a = ia[s], b = ib[s];
     const V3 d = x[a] - x[b];
@@ -64,8 +74,8 @@ void springs_adj(const V3* x, const int* ia, const int* ib, const float* rest, f
     const float sc = k * (len - rest[s]) / len;
     const V3 g = gf[b] - gf[a];
     const V3 gd = g * sc + d * (dot(g, d) * k * rest[s] / (len * len * len));
-    atomic_add(gx[a], gd);
-    atomic_add(gx[b], gd * -1.0f);
+    add_to<kThreaded>(gx[a], gd);
+    add_to<kThreaded>(gx[b], gd * -1.0f);
   }
 }
 
@@ -127,13 +137,20 @@ int main(int argc, char** argv) {
                         [&] { zero(out); }, {bytes(out)}};
   cases["saxpy_adj"] = {[&] { saxpy_adj(kSaxpyA, in.sg.data(), gx.data(), gy.data(), ns); },
                         [&] { zero(gx), zero(gy); }, {bytes(gx), bytes(gy)}};
-  cases["springs_fwd"] = {[&] { springs_fwd(v3(in.px), in.ia.data(), in.ib.data(), in.rest.data(), kSpringK, v3m(f), nsp); },
-                          [&] { zero(f); }, {bytes(f)}};
-  cases["springs_adj"] = {[&] {
-                            springs_adj(v3(in.px), in.ia.data(), in.ib.data(), in.rest.data(), kSpringK, v3(in.pg),
-                                        v3m(gpx), nsp);
-                          },
-                          [&] { zero(gpx); }, {bytes(gpx)}};
+  // springs_fwd_1t / springs_adj_1t: one thread, plain adds.
+  auto add_springs = [&](const std::string& suffix, auto threaded) {
+    constexpr bool t = decltype(threaded)::value;
+    cases["springs_fwd" + suffix] = {
+        [&] { springs_fwd<t>(v3(in.px), in.ia.data(), in.ib.data(), in.rest.data(), kSpringK, v3m(f), nsp); },
+        [&] { zero(f); }, {bytes(f)}};
+    cases["springs_adj" + suffix] = {[&] {
+                                       springs_adj<t>(v3(in.px), in.ia.data(), in.ib.data(), in.rest.data(), kSpringK,
+                                                      v3(in.pg), v3m(gpx), nsp);
+                                     },
+                                     [&] { zero(gpx); }, {bytes(gpx)}};
+  };
+  add_springs("", std::true_type{});
+  add_springs("_1t", std::false_type{});
   cases["damp_fwd"] = {[&] { damp_fwd(v3(in.dv), kDampC, kDampSteps, v3m(dout), nd); }, [&] { zero(dout); },
                        {bytes(dout)}};
   cases["damp_adj"] = {[&] { damp_adj(v3(in.dv), kDampC, kDampSteps, v3(in.dg), v3m(gdv), nd); },
