@@ -22,7 +22,7 @@ import kjit.jax as kj  # noqa: E402
 
 N = 1 << 20
 CALLS = 100  # per batch
-BATCHES = 9
+BATCHES = 21
 
 
 def batch_ms(fn, x, y) -> float:
