@@ -80,6 +80,20 @@ template <class T> KJ_FUNC T atomic_cas(T* p, T compare, T value) {
   __atomic_compare_exchange(p, &compare, &value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   return compare;
 }
+// Integers have read-modify-write instructions (lock xadd, lock and/or/xor, xchg): one
+// instruction instead of a compare-exchange loop. Floats keep the loop (x86 has no float add).
+#define KJ_HOST_INT_ATOMICS(T)                                                                           \
+  KJ_FUNC T atomic_add(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }                 \
+  KJ_FUNC T atomic_sub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }                 \
+  KJ_FUNC T atomic_and(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }                 \
+  KJ_FUNC T atomic_or(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }                   \
+  KJ_FUNC T atomic_xor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }                 \
+  KJ_FUNC T atomic_exch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }
+KJ_HOST_INT_ATOMICS(kj_int32)
+KJ_HOST_INT_ATOMICS(kj_uint32)
+KJ_HOST_INT_ATOMICS(kj_int64)
+KJ_HOST_INT_ATOMICS(kj_uint64)
+#undef KJ_HOST_INT_ATOMICS
 #endif
 // Everything else through atomic_update (non-templates above win where they apply).
 template <class T> KJ_FUNC T atomic_add(T* p, T v) { return atomic_update(p, [v](T o) { return T(o + v); }); }

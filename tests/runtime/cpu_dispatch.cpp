@@ -74,6 +74,16 @@ namespace dispatch_tests {
 using namespace kjit::dsl;
 KJIT_MODULE(runtime_cpu_dispatch)
 KJIT_KERNEL(iota, (Array<Int> out)) { out[tid()] = tid(); }
+KJIT_KERNEL(contended, (Array<Int> ints, Array<UInt64> wide, Array<Float> floats, Array<Vec3f> vecs)) {
+  Int i = tid();
+  atomic_add(ints, 0, 1);
+  atomic_sub(ints, 1, 2);
+  atomic_or(ints, 2, Int(1) << (i % 31));
+  atomic_xor(ints, 3, i);
+  atomic_add(wide, 0, UInt64(i));
+  atomic_add(floats, 0, 1.0f);
+  atomic_add(vecs, 0, Vec3f(1.0f, 2.0f, -1.0f));
+}
 }  // namespace dispatch_tests
 
 TEST_CASE("launches of every size write every index once, from small to pooled") {
@@ -86,5 +96,31 @@ TEST_CASE("launches of every size write every index once, from small to pooled")
       for (int64_t i = 0; i < n; ++i) REQUIRE(v[size_t(i)] == int32_t(i));
       out.zero();
     }
+  }
+}
+
+TEST_CASE("atomics stay exact when a launch is large enough for the pool") {
+  // Small launches now run on the calling thread, so the suite's small atomic tests no longer
+  // contend: this one is sized to be pooled (past the unmeasured limit, and ~1 ms of work).
+  const int64_t n = 300000;
+  REQUIRE(use_pool(0, n, 2));
+  int32_t xor_all = 0;
+  for (int64_t i = 0; i < n; ++i) xor_all ^= int32_t(i);
+  for (int rep = 0; rep < 3; ++rep) {
+    CAPTURE(rep);
+    auto ints = zeros<int32_t>({4}), wide = zeros<uint64_t>({1}), floats = zeros<float>({1});
+    auto vecs = zeros<vec3f>({1});
+    launch(dispatch_tests::contended, n, ints, wide, floats, vecs);
+    std::vector<int32_t> iv = ints.to_vector<int32_t>();
+    CHECK(iv[0] == n);
+    CHECK(iv[1] == -2 * n);
+    CHECK(iv[2] == 0x7fffffff);
+    CHECK(iv[3] == xor_all);
+    CHECK(wide.to_vector<uint64_t>()[0] == uint64_t(n) * uint64_t(n - 1) / 2);
+    CHECK(floats.to_vector<float>()[0] == float(n));  // whole numbers below 2^24: exact in any order
+    vec3f v = vecs.to_vector<vec3f>()[0];
+    CHECK(v.c[0] == float(n));
+    CHECK(v.c[1] == float(2 * n));
+    CHECK(v.c[2] == -float(n));
   }
 }
