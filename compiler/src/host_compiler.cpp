@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -34,7 +35,8 @@ constexpr const char* kHostArch = "ppc64";
 constexpr const char* kHostArch = "unknown-arch";
 #endif
 
-/// Flags every host compile gets; part of the key through host_compiler_identity().
+/// Flags every host compile gets (with the -march of isa_flag()); part of the key through
+/// host_compiler_identity().
 /// -fvisibility=hidden keeps everything but the KJ_EXPORT entry points out of the dynamic
 /// symbol table, so modules never interpose on each other or on the process.
 /// -ffp-contract=off: no fused multiply-adds the text does not ask for, so results do not
@@ -81,6 +83,13 @@ std::string isa_flag() {
   return "-march=" + isa;
 }
 
+/// kFixedFlags and the -march flag: what every host compile gets and the identity names.
+std::vector<std::string> fixed_flags() {
+  std::vector<std::string> flags(std::begin(kFixedFlags), std::end(kFixedFlags));
+  if (std::string isa = isa_flag(); !isa.empty()) flags.push_back(std::move(isa));
+  return flags;
+}
+
 /// Runs `program args...` with stdout and stderr sent to a temporary file; returns the exit
 /// code (-1 when it could not run) and the output in *output.
 int run_captured(const std::string& program, const std::vector<std::string>& args,
@@ -115,8 +124,7 @@ std::string host_compiler_path() {
 
 std::string host_compiler_identity() {
   std::string suffix = std::string(" ") + kHostArch + "-linux flags";
-  for (const char* f : kFixedFlags) suffix += std::string(" ") + f;
-  if (!isa_flag().empty()) suffix += " " + isa_flag();
+  for (const std::string& f : fixed_flags()) suffix += " " + f;
   if (env_cxx().empty()) return std::string("host ") + KJIT_HOST_CXX_ID + suffix;
 
   static std::mutex mu;
@@ -141,9 +149,7 @@ std::string host_compiler_identity() {
 }
 
 std::vector<std::string> host_options(const CompileOptions& options) {
-  std::vector<std::string> o;
-  for (const char* f : kFixedFlags) o.push_back(f);
-  if (!isa_flag().empty()) o.push_back(isa_flag());
+  std::vector<std::string> o = fixed_flags();
   o.push_back("-std=" + options.cxx_standard);
   if (options.debug) {
     o.push_back("-O0");

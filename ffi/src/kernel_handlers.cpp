@@ -37,7 +37,7 @@ void run_cpu(const xla::CallFrame* frame, bool adjoint) {
   }
   if (plan.bounds.size == 0 || plan.batch_count == 0) return;
   const kjit::detail::KernelEntry& e = kjit::detail::kernel_entry(*plan.kernel->def, Device::cpu());
-  auto* entry = reinterpret_cast<void (*)(void**, int64_t, int64_t)>(entry_point(plan, e));
+  auto entry = reinterpret_cast<kjit::detail::CpuEntry>(entry_point(plan, e));
   // This call's own status slot (every batch item reports into it; the first report wins).
   kjit::detail::LaunchStatus status(Device::cpu(), e.module->reports(adjoint));
   static_cast<kj::launch_bounds_t*>(plan.pointers[0])->status = status.slot();

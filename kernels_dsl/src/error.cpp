@@ -1,9 +1,10 @@
 // Error kinds and the kjit exception type.
 #include "kjit/error.hpp"
 
-#include <atomic>
 #include <cstring>
 #include <new>
+
+#include "kjit/ref_count.hpp"
 
 namespace kjit {
 
@@ -21,7 +22,7 @@ const char* to_string(ErrorKind kind) {
 // One allocation holds the count and the text; copies (exceptions are copied when thrown and
 // caught by value) only count.
 struct Error::Message {
-  std::atomic<long> count{1};
+  long count = 1;
 
   /// The text, just past the header in the same allocation.
   char* text() { return reinterpret_cast<char*>(this + 1); }
@@ -32,9 +33,9 @@ struct Error::Message {
     m->text()[length] = '\0';
     return m;
   }
-  void retain() { count.fetch_add(1, std::memory_order_relaxed); }
+  void retain() { detail::ref_retain(count); }
   void release() {
-    if (count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (detail::ref_release(count)) {
       this->~Message();
       ::operator delete(this);
     }

@@ -11,14 +11,13 @@ namespace kjit::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using Entry = void (*)(void**, int64_t, int64_t);
 
 int64_t elapsed_ns(Clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
 }
 
 struct PooledCall {
-  Entry entry;
+  CpuEntry entry;
   void** params;
   std::atomic<int64_t> work_ns{0};  ///< summed over chunks: the work alone, no waiting
 };
@@ -47,7 +46,7 @@ float updated_cost(float previous, float sample) {
   return previous <= 0 ? sample : 0.75f * previous + 0.25f * sample;
 }
 
-void run_cpu_entry(Entry entry, void** params, int64_t size, CpuCost& cost) {
+void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost) {
   if (size <= 0) return;
   ThreadPool& pool = ThreadPool::global();
   const float ns = cost.ns_per_index.load(std::memory_order_relaxed);

@@ -1,6 +1,7 @@
 // Launch checks from the kernel's IR: unguarded extents, empty arrays and views without data.
-#include <string>
 #include "extent_check.hpp"
+
+#include <string>
 
 #include "kjit/ir/extent_facts.hpp"
 #include "kjit/kernel.hpp"

@@ -11,8 +11,8 @@
 #include <limits>
 #include <random>
 #include <map>
-#include <string>
 #include <set>
+#include <string>
 
 namespace kjit {
 

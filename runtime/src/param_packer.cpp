@@ -9,8 +9,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <string>
 #include <limits>
+#include <string>
 
 namespace kjit::detail {
 

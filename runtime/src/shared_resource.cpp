@@ -21,7 +21,7 @@ void SharedResource::destroy(Count* c) noexcept {
 }
 
 long SharedResource::use_count() const noexcept {
-  return block_ ? __atomic_load_n(&block_->count, __ATOMIC_RELAXED) : 0;
+  return block_ ? ref_count(block_->count) : 0;
 }
 
 }  // namespace kjit::detail

@@ -3,7 +3,8 @@
 
 #include <cstddef>
 #include <exception>
-#include <utility>
+
+#include "kjit/string_fwd.hpp"
 
 namespace kjit {
 
@@ -27,7 +28,7 @@ class Error : public std::exception {
   Error(ErrorKind kind, const char* message);
   Error(ErrorKind kind, const char* message, size_t length);
   /// From any string type with data() and size() (std::string, std::string_view).
-  template <class S, class = decltype(std::declval<const S&>().data() + std::declval<const S&>().size())>
+  template <class S, class = detail::if_string_like<S>>
   Error(ErrorKind kind, const S& message) : Error(kind, message.data(), message.size()) {}
   Error(const Error& o) noexcept;
   Error& operator=(const Error& o) noexcept;

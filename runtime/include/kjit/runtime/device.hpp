@@ -2,9 +2,8 @@
 #pragma once
 
 #include <cstddef>
-#include <utility>
 
-#include "kjit/string_fwd.hpp"  // name() returns std::string
+#include "kjit/string_fwd.hpp"  // name() returns std::string; parse() takes string types
 
 namespace kjit {
 
@@ -25,7 +24,7 @@ class Device {
   static Device parse(const char* name, size_t length);
   static Device parse(const char* name);
   /// From any string type with data() and size() (std::string, std::string_view).
-  template <class S, class = decltype(std::declval<const S&>().data() + std::declval<const S&>().size())>
+  template <class S, class = detail::if_string_like<S>>
   static Device parse(const S& name) { return parse(name.data(), name.size()); }
 
   DeviceKind kind() const { return kind_; }

@@ -3,6 +3,7 @@
 // NdArray and Stream, without <memory> in every program's headers.
 #pragma once
 
+#include "kjit/ref_count.hpp"
 #include "kjit/runtime/device.hpp"
 
 namespace kjit::detail {
@@ -49,17 +50,16 @@ class SharedResource {
  private:
   /// The head of the shared block (the rest is in shared_resource.cpp). The count is changed
   /// inline, so copying an array (every launch argument is one) costs what a shared_ptr's
-  /// copy does; GCC's and Clang's atomic builtins need no header.
+  /// copy does.
   struct Count {
     long count;
   };
   struct Block;
   static void retain(Count* b) noexcept {
-    if (b) __atomic_fetch_add(&b->count, 1, __ATOMIC_RELAXED);
+    if (b) ref_retain(b->count);
   }
-  /// Whether this was the last share. acq_rel: the releasing thread must see every other
-  /// owner's writes to the resource.
-  static bool drop(Count* b) noexcept { return __atomic_fetch_sub(&b->count, 1, __ATOMIC_ACQ_REL) == 1; }
+  /// Whether this was the last share.
+  static bool drop(Count* b) noexcept { return ref_release(b->count); }
   /// Releases the resource and frees the block.
   static void destroy(Count* b) noexcept;
 

@@ -8,6 +8,10 @@
 
 namespace kjit::detail {
 
+/// A generated cpu entry point: runs the launch's indices [begin, end) over the packed
+/// parameters (kjit/abi.h).
+using CpuEntry = void (*)(void** params, int64_t begin, int64_t end);
+
 /// What one cpu entry point (a kernel's forward or adjoint) costs per index: a running
 /// average of measured chunk times, 0 until its first launch. Copies start unmeasured.
 struct CpuCost {
@@ -38,9 +42,8 @@ int64_t pool_grain(float ns_per_index);
 /// The running average after a measured sample (the first sample is taken as it is).
 float updated_cost(float previous, float sample);
 
-/// Runs `entry(params, begin, end)` over [0, size) (a generated cpu entry point), on the
+/// Runs `entry(params, begin, end)` over [0, size), on the
 /// calling thread or over ThreadPool::global() as use_pool says, and updates `cost`.
-void run_cpu_entry(void (*entry)(void** params, int64_t begin, int64_t end), void** params,
-                   int64_t size, CpuCost& cost);
+void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost);
 
 }  // namespace kjit::detail
