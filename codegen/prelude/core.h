@@ -168,6 +168,45 @@ KJ_FUNC bool is_dense(const array_t<T>& a) {
   return true;
 }
 
+#if !KJ_CUDA
+/// Threads per block of the cpu's lane functions (codegen/src/lane_emitter.hpp): 16 floats
+/// fill an AVX-512 register, two AVX2 ones.
+#define KJ_LANES 16
+/// The loop over a block's lanes. Not unrolled: GCC would unroll its 16 iterations before
+/// the loop vectorizer sees them, and vectorizes the straight-line copies much less well.
+#define KJ_LANE_LOOP _Pragma("GCC unroll 1") for (kj_int32 kj_l = 0; kj_l < KJ_LANES; ++kj_l)
+/// Whether any lane of a mask is on. Masks are int32 0/1, not bool: GCC's vectorizer does
+/// not negate vectors of bool, and a mask as wide as a float keeps one vector length.
+KJ_FUNC bool lanes_any(const kj_int32* m) {
+  bool any = false;
+  for (int l = 0; l < KJ_LANES; ++l) any |= m[l];
+  return any;
+}
+/// A value of type T per lane. Vectors and matrices specialize it as one array per
+/// component (vec.h), so that each component of 16 lanes is one contiguous vector; other
+/// types are stored whole.
+template <class T>
+struct lanes {
+  T v[KJ_LANES];
+  KJ_FUNC T get(int l) const { return v[l]; }
+  KJ_FUNC void set(int l, const T& x) { v[l] = x; }
+  /// Lane l becomes x where `on`, else keeps its value.
+  KJ_FUNC void select(int l, bool on, const T& x) { v[l] = on ? x : v[l]; }
+};
+/// Bools per lane are int32 0/1, as masks are.
+template <>
+struct lanes<bool> {
+  kj_int32 v[KJ_LANES];
+  KJ_FUNC bool get(int l) const { return v[l] != 0; }
+  KJ_FUNC void set(int l, bool x) { v[l] = x; }
+  KJ_FUNC void select(int l, bool on, bool x) { v[l] = on ? x : v[l]; }
+};
+/// An array element read and written in lane loops: vectors and matrices overload these
+/// component by component (vec.h), as the vectorizer cannot split a whole-struct copy.
+template <class T> KJ_FUNC T load_of(const T& x) { return x; }
+template <class T> KJ_FUNC void store_to(T& dst, const T& x) { dst = x; }
+#endif
+
 /// A contiguous row-major array over `address` (the DSL's array(address, n...)); it has no
 /// gradient buffer.
 template <class T>

@@ -29,6 +29,19 @@ template <int N, class T> struct caster<vec_t<N, T>> {
 template <int N, class T> KJ_FUNC vec_t<N, T> operator/(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] = quot(a.c[i], b.c[i]); return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T>& operator*=(vec_t<N, T>& a, T s) { for (int i = 0; i < N; ++i) a.c[i] *= s; return a; }
 
+#if !KJ_CUDA
+/// A vector per lane, one array per component.
+template <int N, class T>
+struct lanes<vec_t<N, T>> {
+  T c[N][KJ_LANES];
+  KJ_FUNC vec_t<N, T> get(int l) const { vec_t<N, T> r; for (int i = 0; i < N; ++i) r.c[i] = c[i][l]; return r; }
+  KJ_FUNC void set(int l, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) c[i][l] = x.c[i]; }
+  KJ_FUNC void select(int l, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) c[i][l] = on ? x.c[i] : c[i][l]; }
+};
+template <int N, class T> KJ_FUNC vec_t<N, T> load_of(const vec_t<N, T>& x) { vec_t<N, T> r; for (int i = 0; i < N; ++i) r.c[i] = x.c[i]; return r; }
+template <int N, class T> KJ_FUNC void store_to(vec_t<N, T>& dst, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) dst.c[i] = x.c[i]; }
+#endif
+
 template <int N, class T> KJ_FUNC T extract(const vec_t<N, T>& v, kj_int32 i) { return v.c[i]; }
 template <int N, class T> KJ_FUNC void adj_extract(const vec_t<N, T>& v, kj_int32 i, T ret, vec_t<N, T>& adj_v, T adj_ret) { adj_v.c[i] += adj_ret; }
 template <int N, class T> KJ_FUNC vec_t<N, T> insert(vec_t<N, T> v, kj_int32 i, T x) { v.c[i] = x; return v; }
@@ -64,6 +77,19 @@ template <int R, int C, class T> KJ_FUNC bool operator!=(const mat_t<R, C, T>& a
 template <int R, int C, class T> KJ_FUNC vec_t<R, T> operator*(const mat_t<R, C, T>& m, const vec_t<C, T>& v) { vec_t<R, T> r; for (int i = 0; i < R; ++i) { T s = T(0); for (int j = 0; j < C; ++j) s += m.c[i][j] * v.c[j]; r.c[i] = s; } return r; }
 template <int R, int C, class T> KJ_FUNC vec_t<C, T> operator*(const vec_t<R, T>& v, const mat_t<R, C, T>& m) { vec_t<C, T> r; for (int j = 0; j < C; ++j) { T s = T(0); for (int i = 0; i < R; ++i) s += v.c[i] * m.c[i][j]; r.c[j] = s; } return r; }
 template <int R, int C, int K, class T> KJ_FUNC mat_t<R, K, T> operator*(const mat_t<R, C, T>& a, const mat_t<C, K, T>& b) { mat_t<R, K, T> r; for (int i = 0; i < R; ++i) for (int k = 0; k < K; ++k) { T s = T(0); for (int j = 0; j < C; ++j) s += a.c[i][j] * b.c[j][k]; r.c[i][k] = s; } return r; }
+
+#if !KJ_CUDA
+/// A matrix per lane, one array per component.
+template <int R, int C, class T>
+struct lanes<mat_t<R, C, T>> {
+  T c[R][C][KJ_LANES];
+  KJ_FUNC mat_t<R, C, T> get(int l) const { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = c[i][j][l]; return r; }
+  KJ_FUNC void set(int l, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) c[i][j][l] = x.c[i][j]; }
+  KJ_FUNC void select(int l, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) c[i][j][l] = on ? x.c[i][j] : c[i][j][l]; }
+};
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> load_of(const mat_t<R, C, T>& x) { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = x.c[i][j]; return r; }
+template <int R, int C, class T> KJ_FUNC void store_to(mat_t<R, C, T>& dst, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) dst.c[i][j] = x.c[i][j]; }
+#endif
 
 template <int R, int C, class T> KJ_FUNC vec_t<C, T> extract(const mat_t<R, C, T>& m, kj_int32 i) { vec_t<C, T> r; for (int j = 0; j < C; ++j) r.c[j] = m.c[i][j]; return r; }
 template <int R, int C, class T> KJ_FUNC void adj_extract(const mat_t<R, C, T>& m, kj_int32 i, const vec_t<C, T>& ret, mat_t<R, C, T>& adj_m, const vec_t<C, T>& adj_ret) { for (int j = 0; j < C; ++j) adj_m.c[i][j] += adj_ret.c[j]; }

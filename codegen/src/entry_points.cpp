@@ -41,11 +41,14 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 }
 
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
-                       const std::vector<EntryParam>& params) {
+                       const std::vector<EntryParam>& params, const std::string& lanes) {
+  auto args = [&](const std::string& index, bool dense) {
+    std::string out = "(dim, " + index;
+    for (const EntryParam& p : params) out += std::string(", ") + (dense && !p.element.empty() ? "kj_dense_" : "") + p.name;
+    return out + ");";
+  };
   auto call = [&](const std::string& index, bool dense) {
-    std::string args = "dim, " + index;
-    for (const EntryParam& p : params) args += std::string(", ") + (dense && !p.element.empty() ? "kj_dense_" : "") + p.name;
-    return body + "<" + (dense ? "true" : "false") + ">(" + args + ");";
+    return body + "<" + (dense ? "true" : "false") + ">" + args(index, dense);
   };
 
   w.line("#if KJ_CUDA");
@@ -79,8 +82,16 @@ void emit_entry_points(SourceWriter& w, const std::string& entry, const std::str
     for (const EntryParam& p : params)
       if (!p.element.empty())
         w.line("const kj::dense_array_t<" + p.element + "> kj_dense_" + p.name + "{" + p.name + "};", 2);
-    w.line(loop, 2);
-    w.line(call("kj_i", true), 3);
+    if (lanes.empty()) {
+      w.line(loop, 2);
+      w.line(call("kj_i", true), 3);
+    } else {
+      w.line("kj_int32 kj_i = (kj_int32)kj_begin;", 2);
+      w.line("for (; kj_i + KJ_LANES <= (kj_int32)kj_end; kj_i += KJ_LANES)", 2);
+      w.line(lanes + args("kj_i", true), 3);
+      w.line("for (; kj_i < (kj_int32)kj_end; ++kj_i)", 2);
+      w.line(call("kj_i", false), 3);
+    }
     w.line("return;", 2);
     w.line("}", 1);
   }

@@ -29,8 +29,10 @@ std::vector<EntryParam> entry_params(const ir::Function& fn, const Names& names,
 /// path for launches whose arrays are all dense), kj::array_t otherwise.
 void open_body_function(SourceWriter& w, const std::string& body, const std::vector<EntryParam>& params);
 
-/// Both entry points (CUDA and host, selected by the preprocessor) calling `body`.
+/// Both entry points (CUDA and host, selected by the preprocessor) calling `body`. With
+/// `lanes` (a lane function, lane_emitter.hpp), the host entry's dense path runs blocks of
+/// KJ_LANES threads through it and the rest through the strided body.
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
-                       const std::vector<EntryParam>& params);
+                       const std::vector<EntryParam>& params, const std::string& lanes = "");
 
 }  // namespace kjit::codegen

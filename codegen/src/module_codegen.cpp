@@ -10,6 +10,7 @@
 #include "kjit/ir/serializer.hpp"
 #include "kjit/ir/structs.hpp"
 #include "generation_errors.hpp"
+#include "lane_emitter.hpp"
 #include "module_plan.hpp"
 #include "prelude_requirements.hpp"
 #include "text_escape.hpp"
@@ -162,7 +163,14 @@ GeneratedModule generate_module(const std::string& module_name,
       open_body_function(w, fwd + "_body", params);
       emit_forward_block(w, ex, names, fn->body, 1);
       w.line("}");
-      emit_entry_points(w, fwd, fwd + "_body", params);
+      std::string lanes;
+      if (wants_lane_function(*fn, options)) {
+        lanes = fwd + "_lanes";
+        w.line("#if !KJ_CUDA");
+        emit_lane_function(w, *fn, lanes, params, used, &plan.names);
+        w.line("#endif");
+      }
+      emit_entry_points(w, fwd, fwd + "_body", params, lanes);
       out.entry_points.push_back(fwd);
 
       bool with_adjoint = options.enable_adjoint && plan.obstacles[kernel_index].empty();

@@ -1,0 +1,30 @@
+// The cpu's SIMD form of a kernel's forward body: KJ_LANES consecutive threads run together,
+// one short loop over the lanes per straight-line run of statements, with lane masks for
+// branches and loops whose conditions differ between lanes (as ISPC and Dr.Jit run SIMT code
+// on SIMD units). GCC vectorizes each run; the plain body's outer loop it does not, once the
+// body holds a loop or a branch.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "entry_points.hpp"
+#include "expr_emitter.hpp"
+#include "kjit/codegen/codegen.hpp"
+#include "source_writer.hpp"
+
+namespace kjit::codegen {
+
+/// Whether `fn`'s forward entry gets a lane function: it has control flow (a straight-line
+/// body already vectorizes across threads) and the module is not bounds-checked (a check
+/// would report what inactive lanes compute).
+bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options);
+
+/// Writes `static void <name>(const kj::launch_bounds_t& dim, kj_int32 kj_base, <params as
+/// kj::dense_array_t>)`, which runs threads kj_base .. kj_base + KJ_LANES - 1 of `fn`'s
+/// forward body with the results and effects of running each alone.
+void emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+                        const std::vector<EntryParam>& params, PreludeUse& prelude,
+                        const FunctionNames* functions);
+
+}  // namespace kjit::codegen

@@ -1,0 +1,372 @@
+// The cpu's lane functions (codegen/src/lane_emitter.cpp): a kernel with control flow runs
+// 16 threads at a time under lane masks when its arrays are dense. Every way lanes can
+// diverge — an If, loop trip counts, Break, Continue and Return per lane, effects and loads
+// under a mask, uniform loops inside divergent code — must give each thread exactly what it
+// computes alone: the strided path (one thread at a time) and a C++ reference agree with it.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kjit/kjit.hpp"
+
+using namespace kjit;
+
+namespace lane_tests {
+using namespace kjit::dsl;
+KJIT_MODULE(runtime_lane_masks)
+
+inline const auto bump = func("bump", [](Double v, Array<Double> table, Int j) { return v + table[j]; });
+
+/// Three-way divergent If, with a store and a variable under each side.
+KJIT_KERNEL(divergent_if, (Array<Double> x, Array<Double> out, Array<Double> side)) {
+  Int i = tid();
+  Double v = x[i];
+  Var<Double> y = 0.0;
+  If(v > 1.0, [&] {
+    y = v * v;
+    side[i] = 1.0;
+  }).ElseIf(v > -1.0, [&] { y = v * 0.5 + 3.0; }).Else([&] {
+    y = -v;
+    side[i] = -1.0;
+  });
+  out[i] = y;
+}
+
+/// Per-lane trip counts (begin, end and step from arrays, steps of both signs), a nested loop
+/// whose count depends on the outer induction value and the lane, and a uniform loop inside.
+KJIT_KERNEL(trip_counts, (Array<Int> lo, Array<Int> hi, Array<Int> step, Int uniform_n, Array<Double> out)) {
+  Int i = tid();
+  Var<Double> acc = 0.0;
+  For(lo[i], hi[i], step[i], [&](Int k) {
+    acc = acc + Double(k);
+    For(0, k % 4, [&](Int m) { acc = acc * 1.001 + Double(m); });
+    For(0, uniform_n, [&](Int) { acc = acc + 0.25; });
+  });
+  out[i] = acc;
+}
+
+/// A while loop that each lane leaves by its own Break, or by its condition.
+KJIT_KERNEL(while_break, (Array<Double> x, Int n, Array<Double> out, Array<Int> steps)) {
+  Int i = tid();
+  Var<Double> y = x[i];
+  Var<Int> k = 0;
+  While([&] { return k < n; }, [&] {
+    y = y * 1.25 + 0.1;
+    If(y > 4.0, [&] { Break(); });
+    k = k + 1;
+  });
+  out[i] = y;
+  steps[i] = k;
+}
+
+/// Continue on a per-lane pattern of iterations.
+KJIT_KERNEL(lane_continue, (Array<Double> x, Int n, Array<Double> out)) {
+  Int i = tid();
+  Var<Double> y = x[i];
+  For(0, n, [&](Int k) {
+    If((k + i) % 3 == 0, [&] { Continue(); });
+    y = y * 0.75 + Double(k);
+  });
+  out[i] = y;
+}
+
+/// Return per lane: before any loop, from inside a loop after a store, or never.
+KJIT_KERNEL(lane_return, (Array<Double> x, Int n, Array<Double> out, Array<Int> tag)) {
+  Int i = tid();
+  Double v = x[i];
+  If(v < -2.0, [&] { Return(); });
+  tag[i] = 1;
+  Var<Double> y = v;
+  For(0, n, [&](Int) {
+    y = y * 1.5 + 0.5;
+    If(y > 3.0, [&] {
+      out[i] = y;
+      tag[i] = 2;
+      Return();
+    });
+  });
+  out[i] = -y;
+}
+
+/// Effects and faulting reads under a mask: atomics counted per active lane, a read at an
+/// index far out of bounds for inactive lanes, a device function reading a table.
+KJIT_KERNEL(masked_effects, (Array<Double> x, Array<Double> small, Array<Int> counts, Array<Double> out)) {
+  Int i = tid();
+  Int m = small.shape(0);
+  Double v = x[i];
+  Int j = where(i < m, i, 1 << 29);  // only lanes with i < m may use j
+  Var<Double> y = v;  // a select after the read, in a loop that vectorizes: the read must be masked
+  If(i < m, [&] { y = small[j] * 2.0; });
+  If(i < m, [&] { out[i] = y + bump(v, small, j); }).Else([&] { out[i] = y; });
+  If(v > 0.0, [&] { atomic_add(counts, i % 4, 1); });
+}
+
+/// Vector, matrix and bool variables carried through divergent loops.
+KJIT_KERNEL(aggregates, (Array<Vec3d> p, Array<Int> n, Array<Vec3d> out, Array<Mat33d> mats, Array<Int> flags)) {
+  Int i = tid();
+  Var<Vec3d> w = p[i];
+  Var<Mat33d> a = Mat33d(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+  Var<Bool> seen = false;
+  For(0, n[i], [&](Int k) {
+    w = w * 0.5 + Vec3d(Double(k), 1.0, -1.0);
+    If(w.x() > 2.0, [&] {
+      seen = true;
+      a = a * 2.0;
+    });
+  });
+  out[i] = w;
+  mats[i] = a;
+  flags[i] = where(seen, Int(1), Int(0));
+}
+
+/// Divergent control flow in a 2-D launch (lanes cross rows).
+KJIT_KERNEL(grid, (Array<Double, 2> x, Array<Double, 2> out)) {
+  auto [r, c] = tid<2>();
+  Var<Double> y = x(r, c);
+  For(0, c % 5, [&](Int) { y = y + Double(r); });
+  If(y > 10.0, [&] { y = y - 10.0; });
+  out(r, c) = y;
+}
+}  // namespace lane_tests
+
+namespace {
+
+/// A dense array, or (`strided`) a view taking every other element of a buffer twice as
+/// long: that launch runs one thread at a time, the dense one in lane blocks.
+template <class T>
+NdArray make(const std::vector<T>& v, bool strided, std::vector<NdArray>& keep) {
+  if (!strided) return NdArray::from_vector(v, {int64_t(v.size())});
+  std::vector<T> wide(v.size() * 2, T{});
+  for (size_t k = 0; k < v.size(); ++k) wide[2 * k] = v[k];
+  NdArray buffer = NdArray::from_vector(wide, {int64_t(wide.size())});
+  keep.push_back(buffer);
+  return NdArray::view(buffer.data(), ir_type_of<T>(), {int64_t(v.size())}, Device::cpu(), {int64_t(2 * sizeof(T))});
+}
+
+template <class T>
+std::vector<T> read(const NdArray& a) {
+  std::vector<T> out(size_t(a.size()));
+  const char* base = static_cast<const char*>(a.data());
+  for (int64_t k = 0; k < a.size(); ++k) out[size_t(k)] = *reinterpret_cast<const T*>(base + k * a.strides()[0]);
+  return out;
+}
+
+const int kN = 1003;  // 62 full blocks of 16 lanes and a tail of 11
+
+/// Inputs that make neighbouring lanes take different paths.
+double input(int i) { return std::sin(double(i) * 1.7) * 3.0; }
+
+}  // namespace
+
+TEST_CASE("a divergent If gives each lane its own branch") {
+  for (bool strided : {false, true}) {
+    CAPTURE(strided);
+    std::vector<NdArray> keep;
+    std::vector<double> xs(kN);
+    for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
+    auto x = make(xs, strided, keep);
+    auto out = make(std::vector<double>(kN, 7.0), strided, keep);
+    auto side = make(std::vector<double>(kN, 0.0), strided, keep);
+    launch(lane_tests::divergent_if, kN, x, out, side);
+    auto o = read<double>(out), s = read<double>(side);
+    int sides[3] = {0, 0, 0};
+    for (int i = 0; i < kN; ++i) {
+      double v = xs[size_t(i)];
+      double y = v > 1.0 ? v * v : v > -1.0 ? v * 0.5 + 3.0 : -v;
+      double sd = v > 1.0 ? 1.0 : v > -1.0 ? 0.0 : -1.0;
+      REQUIRE(o[size_t(i)] == y);
+      REQUIRE(s[size_t(i)] == sd);
+      ++sides[int(sd) + 1];
+    }
+    CHECK(sides[0] > 100);  // every side is taken by many lanes
+    CHECK(sides[1] > 100);
+    CHECK(sides[2] > 100);
+  }
+}
+
+TEST_CASE("loops whose begin, end and step differ per lane run each lane's own iterations") {
+  for (bool strided : {false, true}) {
+    CAPTURE(strided);
+    std::vector<NdArray> keep;
+    std::vector<int32_t> lo(kN), hi(kN), st(kN);
+    for (int i = 0; i < kN; ++i) {
+      lo[size_t(i)] = i % 7 - 2;
+      hi[size_t(i)] = (i * 5) % 11;
+      st[size_t(i)] = i % 9 == 0 ? -1 - i % 2 : 1 + i % 3;  // some lanes count down, some run none
+      if (st[size_t(i)] < 0) std::swap(lo[size_t(i)], hi[size_t(i)]);
+    }
+    const int uniform_n = 2;
+    auto out = make(std::vector<double>(kN, 0.0), strided, keep);
+    launch(lane_tests::trip_counts, kN, make(lo, strided, keep), make(hi, strided, keep), make(st, strided, keep),
+           uniform_n, out);
+    auto o = read<double>(out);
+    for (int i = 0; i < kN; ++i) {
+      double acc = 0.0;
+      int s = st[size_t(i)];
+      for (int k = lo[size_t(i)]; s > 0 ? k < hi[size_t(i)] : k > hi[size_t(i)]; k += s) {
+        acc = acc + double(k);
+        for (int m = 0; m < k % 4; ++m) acc = acc * 1.001 + double(m);
+        for (int u = 0; u < uniform_n; ++u) acc = acc + 0.25;
+      }
+      REQUIRE(o[size_t(i)] == acc);
+    }
+  }
+}
+
+TEST_CASE("Break, Continue and Return act per lane") {
+  for (bool strided : {false, true}) {
+    CAPTURE(strided);
+    std::vector<NdArray> keep;
+    std::vector<double> xs(kN);
+    for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
+    auto x = make(xs, strided, keep);
+    const int n = 9;
+    {
+      auto out = make(std::vector<double>(kN, 0.0), strided, keep);
+      auto steps = make(std::vector<int32_t>(kN, -1), strided, keep);
+      launch(lane_tests::while_break, kN, x, n, out, steps);
+      auto o = read<double>(out);
+      auto k = read<int32_t>(steps);
+      int broke = 0;
+      for (int i = 0; i < kN; ++i) {
+        double y = xs[size_t(i)];
+        int s = 0;
+        while (s < n) {
+          y = y * 1.25 + 0.1;
+          if (y > 4.0) break;
+          s = s + 1;
+        }
+        REQUIRE(o[size_t(i)] == y);
+        REQUIRE(k[size_t(i)] == s);
+        broke += s < n;
+      }
+      CHECK(broke > 100);
+      CHECK(broke < kN - 100);
+    }
+    {
+      auto out = make(std::vector<double>(kN, 0.0), strided, keep);
+      launch(lane_tests::lane_continue, kN, x, n, out);
+      auto o = read<double>(out);
+      for (int i = 0; i < kN; ++i) {
+        double y = xs[size_t(i)];
+        for (int k = 0; k < n; ++k) {
+          if ((k + i) % 3 == 0) continue;
+          y = y * 0.75 + double(k);
+        }
+        REQUIRE(o[size_t(i)] == y);
+      }
+    }
+    {
+      auto out = make(std::vector<double>(kN, 9.0), strided, keep);
+      auto tag = make(std::vector<int32_t>(kN, 0), strided, keep);
+      launch(lane_tests::lane_return, kN, x, n, out, tag);
+      auto o = read<double>(out);
+      auto t = read<int32_t>(tag);
+      int tags[3] = {0, 0, 0};
+      for (int i = 0; i < kN; ++i) {
+        double v = xs[size_t(i)];
+        double expect_out = 9.0;
+        int expect_tag = 0;
+        if (!(v < -2.0)) {
+          expect_tag = 1;
+          double y = v;
+          bool returned = false;
+          for (int k = 0; k < n && !returned; ++k) {
+            y = y * 1.5 + 0.5;
+            if (y > 3.0) {
+              expect_out = y;
+              expect_tag = 2;
+              returned = true;
+            }
+          }
+          if (!returned) expect_out = -y;
+        }
+        REQUIRE(o[size_t(i)] == expect_out);
+        REQUIRE(t[size_t(i)] == expect_tag);
+        ++tags[expect_tag];
+      }
+      CHECK(tags[0] > 50);  // all three exits are common
+      CHECK(tags[1] > 50);
+      CHECK(tags[2] > 50);
+    }
+  }
+}
+
+TEST_CASE("inactive lanes neither read out of bounds nor run effects") {
+  for (bool strided : {false, true}) {
+    CAPTURE(strided);
+    std::vector<NdArray> keep;
+    std::vector<double> xs(kN), table(37);
+    for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
+    for (size_t k = 0; k < table.size(); ++k) table[k] = 0.5 * double(k);
+    auto out = make(std::vector<double>(kN, 0.0), strided, keep);
+    auto counts = make(std::vector<int32_t>(4, 0), strided, keep);
+    launch(lane_tests::masked_effects, kN, make(xs, strided, keep), make(table, strided, keep), counts, out);
+    auto o = read<double>(out);
+    auto c = read<int32_t>(counts);
+    int expect[4] = {0, 0, 0, 0};
+    for (int i = 0; i < kN; ++i) {
+      double v = xs[size_t(i)];
+      double e = i < 37 ? table[size_t(i)] * 2.0 + (v + table[size_t(i)]) : v;
+      REQUIRE(o[size_t(i)] == e);
+      if (v > 0.0) ++expect[i % 4];
+    }
+    for (int b = 0; b < 4; ++b) CHECK(c[size_t(b)] == expect[b]);
+  }
+}
+
+TEST_CASE("vector, matrix and bool variables keep each lane's value through divergent loops") {
+  for (bool strided : {false, true}) {
+    CAPTURE(strided);
+    std::vector<NdArray> keep;
+    std::vector<vec3d> ps(kN);
+    std::vector<int32_t> ns(kN);
+    for (int i = 0; i < kN; ++i) {
+      ps[size_t(i)] = vec3d{{input(i), -input(i + 1), 0.25 * double(i % 8)}};
+      ns[size_t(i)] = i % 6;
+    }
+    auto out = make(std::vector<vec3d>(kN), strided, keep);
+    auto mats = make(std::vector<mat33d>(kN), strided, keep);
+    auto flags = make(std::vector<int32_t>(kN, -1), strided, keep);
+    launch(lane_tests::aggregates, kN, make(ps, strided, keep), make(ns, strided, keep), out, mats, flags);
+    auto o = read<vec3d>(out);
+    auto m = read<mat33d>(mats);
+    auto f = read<int32_t>(flags);
+    for (int i = 0; i < kN; ++i) {
+      vec3d w = ps[size_t(i)];
+      double scale = 1.0;
+      bool seen = false;
+      for (int k = 0; k < ns[size_t(i)]; ++k) {
+        w = vec3d{{w.c[0] * 0.5 + double(k), w.c[1] * 0.5 + 1.0, w.c[2] * 0.5 - 1.0}};
+        if (w.c[0] > 2.0) {
+          seen = true;
+          scale *= 2.0;
+        }
+      }
+      for (int d = 0; d < 3; ++d) REQUIRE(o[size_t(i)].c[d] == w.c[d]);
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) REQUIRE(m[size_t(i)].c[r][c] == (r == c ? scale : 0.0));
+      REQUIRE(f[size_t(i)] == int32_t(seen));
+    }
+  }
+}
+
+TEST_CASE("divergent control flow in a 2-D launch whose lanes cross rows") {
+  const int rows = 9, cols = 13;  // 117 threads: blocks of 16 span rows
+  std::vector<double> xs(rows * cols);
+  for (int k = 0; k < rows * cols; ++k) xs[size_t(k)] = double(k % 17);
+  auto x = NdArray::from_vector(xs, {rows, cols});
+  auto out = zeros<double>({rows, cols});
+  launch(lane_tests::grid, Dims{rows, cols}, x, out);
+  auto o = out.to_vector<double>();
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      double y = xs[size_t(r * cols + c)];
+      for (int k = 0; k < c % 5; ++k) y = y + double(r);
+      if (y > 10.0) y = y - 10.0;
+      REQUIRE(o[size_t(r * cols + c)] == y);
+    }
+}
