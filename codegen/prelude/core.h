@@ -47,6 +47,10 @@ int printf(const char*, ...);
 #define KJ_FUNC_BIG inline
 #define KJ_CUDA 0
 #define KJ_EXPORT extern "C" __attribute__((visibility("default")))
+/// Before a loop over a launch's threads: their order is unspecified (they run concurrently
+/// on the pool, and in lanes), so no iteration depends on another through memory, and GCC
+/// need not version the loop for arrays that might overlap.
+#define KJ_THREADS_INDEPENDENT _Pragma("GCC ivdep")
 #endif
 
 namespace kj {
@@ -174,7 +178,7 @@ KJ_FUNC bool is_dense(const array_t<T>& a) {
 #define KJ_LANES 16
 /// The loop over a block's lanes. Not unrolled: GCC would unroll its 16 iterations before
 /// the loop vectorizer sees them, and vectorizes the straight-line copies much less well.
-#define KJ_LANE_LOOP _Pragma("GCC unroll 1") for (kj_int32 kj_l = 0; kj_l < KJ_LANES; ++kj_l)
+#define KJ_LANE_LOOP _Pragma("GCC unroll 1") KJ_THREADS_INDEPENDENT for (kj_int32 kj_l = 0; kj_l < KJ_LANES; ++kj_l)
 /// Whether any lane of a mask is on. Masks are int32 0/1, not bool: GCC's vectorizer does
 /// not negate vectors of bool, and a mask as wide as a float keeps one vector length.
 KJ_FUNC bool lanes_any(const kj_int32* m) {

@@ -76,7 +76,7 @@ void emit_entry_points(SourceWriter& w, const std::string& entry, const std::str
   // The index is int32 as tid() is (the runtime refuses launches over 2^31-1 threads): a
   // 64-bit index truncated to int32 in the body is not an affine access to GCC, an int32
   // loop variable is, and that is what lets the dense loop vectorize.
-  const std::string loop = "for (kj_int32 kj_i = (kj_int32)kj_begin; kj_i < (kj_int32)kj_end; ++kj_i)";
+  const std::string loop = "KJ_THREADS_INDEPENDENT for (kj_int32 kj_i = (kj_int32)kj_begin; kj_i < (kj_int32)kj_end; ++kj_i)";
   if (!dense_test.empty()) {
     w.line("if (" + dense_test + ") {", 1);
     for (const EntryParam& p : params)
@@ -89,7 +89,7 @@ void emit_entry_points(SourceWriter& w, const std::string& entry, const std::str
       w.line("kj_int32 kj_i = (kj_int32)kj_begin;", 2);
       w.line("for (; kj_i + KJ_LANES <= (kj_int32)kj_end; kj_i += KJ_LANES)", 2);
       w.line(lanes + args("kj_i", true), 3);
-      w.line("for (; kj_i < (kj_int32)kj_end; ++kj_i)", 2);
+      w.line("KJ_THREADS_INDEPENDENT for (; kj_i < (kj_int32)kj_end; ++kj_i)", 2);
       w.line(call("kj_i", false), 3);
     }
     w.line("return;", 2);

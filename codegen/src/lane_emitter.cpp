@@ -29,6 +29,10 @@ bool is_control(const ir::Stmt& s) {
   return ir::op_info(s.op).kind == ir::OpKind::Control;
 }
 
+/// An atomic gets a lane loop of its own: its loop stays scalar (a read-modify-write per
+/// lane), and the arithmetic around it, in the loops before and after, vectorizes.
+bool runs_alone(const ir::Stmt& s) { return s.op == ir::Op::ArrayAtomic; }
+
 class LaneEmitter {
  public:
   LaneEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions)
@@ -178,9 +182,11 @@ class LaneEmitter {
         continue;
       }
       if (is_uniform_stmt(s)) continue;
+      if (runs_alone(s)) run = next++;
       for (ir::ValueId a : s.args)
         if (run_of_.at(a) != run) use_outside(a, false);
       if (s.result != ir::kNoValue) run_of_[s.result] = run;
+      if (runs_alone(s)) run = next++;
     }
   }
 
@@ -231,6 +237,10 @@ class LaneEmitter {
         // Zeroed so that a lane no store reached still holds a valid value of its type.
         const ir::Type& t = fn_.vars.at(size_t(s.imm)).type;
         w_.user_line(lanes_of(t) + var_lanes(s.imm) + " = {};", indent, s.loc);
+      } else if (runs_alone(s)) {
+        flush(run, mask, indent);
+        run.push_back(&s);
+        flush(run, mask, indent);
       } else if (s.op != ir::Op::Param) {
         run.push_back(&s);
       }
@@ -451,7 +461,7 @@ class LaneEmitter {
 bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options) {
   if (options.bounds_check) return false;
   bool control = false;
-  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { control |= is_control(s); });
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { control |= is_control(s) || runs_alone(s); });
   return control;
 }
 

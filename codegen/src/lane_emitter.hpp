@@ -15,9 +15,9 @@
 
 namespace kjit::codegen {
 
-/// Whether `fn`'s forward entry gets a lane function: it has control flow (a straight-line
-/// body already vectorizes across threads) and the module is not bounds-checked (a check
-/// would report what inactive lanes compute).
+/// Whether `fn`'s forward entry gets a lane function: it has control flow or atomics (a
+/// straight-line body without them already vectorizes across threads) and the module is not
+/// bounds-checked (a check would report what inactive lanes compute).
 bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options);
 
 /// Writes `static void <name>(const kj::launch_bounds_t& dim, kj_int32 kj_base, <params as

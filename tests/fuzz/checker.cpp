@@ -528,7 +528,10 @@ Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& o) {
       if (b >= batches) return;
       std::vector<Program> progs;
       for (uint64_t s = first + b * uint64_t(o.batch); s < std::min(first + count, first + (b + 1) * uint64_t(o.batch)); ++s)
+      {
         progs.push_back(generate(s, o.gen));
+        if (o.threads > 0) progs.back().n = o.threads;
+      }
       std::vector<ProgramResult> res = check_batch(progs, "fuzz_" + std::to_string(first) + "_" + std::to_string(b), o);
       for (size_t i = 0; i < res.size(); ++i) {
         ProgramResult r = res[i];

@@ -36,6 +36,9 @@ struct CheckOptions {
   int jobs = 1;          ///< batches checked at once
   bool verbose = false;
   int opt_level = 3;     ///< the host compile's -O level (ModuleOptions::opt_level)
+  /// Threads per launch (and elements per array) instead of the generator's few; 16 or more
+  /// run the cpu's lane functions (blocks of 16 threads under masks) beside the tail.
+  int threads = 0;
 };
 
 /// Totals of a run, and each failure (shrunk, with its DSL repro).

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     else if (a == "--jobs") o.jobs = std::stoi(next());
     else if (a == "--batch") o.batch = std::stoi(next());
     else if (a == "--opt") o.opt_level = std::stoi(next());
+    else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--no-nvrtc") o.nvrtc = false;
     else if (a == "--no-shrink") o.shrink = false;
     else if (a == "--avoid-known") o.gen = fuzz::known_safe_options();
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] "
-                   "[--no-shrink] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--print SEED] [--verbose]\n");
+                   "[--no-shrink] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--threads N] [--print SEED] [--verbose]\n");
       return 2;
     }
   }

@@ -28,6 +28,24 @@ TEST_CASE("the randomized differential tester: the CI seed set passes") {
   CHECK(s.components > 1000);
 }
 
+TEST_CASE("the randomized differential tester over 37 threads: lane blocks and a tail") {
+  // 37 threads: two blocks of 16 through the cpu's lane functions (divergent branches,
+  // loops and early exits under masks), 5 through the strided body, against the reference.
+  fuzz::TempCache cache;
+  fuzz::CheckOptions o;
+  o.gen = fuzz::known_safe_options();
+  o.jobs = 2;
+  o.opt_level = 1;
+  o.nvrtc = false;  // the CUDA text has no lane functions; the CI seed set compiles it
+  o.threads = 37;
+  fuzz::Summary s = fuzz::run_seeds(fuzz::kCiFirstSeed + 100000, 48, o);
+  MESSAGE(s.line());
+  for (const fuzz::ProgramResult& r : s.failed) MESSAGE(r.detail);
+  CHECK(s.programs == 48);
+  CHECK(s.failures == 0);
+  CHECK(s.passed > s.programs / 2);
+}
+
 TEST_CASE("generation is deterministic and the printer prints a KJIT_KERNEL") {
   std::string a = fuzz::to_dsl_source(fuzz::generate(42), "k"), b = fuzz::to_dsl_source(fuzz::generate(42), "k");
   CHECK(a == b);

@@ -122,6 +122,24 @@ KJIT_KERNEL(aggregates, (Array<Vec3d> p, Array<Int> n, Array<Vec3d> out, Array<M
   flags[i] = where(seen, Int(1), Int(0));
 }
 
+/// Variables that only ever get uniform values, but under divergent branches: they differ
+/// per lane (the uniformity analysis must see it), also as a loop's condition, found only
+/// on the analysis' second pass.
+KJIT_KERNEL(uniform_stores, (Array<Double> x, Array<Double> out, Array<Int> count)) {
+  Int i = tid();
+  Double v = x[i];
+  Var<Double> u = 1.0;
+  If(v > 0.0, [&] { u = 2.0; });
+  Var<Int> k = 0;
+  Var<Int> n = 0;
+  While([&] { return k < 6; }, [&] {
+    If(v > 0.5 * Double(k), [&] { k = k + 2; }).Else([&] { k = k + 1; });
+    n = n + 1;
+  });
+  out[i] = u;
+  count[i] = n;
+}
+
 /// Divergent control flow in a 2-D launch (lanes cross rows).
 KJIT_KERNEL(grid, (Array<Double, 2> x, Array<Double, 2> out)) {
   auto [r, c] = tid<2>();
@@ -350,6 +368,30 @@ TEST_CASE("vector, matrix and bool variables keep each lane's value through dive
       for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) REQUIRE(m[size_t(i)].c[r][c] == (r == c ? scale : 0.0));
       REQUIRE(f[size_t(i)] == int32_t(seen));
+    }
+  }
+}
+
+TEST_CASE("uniform values stored under divergent branches make their variables differ per lane") {
+  for (bool strided : {false, true}) {
+    CAPTURE(strided);
+    std::vector<NdArray> keep;
+    std::vector<double> xs(kN);
+    for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
+    auto out = make(std::vector<double>(kN, 0.0), strided, keep);
+    auto count = make(std::vector<int32_t>(kN, 0), strided, keep);
+    launch(lane_tests::uniform_stores, kN, make(xs, strided, keep), out, count);
+    auto o = read<double>(out);
+    auto c = read<int32_t>(count);
+    for (int i = 0; i < kN; ++i) {
+      double v = xs[size_t(i)];
+      int k = 0, n = 0;
+      while (k < 6) {
+        k += v > 0.5 * double(k) ? 2 : 1;
+        ++n;
+      }
+      REQUIRE(o[size_t(i)] == (v > 0.0 ? 2.0 : 1.0));
+      REQUIRE(c[size_t(i)] == n);
     }
   }
 }
