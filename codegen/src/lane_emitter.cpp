@@ -24,6 +24,9 @@ namespace kjit::codegen {
 namespace {
 
 const char* const kLaneLoop = "KJ_LANE_LOOP";
+/// The most statements a divergent If may hold to run inside its lane loop (both sides for
+/// every lane) rather than as masked loops skipped when no lane takes a side.
+constexpr int kFlattenLimit = 24;
 
 bool is_control(const ir::Stmt& s) {
   return ir::op_info(s.op).kind == ir::OpKind::Control;
@@ -46,6 +49,10 @@ class LaneEmitter {
     while (analyze(fn_.body, false)) {
     }
     mark_rematerializable();
+    ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+      int budget = kFlattenLimit;
+      if (s.op == ir::Op::If && varying(s.args[0]) && flattenable(s, budget)) flat_.insert(&s);
+    });
     int run = 0;
     assign_runs(fn_.body, run);
   }
@@ -173,6 +180,10 @@ class LaneEmitter {
   void assign_runs(const ir::Block& b, int& next) {
     int run = next++;
     for (const ir::Stmt& s : b.stmts) {
+      if (flat_.count(&s)) {
+        assign_in_run(s, run);
+        continue;
+      }
       if (is_control(s)) {
         for (ir::ValueId a : s.args) use_outside(a, true);
         for (const ir::Block& r : s.regions) assign_runs(r, next);
@@ -183,10 +194,63 @@ class LaneEmitter {
       }
       if (is_uniform_stmt(s)) continue;
       if (runs_alone(s)) run = next++;
-      for (ir::ValueId a : s.args)
-        if (run_of_.at(a) != run) use_outside(a, false);
-      if (s.result != ir::kNoValue) run_of_[s.result] = run;
+      assign_in_run(s, run);
       if (runs_alone(s)) run = next++;
+    }
+  }
+
+  /// Puts varying statement `s` (a flattened If with everything in it) in run `run`.
+  void assign_in_run(const ir::Stmt& s, int run) {
+    if (is_uniform_stmt(s)) return;
+    for (ir::ValueId a : s.args)
+      if (run_of_.at(a) != run) use_outside(a, false);
+    if (s.result != ir::kNoValue) run_of_[s.result] = run;
+    for (const ir::Block& r : s.regions)
+      for (const ir::Stmt& inner : r.stmts) assign_in_run(inner, run);
+  }
+
+  /// Whether If `s` can run inside its lane loop, both sides for every lane under a lane-local
+  /// condition (as a vectorizer if-converts): small, and nothing in it that would stop the
+  /// loop vectorizing or must be skipped when no lane takes a side (loops, atomics, device
+  /// functions, prints, checks, random draws). `budget` counts its statements down.
+  bool flattenable(const ir::Stmt& s, int& budget) const {
+    for (const ir::Block& r : s.regions)
+      for (const ir::Stmt& inner : r.stmts) {
+        if (--budget < 0) return false;
+        switch (inner.op) {
+          case ir::Op::If:
+            if (!varying(inner.args[0]) || !flattenable(inner, budget)) return false;
+            break;
+          case ir::Op::Call:
+            if (inner.type.is_void() || builtin_codegen(inner.builtin()).takes_site ||
+                ir::builtin_info(inner.builtin()).category == ir::BuiltinCategory::Random)
+              return false;
+            break;
+          case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
+          case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
+          case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar: case ir::Op::ArrayLoad:
+          case ir::Op::ArrayStore: case ir::Op::ArrayShape:
+            break;
+          case ir::Op::ArrayAtomic: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
+          case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print: case ir::Op::CallFunc:
+            return false;
+        }
+      }
+    return true;
+  }
+
+  /// Calls fn on each statement a run's lane loop writes: the run's, and those inside its
+  /// flattened Ifs (not the uniform ones and declarations, written before the loop).
+  template <class Fn>
+  void for_each_in_loop(const std::vector<const ir::Stmt*>& run, Fn&& fn) const {
+    for (const ir::Stmt* s : run) {
+      fn(*s);
+      if (!flat_.count(s)) continue;
+      std::vector<const ir::Stmt*> inner;
+      for (const ir::Block& r : s->regions)
+        for (const ir::Stmt& t : r.stmts)
+          if (!is_uniform_stmt(t) && t.op != ir::Op::DeclVar) inner.push_back(&t);
+      for_each_in_loop(inner, fn);
     }
   }
 
@@ -228,15 +292,16 @@ class LaneEmitter {
   void emit_block(const ir::Block& b, const std::string& mask, int indent) {
     std::vector<const ir::Stmt*> run;
     for (const ir::Stmt& s : b.stmts) {
-      if (is_control(s)) {
+      if (flat_.count(&s)) {
+        hoist(s, indent);
+        run.push_back(&s);
+      } else if (is_control(s)) {
         flush(run, mask, indent);
         emit_control(s, mask, indent);
       } else if (is_uniform_stmt(s)) {
         emit_uniform(s, indent);
       } else if (s.op == ir::Op::DeclVar) {
-        // Zeroed so that a lane no store reached still holds a valid value of its type.
-        const ir::Type& t = fn_.vars.at(size_t(s.imm)).type;
-        w_.user_line(lanes_of(t) + var_lanes(s.imm) + " = {};", indent, s.loc);
+        declare_lanes(s, indent);
       } else if (runs_alone(s)) {
         flush(run, mask, indent);
         run.push_back(&s);
@@ -246,6 +311,22 @@ class LaneEmitter {
       }
     }
     flush(run, mask, indent);
+  }
+
+  /// What a flattened If writes before its run's loop: its uniform statements and its
+  /// variables' lane arrays.
+  void hoist(const ir::Stmt& s, int indent) {
+    for (const ir::Block& r : s.regions)
+      for (const ir::Stmt& t : r.stmts) {
+        if (flat_.count(&t)) hoist(t, indent);
+        else if (is_uniform_stmt(t)) emit_uniform(t, indent);
+        else if (t.op == ir::Op::DeclVar) declare_lanes(t, indent);
+      }
+  }
+
+  void declare_lanes(const ir::Stmt& decl, int indent) {
+    // Zeroed so that a lane no store reached still holds a valid value of its type.
+    w_.user_line(lanes_of(fn_.vars.at(size_t(decl.imm)).type) + var_lanes(decl.imm) + " = {};", indent, decl.loc);
   }
 
   void emit_uniform(const ir::Stmt& s, int indent) {
@@ -271,19 +352,20 @@ class LaneEmitter {
   /// One lane loop over a run of varying statements.
   void flush(std::vector<const ir::Stmt*>& run, const std::string& mask, int indent) {
     if (run.empty()) return;
-    for (const ir::Stmt* s : run)
-      if (s->result != ir::kNoValue && lane_array_[s->result])
-        w_.line(lanes_of(s->type) + lane_name(s->result) + ";", indent);
+    for_each_in_loop(run, [&](const ir::Stmt& s) {
+      if (s.result != ir::kNoValue && lane_array_[s.result]) w_.line(lanes_of(s.type) + lane_name(s.result) + ";", indent);
+    });
     w_.line(std::string(kLaneLoop) + " {", indent);
     const int in = indent + 1;
     w_.line("const kj_int32 kj_index = kj_base + kj_l; (void)kj_index;", in);
     // Operands from outside the run: recomputed, or read from their lane arrays.
     std::set<ir::ValueId> have;
-    for (const ir::Stmt* s : run)
-      if (s->result != ir::kNoValue) have.insert(s->result);
+    for_each_in_loop(run, [&](const ir::Stmt& s) {
+      if (s.result != ir::kNoValue) have.insert(s.result);
+    });
     std::set<ir::ValueId> defined = have;
-    for (const ir::Stmt* s : run)
-      for (ir::ValueId a : s->args) {
+    for_each_in_loop(run, [&](const ir::Stmt& s) {
+      for (ir::ValueId a : s.args) {
         if (!varying(a) || defined.count(a) || have.count(a)) continue;
         if (remat_[a]) {
           rematerialize(a, have, in);
@@ -292,14 +374,38 @@ class LaneEmitter {
           have.insert(a);
         }
       }
-    const std::string active = mask.empty() ? "" : mask + "[kj_l]";
-    for (const ir::Stmt* s : run) {
+    });
+    emit_in_loop(run, mask.empty() ? "" : mask + "[kj_l]", in);
+    w_.line("}", indent);
+    run.clear();
+  }
+
+  /// The statements of a lane loop, under lane bit `active` (empty: every lane runs).
+  void emit_in_loop(const std::vector<const ir::Stmt*>& stmts, const std::string& active, int in) {
+    for (const ir::Stmt* s : stmts) {
+      if (flat_.count(s)) {
+        emit_flattened_if(*s, active, in);
+        continue;
+      }
       emit_lane_stmt(*s, active, in);
       if (s->result != ir::kNoValue && lane_array_[s->result])
         w_.line(lane_name(s->result) + ".set(kj_l, " + n_.value(s->result) + ");", in);
     }
-    w_.line("}", indent);
-    run.clear();
+  }
+
+  /// Both sides of a flattened If, each under the lane's bit for it.
+  void emit_flattened_if(const ir::Stmt& s, const std::string& active, int in) {
+    for (int side = 0; side < 2; ++side) {
+      std::vector<const ir::Stmt*> inner;
+      for (const ir::Stmt& t : s.regions[side].stmts)
+        if (!is_uniform_stmt(t) && t.op != ir::Op::DeclVar) inner.push_back(&t);
+      if (inner.empty()) continue;
+      const std::string bit = "kj_b" + std::to_string(bits_++);
+      w_.user_line("const bool " + bit + " = " + (active.empty() ? "" : active + " && ") + (side ? "!" : "") +
+                       n_.value(s.args[0]) + ";",
+                   in, s.loc);
+      emit_in_loop(inner, bit, in);
+    }
   }
 
   /// `s` for lane kj_l; `active` is the lane's mask bit (empty: every lane runs).
@@ -453,7 +559,9 @@ class LaneEmitter {
   std::vector<bool> remat_;        // by value: recomputed in each run that uses it
   std::vector<const ir::Stmt*> def_;
   std::vector<int> run_of_;
+  std::set<const ir::Stmt*> flat_;  // divergent Ifs run inside their lane loop
   int masks_ = 0;
+  int bits_ = 0;
 };
 
 }  // namespace

@@ -99,7 +99,10 @@ KJIT_KERNEL(masked_effects, (Array<Double> x, Array<Double> small, Array<Int> co
   Double v = x[i];
   Int j = where(i < m, i, 1 << 29);  // only lanes with i < m may use j
   Var<Double> y = v;  // a select after the read, in a loop that vectorizes: the read must be masked
-  If(i < m, [&] { y = small[j] * 2.0; });
+  If(i < m, [&] { y = small[j] * 2.0; });  // runs inside the lane loop (both sides, selects)
+  // The same read in masked lane loops (a loop in the branch keeps it out of the lane loop):
+  // without the mask GCC gathers all 16 lanes, and one far out of bounds faults.
+  If(i < m, [&] { For(0, 1, [&](Int) { y = y + small[j]; }); });
   If(i < m, [&] { out[i] = y + bump(v, small, j); }).Else([&] { out[i] = y; });
   If(v > 0.0, [&] { atomic_add(counts, i % 4, 1); });
 }
@@ -140,6 +143,21 @@ KJIT_KERNEL(uniform_stores, (Array<Double> x, Array<Double> out, Array<Int> coun
   count[i] = n;
 }
 
+/// A divergent If small enough to run inside its lane loop (both sides, selects) beside one
+/// too long for that (30 traced statements: masked loops, skipped when no lane takes it) and
+/// one holding a loop (masked, whatever its size).
+KJIT_KERNEL(branch_forms, (Array<Double> x, Array<Double> out)) {
+  Int i = tid();
+  Double v = x[i];
+  Var<Double> y = v;
+  If(v > 0.0, [&] { y = y * 2.0; }).Else([&] { y = y - 1.0; });
+  If(v > 1.0, [&] {
+    for (int k = 0; k < 30; ++k) y = y * 1.01 + 0.5;  // C++ loop: 30 statements in the trace
+  });
+  If(v < -1.0, [&] { For(0, i % 5, [&](Int) { y = y * 0.5; }); });
+  out[i] = y;
+}
+
 /// Divergent control flow in a 2-D launch (lanes cross rows).
 KJIT_KERNEL(grid, (Array<Double, 2> x, Array<Double, 2> out)) {
   auto [r, c] = tid<2>();
@@ -177,14 +195,23 @@ const int kN = 1003;  // 62 full blocks of 16 lanes and a tail of 11
 /// Inputs that make neighbouring lanes take different paths.
 double input(int i) { return std::sin(double(i) * 1.7) * 3.0; }
 
-}  // namespace
-
-TEST_CASE("a divergent If gives each lane its own branch") {
+/// Runs `check(strided, keep, xs)` for dense arrays (lane blocks) and strided ones (one thread
+/// at a time); xs are kN inputs from input(), `keep` holds the strided views' buffers.
+template <class Check>
+void each_layout(Check check) {
+  std::vector<double> xs(kN);
+  for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
   for (bool strided : {false, true}) {
     CAPTURE(strided);
     std::vector<NdArray> keep;
-    std::vector<double> xs(kN);
-    for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
+    check(strided, keep, xs);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a divergent If gives each lane its own branch") {
+  each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
     auto x = make(xs, strided, keep);
     auto out = make(std::vector<double>(kN, 7.0), strided, keep);
     auto side = make(std::vector<double>(kN, 0.0), strided, keep);
@@ -202,13 +229,11 @@ TEST_CASE("a divergent If gives each lane its own branch") {
     CHECK(sides[0] > 100);  // every side is taken by many lanes
     CHECK(sides[1] > 100);
     CHECK(sides[2] > 100);
-  }
+  });
 }
 
 TEST_CASE("loops whose begin, end and step differ per lane run each lane's own iterations") {
-  for (bool strided : {false, true}) {
-    CAPTURE(strided);
-    std::vector<NdArray> keep;
+  each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>&) {
     std::vector<int32_t> lo(kN), hi(kN), st(kN);
     for (int i = 0; i < kN; ++i) {
       lo[size_t(i)] = i % 7 - 2;
@@ -231,15 +256,11 @@ TEST_CASE("loops whose begin, end and step differ per lane run each lane's own i
       }
       REQUIRE(o[size_t(i)] == acc);
     }
-  }
+  });
 }
 
 TEST_CASE("Break, Continue and Return act per lane") {
-  for (bool strided : {false, true}) {
-    CAPTURE(strided);
-    std::vector<NdArray> keep;
-    std::vector<double> xs(kN);
-    for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
+  each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
     auto x = make(xs, strided, keep);
     const int n = 9;
     {
@@ -310,15 +331,12 @@ TEST_CASE("Break, Continue and Return act per lane") {
       CHECK(tags[1] > 50);
       CHECK(tags[2] > 50);
     }
-  }
+  });
 }
 
 TEST_CASE("inactive lanes neither read out of bounds nor run effects") {
-  for (bool strided : {false, true}) {
-    CAPTURE(strided);
-    std::vector<NdArray> keep;
-    std::vector<double> xs(kN), table(37);
-    for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
+  each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
+    std::vector<double> table(37);
     for (size_t k = 0; k < table.size(); ++k) table[k] = 0.5 * double(k);
     auto out = make(std::vector<double>(kN, 0.0), strided, keep);
     auto counts = make(std::vector<int32_t>(4, 0), strided, keep);
@@ -328,18 +346,16 @@ TEST_CASE("inactive lanes neither read out of bounds nor run effects") {
     int expect[4] = {0, 0, 0, 0};
     for (int i = 0; i < kN; ++i) {
       double v = xs[size_t(i)];
-      double e = i < 37 ? table[size_t(i)] * 2.0 + (v + table[size_t(i)]) : v;
+      double e = i < 37 ? table[size_t(i)] * 2.0 + table[size_t(i)] + (v + table[size_t(i)]) : v;
       REQUIRE(o[size_t(i)] == e);
       if (v > 0.0) ++expect[i % 4];
     }
     for (int b = 0; b < 4; ++b) CHECK(c[size_t(b)] == expect[b]);
-  }
+  });
 }
 
 TEST_CASE("vector, matrix and bool variables keep each lane's value through divergent loops") {
-  for (bool strided : {false, true}) {
-    CAPTURE(strided);
-    std::vector<NdArray> keep;
+  each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>&) {
     std::vector<vec3d> ps(kN);
     std::vector<int32_t> ns(kN);
     for (int i = 0; i < kN; ++i) {
@@ -369,15 +385,11 @@ TEST_CASE("vector, matrix and bool variables keep each lane's value through dive
         for (int c = 0; c < 3; ++c) REQUIRE(m[size_t(i)].c[r][c] == (r == c ? scale : 0.0));
       REQUIRE(f[size_t(i)] == int32_t(seen));
     }
-  }
+  });
 }
 
 TEST_CASE("uniform values stored under divergent branches make their variables differ per lane") {
-  for (bool strided : {false, true}) {
-    CAPTURE(strided);
-    std::vector<NdArray> keep;
-    std::vector<double> xs(kN);
-    for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
+  each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
     auto out = make(std::vector<double>(kN, 0.0), strided, keep);
     auto count = make(std::vector<int32_t>(kN, 0), strided, keep);
     launch(lane_tests::uniform_stores, kN, make(xs, strided, keep), out, count);
@@ -393,7 +405,24 @@ TEST_CASE("uniform values stored under divergent branches make their variables d
       REQUIRE(o[size_t(i)] == (v > 0.0 ? 2.0 : 1.0));
       REQUIRE(c[size_t(i)] == n);
     }
-  }
+  });
+}
+
+TEST_CASE("small, long and looping divergent branches give each lane its own result") {
+  each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
+    auto out = make(std::vector<double>(kN, 0.0), strided, keep);
+    launch(lane_tests::branch_forms, kN, make(xs, strided, keep), out);
+    auto o = read<double>(out);
+    for (int i = 0; i < kN; ++i) {
+      double v = xs[size_t(i)], y = v;
+      y = v > 0.0 ? y * 2.0 : y - 1.0;
+      if (v > 1.0)
+        for (int k = 0; k < 30; ++k) y = y * 1.01 + 0.5;
+      if (v < -1.0)
+        for (int k = 0; k < i % 5; ++k) y = y * 0.5;
+      REQUIRE(o[size_t(i)] == y);
+    }
+  });
 }
 
 TEST_CASE("divergent control flow in a 2-D launch whose lanes cross rows") {
