@@ -105,3 +105,18 @@ TEST_CASE("copying a Var makes a new variable (C++ value semantics)") {
   CHECK(a.to_vector<double>() == x);
   CHECK(b.to_vector<double>() == std::vector<double>{2.0 + 4.0, -1.0 - 2.0});
 }
+
+// The kernel that uses every spelling of docs/DSL.md's "Warp -> kjit" table (the compile-fail
+// suite compiles it warning-free): it must also trace, generate, compile and run.
+#include "../compile_fail/snippets/pass_warp_spellings.cpp"
+#include "nvrtc_check.hpp"
+
+TEST_CASE("the kernel written with every spelling of the Warp table traces, compiles for cpu and sm_90, and runs") {
+  const std::string text = test::module_text("pass_warp_spellings", {&snippet::warp_spellings.def()});
+  CHECK(test::nvrtc_compile(text, "sm_90") == "");
+  NdArray x = from_vector(std::vector<float>{0.5f, 0.25f}), v = zeros<vec3f>({2}), grid = zeros<float>({2, 2});
+  NdArray ps = zeros<snippet::Particle>({2}), counts = zeros<int32_t>({2}), ms = zeros<mat33f>({2});
+  NdArray fives = zeros<kjit::vec<5, float>>({2}), wides = zeros<kjit::mat<2, 3, double>>({2});
+  launch(snippet::warp_spellings, 1, x, v, grid, ps, counts, ms, fives, wides, 2.0f, 8);
+  CHECK(counts.to_vector<int32_t>() == std::vector<int32_t>{1, 1});
+}
