@@ -12,7 +12,13 @@
 // lambda receives the arguments, adj_ret (when the function returns a value) and, per
 // argument, its adjoint: a Var to add to for a value, the adjoint array for an array. A
 // .replay lambda takes the arguments and returns what the body returns, without the body's
-// side effects; the adjoint's forward replay runs it instead of the body.
+// side effects; the adjoint's forward replay runs it instead of the body. A body may return
+// several values, as a tuple or a struct of DSL values (results.hpp):
+//
+//   inline const auto polar = kjit::dsl::func("polar", [](auto x, auto y) {
+//     return std::make_tuple(sqrt(x * x + y * y), atan2(y, x));
+//   });
+//   auto [r, phi] = polar(x[i], y[i]);   // in a kernel; .grad gets adj_ret as the same tuple
 #pragma once
 
 #include <type_traits>
