@@ -61,4 +61,9 @@ template <class... T> struct WhileNeedsLambda {
                 "kjit: the While condition is a lambda returning a Bool, evaluated before every "
                 "iteration: While([&] { return k < 3; }, [&] { ... })");
 };
+template <class... T> struct FuncReturnsNoValue {
+  static_assert(always_false_v<T...>,
+                "kjit: a device function returns nothing, a DSL value, or several of them as a "
+                "std::tuple, std::pair or struct of DSL values (Float, Vec3f, ...)");
+};
 }  // namespace kjit::dsl::detail

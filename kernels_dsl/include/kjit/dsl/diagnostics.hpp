@@ -27,5 +27,7 @@ template <char Op, class... T> struct CompoundNeedsVar;
 template <char Op, class... T> struct CompoundMixedTypes;
 /// `While(k < 3, ...)`: a condition that would be evaluated once.
 template <class... T> struct WhileNeedsLambda;
+/// A device function whose body returns something other than DSL values (a C++ number).
+template <class... T> struct FuncReturnsNoValue;
 
 }  // namespace kjit::dsl::detail

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "kjit/dsl/array.hpp"
+#include "kjit/dsl/diagnostics.hpp"
 #include "kjit/dsl/results.hpp"
 #include "kjit/dsl/tuple.hpp"
 #include "kjit/dsl/var.hpp"
@@ -57,6 +58,14 @@ template <class R> struct result_of<R, std::enable_if_t<std::is_base_of_v<ValueB
 /// DSL value, or several (a tuple or a struct of them, see results.hpp).
 template <class R>
 constexpr bool returnable_v = std::is_void_v<R> || std::is_base_of_v<ValueBase, R> || result_fields<R>() > 0;
+/// What a call of a function whose body yields R returns: nothing, the value, the results;
+/// for anything else a diagnostic type, so that the call's first error says what to return.
+template <class R, class = void> struct call_result { using type = FuncReturnsNoValue<R>; };
+template <class R>
+struct call_result<R, std::enable_if_t<std::is_void_v<R> || std::is_base_of_v<ValueBase, R>>> { using type = R; };
+template <class R>
+struct call_result<R, std::enable_if_t<(result_fields<R>() > 0)>> { using type = result_handle_t<R>; };
+template <class R> using call_result_t = typename call_result<R>::type;
 
 /// What copies of one Func share: its name and its IR per argument signature, traced once
 /// each (kernels_dsl/src/functions.cpp). Reference counted.
@@ -119,12 +128,26 @@ class Func {
   /// Calls the function from a kernel (or another device function) being traced.
   /// A body that returns several values (a tuple or a struct of DSL values) returns them
   /// here as the same tuple of plain values, or as the struct: `auto [a, b] = f(x);`.
-  template <class... A>
-  auto operator()(const A&... args) const {
-    using R = typename detail::result_of<decltype(std::declval<const Body&>()(std::declval<detail::canon_t<A>>()...))>::type;
-    static_assert(detail::returnable_v<R>,
-                  "kjit: a device function returns nothing, a DSL value, or several of them as a "
-                  "std::tuple, std::pair or struct of DSL values (Float, Vec3f, ...)");
+  template <class... A,
+            class R = typename detail::result_of<decltype(std::declval<const Body&>()(std::declval<detail::canon_t<A>>()...))>::type>
+  detail::call_result_t<R> operator()(const A&... args) const {
+    if constexpr (!detail::returnable_v<R>) {
+      return {};  // the return type's instantiation is the error
+    } else {
+      return call<R>(args...);
+    }
+  }
+
+  /// The name given to func().
+  const char* name() const { return detail::func_state_name(state_); }
+
+ private:
+  template <class, class, class> friend class Func;
+  static constexpr bool has_grad = !std::is_same_v<Grad, detail::NoGrad>;
+  static constexpr bool has_replay = !std::is_same_v<Replay, detail::NoReplay>;
+
+  template <class R, class... A>
+  detail::call_result_t<R> call(const A&... args) const {
     Loc loc = detail::last_loc();
     const ir::ValueId ids[] = {detail::canon_id(args, loc)..., ir::kNoValue};  // sentinel: no args
     const ir::Type types[] = {detail::canon_t<A>::ir_type()..., ir::Type{}};
@@ -137,14 +160,6 @@ class Func {
       return R(detail::BoundTag{}, r);
     }
   }
-
-  /// The name given to func().
-  const char* name() const { return detail::func_state_name(state_); }
-
- private:
-  template <class, class, class> friend class Func;
-  static constexpr bool has_grad = !std::is_same_v<Grad, detail::NoGrad>;
-  static constexpr bool has_replay = !std::is_same_v<Replay, detail::NoReplay>;
 
   template <class R, class... H>
   static void trace(const void* self, detail::FuncPart part, int64_t* out_vars) {

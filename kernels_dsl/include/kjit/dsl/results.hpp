@@ -84,14 +84,15 @@ using field_handles_t = decltype(with_fields<result_fields<R>()>(std::declval<R&
 /// What a call returns for a body value of type R: the same tuple template over plain
 /// handles (a Var or an array element in the body's tuple is a value at the call), or R
 /// itself for an aggregate, whose fields must then be plain handles.
-template <class R> struct result_handle { using type = R; };
+template <class E, class = void> struct plain_handle { using type = E; };
+template <class E>
+struct plain_handle<E, std::enable_if_t<std::is_base_of_v<ValueBase, E>>> { using type = Value<typename E::element_type>; };
+template <class R, class = void> struct result_handle { using type = R; };
 template <template <class...> class TT, class... E>
-struct result_handle<TT<E...>> {
-  using type = TT<std::conditional_t<std::is_base_of_v<ValueBase, std::decay_t<E>>,
-                                     Value<typename std::decay_t<E>::element_type>, E>...>;
+struct result_handle<TT<E...>, std::enable_if_t<is_tuple_like<TT<E...>>::value>> {
+  using type = TT<typename plain_handle<std::decay_t<E>>::type...>;
 };
-template <class R>
-using result_handle_t = std::conditional_t<is_tuple_like<R>::value, typename result_handle<R>::type, R>;
+template <class R> using result_handle_t = typename result_handle<R>::type;
 
 /// The IR struct type that carries results of `types` (registered once per type list).
 ir::Type results_type(const ir::Type* types, size_t count);
