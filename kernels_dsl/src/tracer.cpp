@@ -42,8 +42,21 @@ Tracer& Tracer::get(Loc loc) {
   return *t_current;
 }
 
+bool Tracer::in_user_code(Loc loc) {
+  // libstdc++ and libc++ both install their headers under .../include/c++/<version>/. The
+  // last answer is kept: __builtin_FILE gives one pointer per file, so a trace asks rarely.
+  thread_local const char* last_file = nullptr;
+  thread_local bool last_answer = false;
+  if (!loc.file) return false;
+  if (loc.file != last_file) {
+    last_file = loc.file;
+    last_answer = std::strstr(loc.file, "/include/c++/") == nullptr;
+  }
+  return last_answer;
+}
+
 void Tracer::fail(Loc loc, const std::string& message) const {
-  Loc where = loc.file ? loc : last_loc_;
+  Loc where = this->where(loc);
   throw Error(ErrorKind::User, std::string(fn_.is_function ? "device function '" : "kernel '") + kernel_name_ + "' at " +
                                    ir::SourceLoc{where.file, where.line}.str() + ": " + message);
 }
@@ -102,7 +115,7 @@ ir::ValueId Tracer::emit(ir::Op op, ir::Type type, std::initializer_list<ir::Val
 ir::ValueId Tracer::emit(ir::Op op, ir::Type type, std::vector<ir::ValueId> args, int64_t imm,
                          Loc loc, uint64_t bits) {
   note(loc);
-  Loc at = loc.file ? loc : last_loc_;
+  Loc at = where(loc);
   for (ir::ValueId a : args) check_use(a, at);
   ir::Stmt s;
   s.op = op;
@@ -139,7 +152,7 @@ ir::ValueId Tracer::call_ids(ir::Builtin b, std::vector<ir::ValueId> args, Loc l
   note(loc);
   std::vector<ir::Type> types;
   for (ir::ValueId a : args) {
-    check_use(a, loc.file ? loc : last_loc_);
+    check_use(a, where(loc));
     types.push_back(fn_.type_of(a));
   }
   std::string error;

@@ -2,6 +2,7 @@
 // branches inside, arrays as arguments, user adjoints (func_grad) and replays (func_replay),
 // and clear tracing errors for recursion, captured values and Return().
 #include <doctest/doctest.h>
+#include <functional>
 #include <string>
 
 #include "kjit/ir/ir.hpp"
@@ -109,6 +110,19 @@ KJIT_KERNEL(capture, (Array<float> x, Float k)) {
 }
 inline const auto returns = func("returns", [](Float y) { Return(); return y; });
 KJIT_KERNEL(early_return, (Array<float> x)) { x[tid()] = returns(x[tid()]); }
+/// Recursion through std::function (issue 17): the handles std::function's invoker copies
+/// carry locations inside <bits/invoke.h>; the error must name the user's line instead.
+inline std::function<Float(Float)> forward_to;  // set by the kernel: through -> forward_to -> through
+inline int forward_line = 0;
+inline const auto through = func("through", [](Float x) {
+  forward_line = __LINE__ + 1;
+  Float y = forward_to(x);
+  return y + 1.0f;
+});
+KJIT_KERNEL(recursion_std_function, (Array<float> x)) {
+  forward_to = [](Float v) { return through(v); };
+  x[tid()] = through(x[tid()]);
+}
 }  // namespace funcs_errors
 
 using namespace kjit;
@@ -203,4 +217,17 @@ TEST_CASE("device function errors: recursion, captured kernel values, Return") {
   CHECK(message(funcs_errors::capture.def()).find("a value of another function") != std::string::npos);
   CHECK(message(funcs_errors::early_return.def()).find("Return() inside a device function") != std::string::npos);
   CHECK(message(funcs_errors::recursion.def()).find("functions.cpp:") != std::string::npos);
+}
+
+TEST_CASE("recursion through std::function is reported at the user's line, not inside the standard library") {
+  std::string m;
+  try {
+    (void)funcs_errors::recursion_std_function.def().ir();
+  } catch (const Error& e) {
+    m = e.what();
+  }
+  INFO(m);
+  CHECK(m.find("device function 'through' calls itself (through -> through)") != std::string::npos);
+  CHECK(m.find("tests/builtins/functions.cpp:" + std::to_string(funcs_errors::forward_line) + ":") != std::string::npos);
+  CHECK(m.find("/include/c++/") == std::string::npos);
 }

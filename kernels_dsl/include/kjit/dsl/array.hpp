@@ -17,11 +17,37 @@ namespace detail {
 /// Emits a load of element `idx` of array `array` with element type T.
 template <class T>
 Element<T> load_element(ir::ValueId array, std::initializer_list<Index> idx, Loc loc);
+
+/// A dimension of an array (a C++ integer), with the location of the expression naming it.
+struct ShapeDim {
+  int dim;
+  Loc loc;
+  template <class P, std::enable_if_t<std::is_integral_v<P> && !std::is_same_v<P, bool>, int> = 0>
+  ShapeDim(P d, Loc loc = Loc::here()) : dim(int(d)), loc(loc) {}  // NOLINT: implicit, as an index
+};
+
+/// The extents of an N-D array, spelled as in Warp (`a.shape[0]`) or called (`a.shape(0)`).
+/// A member object rather than a function so that both spellings work.
+template <int N>
+class ArrayShape {
+ public:
+  explicit ArrayShape(ir::ValueId array = ir::kNoValue) : array_(array) {}
+  /// Extent of dimension `d` (0-based).
+  Int operator[](ShapeDim d) const { return extent(d.dim, d.loc); }
+  Int operator()(int dim, Loc loc = Loc::here()) const { return extent(dim, loc); }
+
+ private:
+  Int extent(int dim, Loc loc) const {
+    if (dim < 0 || dim >= N) fail_shape_dim(dim, N, loc);
+    return wrap<int32_t>(emit(ir::Op::ArrayShape, ir::Type::scalar_of(ir::Scalar::I32), {array_}, dim, loc));
+  }
+  ir::ValueId array_;
+};
 }  // namespace detail
 
 /// A kernel parameter naming an N-dimensional array (1 <= N <= 4) of element type T.
 /// `a[i]` and `a(i, j, ...)` read an element (and can be assigned to store one);
-/// `a.shape(d)` is the extent of dimension d. Spelled Array<Float>, Array<Vec3f, 2>, ...
+/// `a.shape[d]` (or `a.shape(d)`) is the extent of dimension d. Spelled Array<Float>, Array<Vec3f, 2>, ...
 template <class T, int N>
 class ArrayHandle {
   static_assert(N >= 1 && N <= 4, "kjit: arrays have 1 to 4 dimensions");
@@ -33,7 +59,7 @@ class ArrayHandle {
   static ir::Type ir_type() { return ir::Type::array(ir_type_of<T>(), N); }
 
   ArrayHandle() = default;
-  ArrayHandle(detail::BoundTag, ir::ValueId id) : id_(id) {}
+  ArrayHandle(detail::BoundTag, ir::ValueId id) : shape(id), id_(id) {}
 
   /// Element i of a 1-D array.
   Element<T> operator[](Index i) const {
@@ -65,12 +91,8 @@ class ArrayHandle {
                   "kjit: wrong number of indices: an N-D array takes exactly N indices");
   }
 
-  /// Extent of dimension `dim` (0-based).
-  Int shape(int dim, Loc loc = Loc::here()) const {
-    if (dim < 0 || dim >= N) detail::fail_shape_dim(dim, N, loc);
-    return detail::wrap<int32_t>(
-        detail::emit(ir::Op::ArrayShape, ir::Type::scalar_of(ir::Scalar::I32), {id_}, dim, loc));
-  }
+  /// Extent of dimension d (0-based): `a.shape[d]` (Warp's spelling) or `a.shape(d)`.
+  detail::ArrayShape<N> shape;
 
   /// The IR value naming this array.
   ir::ValueId id() const { return id_; }

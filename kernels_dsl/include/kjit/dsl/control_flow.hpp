@@ -4,6 +4,7 @@
 
 #include <type_traits>
 
+#include "kjit/dsl/diagnostics.hpp"
 #include "kjit/dsl/value.hpp"
 
 namespace kjit::dsl {
@@ -77,17 +78,27 @@ void For(Operand<int32_t> begin, Operand<int32_t> end, Operand<int32_t> step, Bo
   detail::trace_for(begin.id, end.id, step.id, [&](ir::ValueId i) { detail::for_body(body, i); }, loc);
 }
 
+namespace detail {
+/// Whether `cond` is a While condition: something callable that returns a Bool.
+template <class Cond, class = void> struct is_condition : std::false_type {};
+template <class Cond>
+struct is_condition<Cond, std::enable_if_t<std::is_invocable_v<Cond&>>>
+    : std::is_convertible<std::invoke_result_t<Cond&>, Bool> {};
+}  // namespace detail
+
 /// Runs `body` while `cond()` is true; `cond` is a lambda returning a Bool, evaluated before
 /// every iteration.
-template <class Cond, class Body>
+template <class Cond, class Body, std::enable_if_t<detail::is_condition<Cond>::value, int> = 0>
 void While(Cond&& cond, Body&& body, Loc loc = Loc::here()) {
-  static_assert(std::is_convertible_v<std::invoke_result_t<Cond>, Bool>,
-                "kjit: the While condition is a lambda returning a Bool, e.g. [&] { return i < n; }");
   detail::trace_while([&]() -> ir::ValueId {
     Bool c = cond();
     return c.use(loc);
   }, body, loc);
 }
+/// A condition that is not a lambda returning a Bool (`While(k < 3, ...)` would test k once):
+/// a compile error saying how to write it.
+template <class Cond, class Body, std::enable_if_t<!detail::is_condition<Cond>::value, int> = 0>
+detail::WhileNeedsLambda<Cond> While(Cond&&, Body&&, Loc = Loc::here());
 
 /// Leaves the innermost loop.
 void Break(Loc loc = Loc::here());

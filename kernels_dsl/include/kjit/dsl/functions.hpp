@@ -12,13 +12,21 @@
 // lambda receives the arguments, adj_ret (when the function returns a value) and, per
 // argument, its adjoint: a Var to add to for a value, the adjoint array for an array. A
 // .replay lambda takes the arguments and returns what the body returns, without the body's
-// side effects; the adjoint's forward replay runs it instead of the body.
+// side effects; the adjoint's forward replay runs it instead of the body. A body may return
+// several values, as a tuple or a struct of DSL values (results.hpp):
+//
+//   inline const auto polar = kjit::dsl::func("polar", [](auto x, auto y) {
+//     return std::make_tuple(sqrt(x * x + y * y), atan2(y, x));
+//   });
+//   auto [r, phi] = polar(x[i], y[i]);   // in a kernel; .grad gets adj_ret as the same tuple
 #pragma once
 
 #include <type_traits>
 #include <utility>
 
 #include "kjit/dsl/array.hpp"
+#include "kjit/dsl/diagnostics.hpp"
+#include "kjit/dsl/results.hpp"
 #include "kjit/dsl/tuple.hpp"
 #include "kjit/dsl/var.hpp"
 
@@ -41,11 +49,23 @@ template <class A> ir::ValueId canon_id(const A& a, Loc loc) {
   else return a.id();
 }
 
-/// The handle a function's result is returned as (void stays void).
-template <class R, class = void> struct result_of { using type = void; };
+/// The handle a function's single result is returned as: Value<E> for any value handle.
+template <class R, class = void> struct result_of { using type = std::decay_t<R>; };
 template <class R> struct result_of<R, std::enable_if_t<std::is_base_of_v<ValueBase, R>>> {
   using type = Value<typename R::element_type>;
 };
+/// Whether a body's value of type R is something a device function can return: nothing, one
+/// DSL value, or several (a tuple or a struct of them, see results.hpp).
+template <class R>
+constexpr bool returnable_v = std::is_void_v<R> || std::is_base_of_v<ValueBase, R> || result_fields<R>() > 0;
+/// What a call of a function whose body yields R returns: nothing, the value, the results;
+/// for anything else a diagnostic type, so that the call's first error says what to return.
+template <class R, class = void> struct call_result { using type = FuncReturnsNoValue<R>; };
+template <class R>
+struct call_result<R, std::enable_if_t<std::is_void_v<R> || std::is_base_of_v<ValueBase, R>>> { using type = R; };
+template <class R>
+struct call_result<R, std::enable_if_t<(result_fields<R>() > 0)>> { using type = result_handle_t<R>; };
+template <class R> using call_result_t = typename call_result<R>::type;
 
 /// What copies of one Func share: its name and its IR per argument signature, traced once
 /// each (kernels_dsl/src/functions.cpp). Reference counted.
@@ -106,17 +126,16 @@ class Func {
   Func<Body, Grad, P> replay(P p) const { return Func<Body, Grad, P>(name(), body_, grad_, std::move(p), loc_); }
 
   /// Calls the function from a kernel (or another device function) being traced.
-  template <class... A>
-  auto operator()(const A&... args) const {
-    using R = typename detail::result_of<decltype(std::declval<const Body&>()(std::declval<detail::canon_t<A>>()...))>::type;
-    Loc loc = detail::last_loc();
-    const ir::ValueId ids[] = {detail::canon_id(args, loc)..., ir::kNoValue};  // sentinel: no args
-    const ir::Type types[] = {detail::canon_t<A>::ir_type()..., ir::Type{}};
-    ir::Type result;
-    if constexpr (!std::is_void_v<R>) result = R::ir_type();
-    ir::ValueId r = detail::func_call(state_, types, ids, sizeof...(A), result, has_grad, has_replay,
-                                      &trace<R, detail::canon_t<A>...>, this, loc_, loc);
-    if constexpr (!std::is_void_v<R>) return R(detail::BoundTag{}, r);
+  /// A body that returns several values (a tuple or a struct of DSL values) returns them
+  /// here as the same tuple of plain values, or as the struct: `auto [a, b] = f(x);`.
+  template <class... A,
+            class R = typename detail::result_of<decltype(std::declval<const Body&>()(std::declval<detail::canon_t<A>>()...))>::type>
+  detail::call_result_t<R> operator()(const A&... args) const {
+    if constexpr (!detail::returnable_v<R>) {
+      return {};  // the return type's instantiation is the error
+    } else {
+      return call<R>(args...);
+    }
   }
 
   /// The name given to func().
@@ -126,6 +145,21 @@ class Func {
   template <class, class, class> friend class Func;
   static constexpr bool has_grad = !std::is_same_v<Grad, detail::NoGrad>;
   static constexpr bool has_replay = !std::is_same_v<Replay, detail::NoReplay>;
+
+  template <class R, class... A>
+  detail::call_result_t<R> call(const A&... args) const {
+    Loc loc = detail::last_loc();
+    const ir::ValueId ids[] = {detail::canon_id(args, loc)..., ir::kNoValue};  // sentinel: no args
+    const ir::Type types[] = {detail::canon_t<A>::ir_type()..., ir::Type{}};
+    const ir::Type result = result_type<R>();
+    ir::ValueId r = detail::func_call(state_, types, ids, sizeof...(A), result, has_grad, has_replay,
+                                      &trace<R, detail::canon_t<A>...>, this, loc_, loc);
+    if constexpr (detail::result_fields<R>() > 0) {
+      return detail::unpack_results<R>(r, loc);
+    } else if constexpr (!std::is_void_v<R>) {
+      return R(detail::BoundTag{}, r);
+    }
+  }
 
   template <class R, class... H>
   static void trace(const void* self, detail::FuncPart part, int64_t* out_vars) {
@@ -143,11 +177,35 @@ class Func {
     return Tuple<H...>{H(detail::BoundTag{}, detail::func_param(I, loc_))...};
   }
 
+  /// The IR type of a body's value of type R: void, the value's type, or the struct type
+  /// that carries several results.
+  template <class R>
+  static ir::Type result_type() {
+    if constexpr (detail::result_fields<R>() > 0) {
+      using Fields = detail::field_handles_t<R>;
+      return results_type_of(static_cast<Fields*>(nullptr));
+    } else if constexpr (std::is_void_v<R>) {
+      return ir::Type{};
+    } else {
+      return R::ir_type();
+    }
+  }
+  template <class... F>
+  static ir::Type results_type_of(Tuple<F...>*) {
+    const ir::Type types[] = {F::ir_type()...};
+    return detail::results_type(types, sizeof...(F));
+  }
+
   template <class R, class... H, class F>
   void trace_body(const F& f) const {
     auto handles = make_handles<H...>(std::index_sequence_for<H...>{});
     if constexpr (std::is_void_v<R>) {
       dsl::apply(f, handles);
+    } else if constexpr (detail::result_fields<R>() > 0) {
+      static_assert(std::is_same_v<R, std::decay_t<decltype(dsl::apply(f, handles))>>,
+                    "kjit: a .replay returns the same type as the function's body");
+      R r = dsl::apply(f, handles);
+      detail::func_set_result(detail::pack_results(r, result_type<R>(), loc_));
     } else {
       R r = dsl::apply(f, handles);
       detail::func_set_result(r.use(loc_));
@@ -170,6 +228,11 @@ class Func {
     auto call = [&](auto&... adj) {
       if constexpr (std::is_void_v<R>) {
         dsl::apply([&](const auto&... h) { grad_(h..., deref(adj)...); }, handles);
+      } else if constexpr (detail::result_fields<R>() > 0) {
+        // The adjoints of several results arrive as one struct; the lambda gets them as the
+        // call returns them (`auto adj_ret` is a tuple: `auto [adj_a, adj_b] = adj_ret;`).
+        auto adj_ret = detail::unpack_results<R>(detail::func_param(sizeof...(H), loc_), loc_);
+        dsl::apply([&](const auto&... h) { grad_(h..., adj_ret, deref(adj)...); }, handles);
       } else {
         R adj_ret(detail::BoundTag{}, detail::func_param(sizeof...(H), loc_));
         dsl::apply([&](const auto&... h) { grad_(h..., adj_ret, deref(adj)...); }, handles);

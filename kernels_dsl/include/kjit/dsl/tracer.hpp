@@ -54,11 +54,18 @@ class Tracer {
 
   /// Throws a User error "<kernel> at <file:line>: <message>".
   [[noreturn]] void fail(Loc loc, const std::string& message) const;
-  /// The most recent location seen; used where C++ gives no way to capture one (operator=).
+  /// The most recent location seen in the user's code; used where C++ gives no way to capture
+  /// one (operator=, a device function's call).
   Loc last_loc() const { return last_loc_; }
   void note(Loc loc) {
-    if (loc.file) last_loc_ = loc;
+    if (in_user_code(loc)) last_loc_ = loc;
   }
+  /// `loc` when it is in the user's code, else the last such location. A handle copied or
+  /// moved inside the C++ standard library (std::function's invoker, a container) captures a
+  /// location in a library header, which is never the line the user wants to see.
+  Loc where(Loc loc) const { return in_user_code(loc) ? loc : last_loc_; }
+  /// Whether `loc` names a file outside the C++ standard library's headers.
+  static bool in_user_code(Loc loc);
 
   /// Appends a statement to the current block; returns its result value (kNoValue for void).
   ir::ValueId emit(ir::Op op, ir::Type type, std::initializer_list<ir::ValueId> args,

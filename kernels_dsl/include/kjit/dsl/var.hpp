@@ -29,7 +29,7 @@ class VarHandle : public Value<T> {
     this->declare_var(Base::ir_type(), detail::make_literal<T>(literal, loc), loc);
   }
   /// A new variable holding `o`'s current value (C++ value semantics).
-  VarHandle(const VarHandle& o, Loc loc = Loc::here()) {
+  VarHandle(const VarHandle& o, Loc loc = Loc::here()) : Base() {  // a new variable: nothing of o's handle
     this->declare_var(Base::ir_type(), o.use(loc), loc);
   }
 
