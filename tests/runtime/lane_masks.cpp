@@ -7,7 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <functional>
+#include <tuple>
 #include <vector>
 
 #include "kjit/kjit.hpp"
@@ -19,6 +19,8 @@ using namespace kjit::dsl;
 KJIT_MODULE(runtime_lane_masks)
 
 inline const auto bump = func("bump", [](Double v, Array<Double> table, Int j) { return v + table[j]; });
+/// Two results (issue 17's multi-valued functions): a struct of results per lane.
+inline const auto halves = func("halves", [](Double v) { return std::make_tuple(v * 0.5, Int(v > 0.0)); });
 
 /// Three-way divergent If, with a store and a variable under each side.
 KJIT_KERNEL(divergent_if, (Array<Double> x, Array<Double> out, Array<Double> side)) {
@@ -92,7 +94,8 @@ KJIT_KERNEL(lane_return, (Array<Double> x, Int n, Array<Double> out, Array<Int> 
 }
 
 /// Effects and faulting reads under a mask: atomics counted per active lane, a read at an
-/// index far out of bounds for inactive lanes, a device function reading a table.
+/// index far out of bounds for inactive lanes, device functions reading a table and
+/// returning two results.
 KJIT_KERNEL(masked_effects, (Array<Double> x, Array<Double> small, Array<Int> counts, Array<Double> out)) {
   Int i = tid();
   Int m = small.shape(0);
@@ -105,6 +108,10 @@ KJIT_KERNEL(masked_effects, (Array<Double> x, Array<Double> small, Array<Int> co
   If(i < m, [&] { For(0, 1, [&](Int) { y = y + small[j]; }); });
   If(i < m, [&] { out[i] = y + bump(v, small, j); }).Else([&] { out[i] = y; });
   If(v > 0.0, [&] { atomic_add(counts, i % 4, 1); });
+  If(v < 1.0, [&] {
+    auto [h, positive] = halves(v);
+    out[i] = out[i] + h + Double(positive);
+  });
 }
 
 /// Vector, matrix and bool variables carried through divergent loops.
@@ -347,6 +354,7 @@ TEST_CASE("inactive lanes neither read out of bounds nor run effects") {
     for (int i = 0; i < kN; ++i) {
       double v = xs[size_t(i)];
       double e = i < 37 ? table[size_t(i)] * 2.0 + table[size_t(i)] + (v + table[size_t(i)]) : v;
+      if (v < 1.0) e = e + v * 0.5 + double(v > 0.0);
       REQUIRE(o[size_t(i)] == e);
       if (v > 0.0) ++expect[i % 4];
     }
