@@ -41,16 +41,12 @@ KJIT_KERNEL(damp, (Array<Vec3f> v, Float c, Int steps, Array<Vec3f> out)) {
   out[i] = w;
 }
 
-/// A module of one benchmark kernel ("saxpy", "springs", "damp"), forward and (when
-/// `adjoint`) adjoint, named `name`.
-inline kjit::compiler::ModuleSource bench_module(const std::string& kernel, bool adjoint = true,
-                                                 const std::string& name = "") {
-  const kjit::KernelDef* def = kjit::Registry::get().find_kernel("kjit_bench::" + kernel);
-  if (!def) throw kjit::Error(kjit::ErrorKind::Internal, "no benchmark kernel " + kernel);
-  std::vector<const kjit::ir::Function*> fns{&def->ir()};
+/// The module `module` of one kernel `fn`, forward and (when `adjoint`) adjoint.
+inline kjit::compiler::ModuleSource module_source(const std::string& module, const kjit::ir::Function& fn,
+                                                  bool adjoint) {
+  std::vector<const kjit::ir::Function*> fns{&fn};
   kjit::codegen::CodegenOptions o;
   o.enable_adjoint = adjoint;
-  std::string module = name.empty() ? kernel : name;
   kjit::codegen::GeneratedModule g = kjit::codegen::generate_module(module, fns, o);
   kjit::compiler::ModuleSource s;
   s.name = module;
@@ -59,6 +55,15 @@ inline kjit::compiler::ModuleSource bench_module(const std::string& kernel, bool
   s.entry_points = g.entry_points;
   s.kernels = g.kernels;
   return s;
+}
+
+/// A module of one benchmark kernel ("saxpy", "springs", "damp"), forward and (when
+/// `adjoint`) adjoint, named `name`.
+inline kjit::compiler::ModuleSource bench_module(const std::string& kernel, bool adjoint = true,
+                                                 const std::string& name = "") {
+  const kjit::KernelDef* def = kjit::Registry::get().find_kernel("kjit_bench::" + kernel);
+  if (!def) throw kjit::Error(kjit::ErrorKind::Internal, "no benchmark kernel " + kernel);
+  return module_source(name.empty() ? kernel : name, def->ir(), adjoint);
 }
 
 }  // namespace kjit_bench

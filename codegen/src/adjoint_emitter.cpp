@@ -326,8 +326,10 @@ class AdjointEmitter {
         call += ", " + adj(s.result) + ");";
         // Strong zero: an exactly zero incoming adjoint contributes nothing, even through an
         // inf or NaN partial (a dead, overflowing intermediate would otherwise turn 0 * inf
-        // into NaN in the adjoints of live inputs). User structs come from no builtin.
-        if (s.type.shape != ir::Shape::Struct) call = "if (kj::adj_nonzero(" + adj(s.result) + ")) " + call;
+        // into NaN in the adjoints of live inputs). User structs come from no builtin; linear
+        // rules have no partial that could be inf.
+        if (s.type.shape != ir::Shape::Struct && !g.adjoint_linear)
+          call = "if (kj::adj_nonzero(" + adj(s.result) + ")) " + call;
         w_.user_line(call, indent, loc);
         break;
       }

@@ -9,14 +9,14 @@ namespace {
 using B = ir::Builtin;
 constexpr BuiltinCodegen kTable[] = {
     // id, operator, function, chunk, adjoint, adjoint chunk, operator on integers only,
-    // takes the call site (thread index and location)
-    {B::Add, "+", nullptr, nullptr, "kj::adj_add", "arith", false, false},
-    {B::Sub, "-", nullptr, nullptr, "kj::adj_sub", "arith", false, false},
+    // takes the call site (thread index and location), adjoint linear (default false)
+    {B::Add, "+", nullptr, nullptr, "kj::adj_add", "arith", false, false, true},
+    {B::Sub, "-", nullptr, nullptr, "kj::adj_sub", "arith", false, false, true},
     {B::Mul, "*", nullptr, nullptr, "kj::adj_mul", "arith", false, false},
     {B::Div, "/", nullptr, nullptr, "kj::adj_div", "arith", false, false},
     {B::Mod, "%", "kj::mod", "mod", "kj::adj_mod", "mod", true, false},
-    {B::Neg, "-", nullptr, nullptr, "kj::adj_neg", "arith", false, false},
-    {B::Pos, "+", nullptr, nullptr, "kj::adj_pos", "arith", false, false},
+    {B::Neg, "-", nullptr, nullptr, "kj::adj_neg", "arith", false, false, true},
+    {B::Pos, "+", nullptr, nullptr, "kj::adj_pos", "arith", false, false, true},
     {B::FloorDiv, nullptr, "kj::floordiv", "floordiv", nullptr, nullptr, false, false},
     {B::BitAnd, "&", nullptr, nullptr, nullptr, nullptr, false, false},
     {B::BitOr, "|", nullptr, nullptr, nullptr, nullptr, false, false},

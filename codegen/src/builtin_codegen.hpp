@@ -26,6 +26,10 @@ struct BuiltinCodegen {
   /// The function also takes the call site: the thread index and "file:line" (expect_near
   /// reports where and in which thread it failed).
   bool takes_site;
+  /// The adjoint's partials are constants (±1): an exactly zero incoming adjoint adds ±0,
+  /// so the reverse sweep needs no strong-zero test around it. The tests are branches, and
+  /// one per statement made GCC's and NVRTC's time grow faster than the kernel.
+  bool adjoint_linear = false;
 };
 
 /// The row of `b`.

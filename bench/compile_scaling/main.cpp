@@ -1,0 +1,93 @@
+// bench/compile_scaling/main.cpp — how compile time grows with kernel size (issue 15 item 4):
+// straight-line kernels of N Var updates, forward and adjoint, traced, generated and compiled
+// cold for the host, for sm_90 (NVRTC to CUBIN) and to PTX (NVVM without ptxas), at each N
+// given; prints the seconds of each stage and each size's time over the first size's, against
+// the size ratio (linear = equal).
+//   bench_compile_scaling [N ...]        (default: 500 1000 2000)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "compile_kernels.hpp"
+#include "kjit/compiler/build.hpp"
+#include "kjit/compiler/cache.hpp"
+#include "kjit/kernel.hpp"
+#include "kjit/kjit.hpp"
+
+using namespace kjit::dsl;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Times {
+  int n = 0;
+  double trace = 0, codegen = 0, host = 0, sm90 = 0, ptx = 0;
+  size_t lines = 0;
+};
+
+Times measure(int n) {
+  Times t;
+  t.n = n;
+  const std::string module = "scaling_" + std::to_string(n);
+  // N updates of one Var, each a multiply-add with a different constant and a sine every
+  // eighth (so that the adjoint has rules to apply, not only adds).
+  auto k = kjit::make_kernel<Array<float>, Float, Array<float>>(
+      "scaling::chain" + std::to_string(n), module, {"x", "c", "out"},
+      [n](Array<float> x, Float c, Array<float> out) {
+        Int i = tid();
+        Var<Float> y = x[i];
+        for (int s = 0; s < n; ++s) {
+          if (s % 8 == 7) y = sin(y) * c;
+          else y = y * c + Float(0.001f * float(s % 97));
+        }
+        out[i] = y;
+      });
+  const kjit::KernelDef* def = kjit::Registry::get().find_kernel("scaling::chain" + std::to_string(n));
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<const kjit::ir::Function*> fns{&def->ir()};
+  t.trace = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  const kjit::compiler::ModuleSource src = kjit_bench::module_source(module, *fns[0], true);
+  t.codegen = seconds_since(t0);
+  for (char c : src.text) t.lines += c == '\n';
+
+  kjit::compiler::CacheConfig cc;
+  cc.in_memory = true;  // cold: every build compiles
+  kjit::compiler::Cache cache(cc);
+  t0 = std::chrono::steady_clock::now();
+  kjit::compiler::build_module(src, kjit::compiler::Target::host(), kjit::compiler::CompileOptions{}, cache);
+  t.host = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  kjit::compiler::build_module(src, kjit::compiler::Target::cubin(90), kjit::compiler::CompileOptions{}, cache);
+  t.sm90 = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  kjit::compiler::build_module(src, kjit::compiler::Target::ptx(90), kjit::compiler::CompileOptions{}, cache);
+  t.ptx = seconds_since(t0);  // NVVM alone: sm_90 minus this is ptxas
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> sizes;
+  for (int a = 1; a < argc; ++a) sizes.push_back(std::atoi(argv[a]));
+  if (sizes.empty()) sizes = {500, 1000, 2000};
+  std::vector<Times> all;
+  std::printf("| statements | text lines | trace s | codegen s | host compile s | sm_90 compile s | of it PTX (NVVM) s | host / first | sm_90 / first | PTX / first | size / first |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int n : sizes) {
+    Times t = measure(n);
+    all.push_back(t);
+    const Times& f = all.front();
+    std::printf("| %d | %zu | %.3f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", t.n, t.lines, t.trace,
+                t.codegen, t.host, t.sm90, t.ptx, t.host / f.host, t.sm90 / f.sm90, t.ptx / f.ptx,
+                double(t.n) / double(f.n));
+    std::fflush(stdout);
+  }
+  return 0;
+}
