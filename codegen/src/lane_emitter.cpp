@@ -5,12 +5,14 @@
 // stays one scalar, emitted outside the lane loops, so that uniform loops and branches stay
 // ordinary C++ control flow. Everything else is varying: it lives in a lane loop
 // `for (kj_l ...)`; a varying value needed outside the run that computes it, or by control
-// flow, is kept in an array with one slot per lane. A branch or loop on a varying condition
-// runs under a mask (bool per lane) and is skipped when no lane is active; under a mask,
-// stores to variables select, and anything that may fault or has an effect (array accesses,
-// atomics, device functions, prints, dynamic component indices, random draws) runs only for
-// active lanes. Early exits are lowered to flags first (lower_jumps), so Break, Continue and
-// Return become masks like any branch.
+// flow, is kept in a kj::lanes<T> (one slot per lane). A small branch on a varying condition
+// runs inside its lane loop, both sides under a lane-local bit (as a vectorizer if-converts);
+// a larger one, or a loop, on a varying condition runs under a mask (int32 per lane) and is
+// skipped when no lane is active. Under a bit or a mask, stores to variables select, and
+// anything that may fault or has an effect (array accesses, atomics, device functions,
+// prints, dynamic component indices, random draws) runs only for active lanes. Atomics get
+// lane loops of their own. Early exits are lowered to flags first (lower_jumps), so Break,
+// Continue and Return become masks like any branch.
 #include "lane_emitter.hpp"
 
 #include <set>
