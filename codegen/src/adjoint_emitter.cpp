@@ -196,8 +196,7 @@ class AdjointEmitter {
   }
 
   std::string for_condition(const ir::Stmt& s) const {
-    const std::string i = v(s.regions[0].args.at(0)), end = v(s.args[1]), step = v(s.args[2]);
-    return step + " > 0 ? " + i + " < " + end + " : (" + step + " < 0 && " + i + " > " + end + ")";
+    return codegen::for_condition(v(s.regions[0].args.at(0)), v(s.args[1]), v(s.args[2]));
   }
 
   void save_state(const LoopInfo& L, const std::string& slot, bool to_segment, int indent,

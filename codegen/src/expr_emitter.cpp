@@ -20,6 +20,10 @@ Names::Names(const ir::Function& f) : fn(f), values(f.values.size()) {
 
 std::string Names::param(size_t index) const { return "p_" + fn.params.at(index).name; }
 
+std::string for_condition(const std::string& i, const std::string& end, const std::string& step) {
+  return step + " > 0 ? " + i + " < " + end + " : (" + step + " < 0 && " + i + " > " + end + ")";
+}
+
 std::string literal_text(const ir::Stmt& s) {
   const ir::Type& t = s.type;
   char buf[64];

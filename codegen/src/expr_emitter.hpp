@@ -26,6 +26,10 @@ struct Names {
   std::vector<std::string> values;
 };
 
+/// The condition under which a For loop with induction `i` runs another iteration: toward
+/// `end` in the direction of `step`; a zero step runs none.
+std::string for_condition(const std::string& i, const std::string& end, const std::string& step);
+
 /// The C++ text of a literal of scalar type `t` (from a Const statement).
 std::string literal_text(const ir::Stmt& s);
 

@@ -68,8 +68,7 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
       case ir::Op::For: {
         const std::string i = n.value(s.regions[0].args.at(0));
         const std::string begin = n.value(s.args[0]), end = n.value(s.args[1]), step = n.value(s.args[2]);
-        w.user_line("for (kj_int32 " + i + " = " + begin + "; " + step + " > 0 ? " + i + " < " + end +
-                        " : (" + step + " < 0 && " + i + " > " + end + "); " + i + " += " + step + ") {",
+        w.user_line("for (kj_int32 " + i + " = " + begin + "; " + for_condition(i, end, step) + "; " + i + " += " + step + ") {",
                     indent, loc);
         emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);
         w.user_line("}", indent, loc);

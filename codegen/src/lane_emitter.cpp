@@ -38,6 +38,13 @@ bool is_control(const ir::Stmt& s) {
 /// lane), and the arithmetic around it, in the loops before and after, vectorizes.
 bool runs_alone(const ir::Stmt& s) { return s.op == ir::Op::ArrayAtomic; }
 
+/// A builtin call that must not run for an inactive lane: an effect (expect_near,
+/// breakpoint), a call that reports its site, or a random draw (poisson loops on its input).
+bool call_needs_guard(const ir::Stmt& call) {
+  return call.type.is_void() || builtin_codegen(call.builtin()).takes_site ||
+         ir::builtin_info(call.builtin()).category == ir::BuiltinCategory::Random;
+}
+
 class LaneEmitter {
  public:
   LaneEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions)
@@ -224,9 +231,7 @@ class LaneEmitter {
             if (!varying(inner.args[0]) || !flattenable(inner, budget)) return false;
             break;
           case ir::Op::Call:
-            if (inner.type.is_void() || builtin_codegen(inner.builtin()).takes_site ||
-                ir::builtin_info(inner.builtin()).category == ir::BuiltinCategory::Random)
-              return false;
+            if (call_needs_guard(inner)) return false;
             break;
           case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
           case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
@@ -247,13 +252,18 @@ class LaneEmitter {
   void for_each_in_loop(const std::vector<const ir::Stmt*>& run, Fn&& fn) const {
     for (const ir::Stmt* s : run) {
       fn(*s);
-      if (!flat_.count(s)) continue;
-      std::vector<const ir::Stmt*> inner;
-      for (const ir::Block& r : s->regions)
-        for (const ir::Stmt& t : r.stmts)
-          if (!is_uniform_stmt(t) && t.op != ir::Op::DeclVar) inner.push_back(&t);
-      for_each_in_loop(inner, fn);
+      if (flat_.count(s))
+        for (const ir::Block& r : s->regions) for_each_in_loop(in_loop(r), fn);
     }
+  }
+
+  /// The statements of a flattened If's side that its lane loop writes (hoist() writes the
+  /// uniform ones and the declarations before the loop).
+  std::vector<const ir::Stmt*> in_loop(const ir::Block& side) const {
+    std::vector<const ir::Stmt*> out;
+    for (const ir::Stmt& t : side.stmts)
+      if (!is_uniform_stmt(t) && t.op != ir::Op::DeclVar) out.push_back(&t);
+    return out;
   }
 
   // --- emission -------------------------------------------------------------------------
@@ -274,8 +284,7 @@ class LaneEmitter {
       case ir::Op::Print:
         return true;
       case ir::Op::Call:
-        return s.type.is_void() || builtin_codegen(s.builtin()).takes_site ||
-               ir::builtin_info(s.builtin()).category == ir::BuiltinCategory::Random;
+        return call_needs_guard(s);
       case ir::Op::Extract: case ir::Op::Insert: {  // a component index from the lane's data
         size_t first = s.op == ir::Op::Extract ? 1 : 2;
         for (size_t i = first; i < s.args.size(); ++i)
@@ -398,9 +407,7 @@ class LaneEmitter {
   /// Both sides of a flattened If, each under the lane's bit for it.
   void emit_flattened_if(const ir::Stmt& s, const std::string& active, int in) {
     for (int side = 0; side < 2; ++side) {
-      std::vector<const ir::Stmt*> inner;
-      for (const ir::Stmt& t : s.regions[side].stmts)
-        if (!is_uniform_stmt(t) && t.op != ir::Op::DeclVar) inner.push_back(&t);
+      const std::vector<const ir::Stmt*> inner = in_loop(s.regions[side]);
       if (inner.empty()) continue;
       const std::string bit = "kj_b" + std::to_string(bits_++);
       w_.user_line("const bool " + bit + " = " + (active.empty() ? "" : active + " && ") + (side ? "!" : "") +
@@ -499,8 +506,7 @@ class LaneEmitter {
         if (!varying(iv)) {
           const std::string i = n_.value(iv), begin = n_.value(s.args[0]), end = n_.value(s.args[1]),
                             step = n_.value(s.args[2]);
-          w_.user_line("for (kj_int32 " + i + " = " + begin + "; " + step + " > 0 ? " + i + " < " + end +
-                           " : (" + step + " < 0 && " + i + " > " + end + "); " + i + " += " + step + ") {",
+          w_.user_line("for (kj_int32 " + i + " = " + begin + "; " + for_condition(i, end, step) + "; " + i + " += " + step + ") {",
                        indent, loc);
           emit_block(s.regions[0], mask, indent + 1);
           w_.user_line("}", indent, loc);
@@ -511,8 +517,7 @@ class LaneEmitter {
         w_.user_line(std::string(kLaneLoop) + " " + i + " = " + at_lane(s.args[0]) + ";", indent, loc);
         const std::string m = narrowed(mask, "true", indent, loc);
         w_.user_line("for (;;) {", indent, loc);
-        w_.user_line(std::string(kLaneLoop) + " " + m + "[kj_l] = " + m + "[kj_l] && (" + step + " > 0 ? " + i +
-                         " < " + end + " : (" + step + " < 0 && " + i + " > " + end + "));",
+        w_.user_line(std::string(kLaneLoop) + " " + m + "[kj_l] = " + m + "[kj_l] && (" + for_condition(i, end, step) + ");",
                      indent + 1, loc);
         w_.user_line("if (!kj::lanes_any(" + m + ")) break;", indent + 1, loc);
         emit_block(s.regions[0], m, indent + 1);
