@@ -32,11 +32,13 @@ kjit_install_packages() {
 
 # Configures (once) and builds the tree in $KJIT_BUILD_DIR.
 kjit_build() {
-  local gen=()
+  local gen=() launcher=()
   command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+  command -v ccache >/dev/null 2>&1 &&
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   if [ ! -f "$KJIT_BUILD_DIR/CMakeCache.txt" ]; then
     kjit_log "configuring $KJIT_BUILD_DIR"
-    cmake -S "$KJIT_ROOT" -B "$KJIT_BUILD_DIR" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    cmake -S "$KJIT_ROOT" -B "$KJIT_BUILD_DIR" "${gen[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
   fi
   kjit_log "building"
