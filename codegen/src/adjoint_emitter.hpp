@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "expr_emitter.hpp"
 #include "kjit/codegen/codegen.hpp"
@@ -22,6 +24,16 @@ std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn);
 int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
                       const CodegenOptions& options, int first_loop,
                       std::vector<ir::SourceLoc>& loops, const FunctionNames* functions = nullptr);
+
+/// The reverse sweep's call `call` of an adjoint rule under strong-zero semantics (an exactly
+/// zero incoming adjoint `adj_ret` contributes nothing, even through an inf or NaN partial;
+/// docs/AUTODIFF.md), without a branch: the rule runs into the accumulators it adds to
+/// (`accumulators`: type and name), and those take back their earlier values unless
+/// `adj_ret` has a nonzero component. The result is the same bit for bit as skipping the
+/// rule, and straight-line code: one branch per statement made NVVM's and GCC's time grow
+/// faster than the kernel (docs/BENCHMARKS.md).
+std::string strong_zero(const std::string& adj_ret, const std::vector<std::pair<std::string, std::string>>& accumulators,
+                        const std::string& call);
 
 /// Whether device function `f` has an adjoint: it takes a differentiable value or array.
 /// Its adjoint is `adj_<name>(dim, kj_index, args..., [ret,] adjoint of each differentiable
