@@ -3,10 +3,13 @@
 // cold for the host, for sm_90 (NVRTC to CUBIN) and to PTX (NVVM without ptxas), at each N
 // given; prints the seconds of each stage and each size's time over the first size's, against
 // the size ratio (linear = equal).
-//   bench_compile_scaling [N ...]        (default: 500 1000 2000)
+//   bench_compile_scaling [--targets host,sm_90,ptx] [--text DIR] [N ...]   (default: 500 1000 2000)
+// --targets picks the compiles (a skipped one prints 0); --text DIR writes each module's text
+// to DIR/scaling_N.cu and compiles nothing (for timing compilers by hand).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -30,7 +33,12 @@ struct Times {
   size_t lines = 0;
 };
 
-Times measure(int n) {
+struct Config {
+  bool host = true, sm90 = true, ptx = true;
+  std::string text_dir;  ///< write the texts here and compile nothing
+};
+
+Times measure(int n, const Config& config) {
   Times t;
   t.n = n;
   const std::string module = "scaling_" + std::to_string(n);
@@ -55,19 +63,23 @@ Times measure(int n) {
   const kjit::compiler::ModuleSource src = kjit_bench::module_source(module, *fns[0], true);
   t.codegen = seconds_since(t0);
   for (char c : src.text) t.lines += c == '\n';
+  if (!config.text_dir.empty()) {
+    std::ofstream(config.text_dir + "/" + module + ".cu") << src.text;
+    return t;
+  }
 
   kjit::compiler::CacheConfig cc;
   cc.in_memory = true;  // cold: every build compiles
   kjit::compiler::Cache cache(cc);
-  t0 = std::chrono::steady_clock::now();
-  kjit::compiler::build_module(src, kjit::compiler::Target::host(), kjit::compiler::CompileOptions{}, cache);
-  t.host = seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
-  kjit::compiler::build_module(src, kjit::compiler::Target::cubin(90), kjit::compiler::CompileOptions{}, cache);
-  t.sm90 = seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
-  kjit::compiler::build_module(src, kjit::compiler::Target::ptx(90), kjit::compiler::CompileOptions{}, cache);
-  t.ptx = seconds_since(t0);  // NVVM alone: sm_90 minus this is ptxas
+  auto timed = [&](bool on, const kjit::compiler::Target& target, double* seconds) {
+    if (!on) return;
+    auto start = std::chrono::steady_clock::now();
+    kjit::compiler::build_module(src, target, kjit::compiler::CompileOptions{}, cache);
+    *seconds = seconds_since(start);
+  };
+  timed(config.host, kjit::compiler::Target::host(), &t.host);
+  timed(config.sm90, kjit::compiler::Target::cubin(90), &t.sm90);
+  timed(config.ptx, kjit::compiler::Target::ptx(90), &t.ptx);  // NVVM alone: sm_90 minus this is ptxas
   return t;
 }
 
@@ -75,13 +87,29 @@ Times measure(int n) {
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
-  for (int a = 1; a < argc; ++a) sizes.push_back(std::atoi(argv[a]));
+  Config config;
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "--text" && a + 1 < argc) {
+      config.text_dir = argv[++a];
+    } else if (arg == "--targets" && a + 1 < argc) {
+      const std::string t = std::string(",") + argv[++a] + ",";
+      config.host = t.find(",host,") != std::string::npos;
+      config.sm90 = t.find(",sm_90,") != std::string::npos;
+      config.ptx = t.find(",ptx,") != std::string::npos;
+    } else if (std::atoi(arg.c_str()) > 0) {
+      sizes.push_back(std::atoi(arg.c_str()));
+    } else {
+      std::fprintf(stderr, "usage: bench_compile_scaling [--targets host,sm_90,ptx] [--text DIR] [N ...]\n");
+      return 2;
+    }
+  }
   if (sizes.empty()) sizes = {500, 1000, 2000};
   std::vector<Times> all;
   std::printf("| statements | text lines | trace s | codegen s | host compile s | sm_90 compile s | of it PTX (NVVM) s | host / first | sm_90 / first | PTX / first | size / first |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int n : sizes) {
-    Times t = measure(n);
+    Times t = measure(n, config);
     all.push_back(t);
     const Times& f = all.front();
     std::printf("| %d | %zu | %.3f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", t.n, t.lines, t.trace,
