@@ -66,6 +66,15 @@ struct bfloat16;
 /// so an inf or NaN partial on a dead path contributes 0, not 0 * inf = NaN. Scalars here
 /// (float, double, half and bfloat16 through their ==); aggregates beside their types.
 template <class T> KJ_FUNC bool adj_nonzero(const T& x) { return !(x == T(0)); }
+/// Whether the reverse sweep runs a rule whose incoming adjoint is `a` (codegen's
+/// strong_zero): the host skips it when `a` is zero (the work saved is worth a branch); CUDA
+/// always runs it, and a select inside puts back what a zero adjoint added (straight-line code
+/// for NVVM, whose time grew with the square of the number of these branches).
+#if KJ_CUDA
+#define KJ_ADJ_NONZERO(a) true
+#else
+#define KJ_ADJ_NONZERO(a) kj::adj_nonzero(a)
+#endif
 
 /// The bits of a float or double (for classification that fast-math cannot fold away).
 KJ_FUNC kj_uint32 bits_of(float x) { union { float f; kj_uint32 u; } c; c.f = x; return c.u; }

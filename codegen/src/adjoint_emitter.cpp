@@ -637,7 +637,8 @@ std::string strong_zero(const std::string& adj_ret, const std::vector<std::pair<
     restores += " " + name + " = kj_nz ? " + name + " : " + saved + ";";
   }
   if (saves.empty()) return call;
-  return "{ const bool kj_nz = kj::adj_nonzero(" + adj_ret + ");" + saves + " " + call + restores + " }";
+  return "if (KJ_ADJ_NONZERO(" + adj_ret + ")) { const bool kj_nz = kj::adj_nonzero(" + adj_ret + ");" + saves + " " +
+         call + restores + " }";
 }
 
 std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {
