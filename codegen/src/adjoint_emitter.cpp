@@ -365,11 +365,11 @@ class AdjointEmitter {
         std::string call = rule_by_reference(g.adjoint) + "(";
         for (ir::ValueId a : s.args) call += v(a) + ", ";
         call += v(s.result);
-        std::vector<std::pair<std::string, std::string>> accumulators;  // (type, name)
+        std::vector<std::string> accumulators;
         for (ir::ValueId a : s.args)
           if (differentiable(a)) {
             call += ", " + adj(a);
-            accumulators.emplace_back(type(a), adj(a));
+            accumulators.push_back(adj(a));
           }
         call += ", " + adj(s.result) + ");";
         // Strong zero: an exactly zero incoming adjoint contributes nothing, even through an
@@ -626,19 +626,16 @@ class AdjointEmitter {
 
 }  // namespace
 
-std::string strong_zero(const std::string& adj_ret, const std::vector<std::pair<std::string, std::string>>& accumulators,
-                        const std::string& call) {
-  std::string saves, restores;
+std::string strong_zero(const std::string& adj_ret, const std::vector<std::string>& accumulators, const std::string& call) {
+  std::string saves, keeps;
   std::set<std::string> seen;  // a rule may take one adjoint twice (x * x)
-  for (const auto& [type, name] : accumulators) {
+  for (const std::string& name : accumulators) {
     if (!seen.insert(name).second) continue;
     const std::string saved = "kj_s" + std::to_string(seen.size() - 1);
-    saves += " const " + type + " " + saved + " = " + name + ";";
-    restores += " " + name + " = kj_nz ? " + name + " : " + saved + ";";
+    saves += "KJ_SZ_SAVE(" + saved + ", " + name + ") ";
+    keeps += " KJ_SZ_KEEP(" + name + ", " + saved + ")";
   }
-  if (saves.empty()) return call;
-  return "if (KJ_ADJ_NONZERO(" + adj_ret + ")) { const bool kj_nz = kj::adj_nonzero(" + adj_ret + ");" + saves + " " +
-         call + restores + " }";
+  return "KJ_SZ_IF(" + adj_ret + ") { " + saves + call + keeps + " }";
 }
 
 std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "expr_emitter.hpp"
@@ -28,13 +27,12 @@ int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
 /// The reverse sweep's call `call` of an adjoint rule under strong-zero semantics (an exactly
 /// zero incoming adjoint `adj_ret` contributes nothing, even through an inf or NaN partial;
 /// docs/AUTODIFF.md). On CUDA without a branch: the rule runs into the accumulators it adds
-/// to (`accumulators`: type and name), and those take back their earlier values unless
+/// to (`accumulators`), and those take back their earlier values unless
 /// `adj_ret` has a nonzero component, the same bits as skipping the rule; one branch per
 /// statement made NVVM's time grow with the square of the kernel (docs/BENCHMARKS.md). The
-/// host skips the rule (KJ_ADJ_NONZERO, prelude core chunk): GCC's time grows linearly with
-/// the branches, and running every rule made damp's adjoint 1.8x slower.
-std::string strong_zero(const std::string& adj_ret, const std::vector<std::pair<std::string, std::string>>& accumulators,
-                        const std::string& call);
+/// host skips the rule (the KJ_SZ_ macros of the prelude's core chunk): GCC's time grows
+/// linearly with the branches, and running every rule made damp's adjoint 1.8x slower.
+std::string strong_zero(const std::string& adj_ret, const std::vector<std::string>& accumulators, const std::string& call);
 
 /// Whether device function `f` has an adjoint: it takes a differentiable value or array.
 /// Its adjoint is `adj_<name>(dim, kj_index, args..., [ret,] adjoint of each differentiable
