@@ -1,13 +1,17 @@
 // bench/compile_scaling/main.cpp — how compile time grows with kernel size (issue 15 item 4):
 // straight-line kernels of N Var updates, forward and adjoint, traced, generated and compiled
 // cold for the host, for sm_90 (NVRTC to CUBIN) and to PTX (NVVM without ptxas), at each N
-// given; prints the seconds of each stage and each size's time over the first size's, against
-// the size ratio (linear = equal).
+// given; prints the seconds of each stage, wall (and CPU: the host compiler's processes, or
+// this process for NVRTC, which the machine's other load disturbs less), and each size's time
+// over the first size's, against the size ratio (linear = equal).
 //   bench_compile_scaling [--targets host,sm_90,ptx] [--text DIR] [N ...]   (default: 500 1000 2000)
 // --targets picks the compiles (a skipped one prints 0); --text DIR writes each module's text
 // to DIR/scaling_N.cu and compiles nothing (for timing compilers by hand).
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -27,9 +31,24 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// CPU seconds of this process (every thread) and of its waited-for children.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  return double(t.tv_sec) + t.tv_nsec / 1e9 + double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+struct Span {
+  double wall = 0, cpu = 0;
+};
+
 struct Times {
   int n = 0;
-  double trace = 0, codegen = 0, host = 0, sm90 = 0, ptx = 0;
+  double trace = 0, codegen = 0;
+  Span host, sm90, ptx;
   size_t lines = 0;
 };
 
@@ -71,11 +90,13 @@ Times measure(int n, const Config& config) {
   kjit::compiler::CacheConfig cc;
   cc.in_memory = true;  // cold: every build compiles
   kjit::compiler::Cache cache(cc);
-  auto timed = [&](bool on, const kjit::compiler::Target& target, double* seconds) {
+  auto timed = [&](bool on, const kjit::compiler::Target& target, Span* span) {
     if (!on) return;
+    const double cpu0 = cpu_seconds();
     auto start = std::chrono::steady_clock::now();
     kjit::compiler::build_module(src, target, kjit::compiler::CompileOptions{}, cache);
-    *seconds = seconds_since(start);
+    span->wall = seconds_since(start);
+    span->cpu = cpu_seconds() - cpu0;
   };
   timed(config.host, kjit::compiler::Target::host(), &t.host);
   timed(config.sm90, kjit::compiler::Target::cubin(90), &t.sm90);
@@ -106,15 +127,28 @@ int main(int argc, char** argv) {
   }
   if (sizes.empty()) sizes = {500, 1000, 2000};
   std::vector<Times> all;
-  std::printf("| statements | text lines | trace s | codegen s | host compile s | sm_90 compile s | of it PTX (NVVM) s | host / first | sm_90 / first | PTX / first | size / first |\n");
+  std::printf("seconds, wall (CPU)\n\n");
+  std::printf("| statements | text lines | trace s | codegen s | host compile | sm_90 compile | of it PTX (NVVM) | host / first | sm_90 / first | PTX / first | size / first |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  auto cell = [](const Span& s) {
+    static char buf[4][64];
+    static int i = 0;
+    i = (i + 1) % 4;
+    std::snprintf(buf[i], sizeof buf[i], "%.2f (%.2f)", s.wall, s.cpu);
+    return buf[i];
+  };
+  auto ratio = [](const Span& s, const Span& f) {
+    return Span{f.wall > 0 ? s.wall / f.wall : 0, f.cpu > 0 ? s.cpu / f.cpu : 0};
+  };
   for (int n : sizes) {
     Times t = measure(n, config);
     all.push_back(t);
     const Times& f = all.front();
-    std::printf("| %d | %zu | %.3f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", t.n, t.lines, t.trace,
-                t.codegen, t.host, t.sm90, t.ptx, t.host / f.host, t.sm90 / f.sm90, t.ptx / f.ptx,
-                double(t.n) / double(f.n));
+    std::printf("| %d | %zu | %.3f | %.3f | %s | %s | %s |", t.n, t.lines, t.trace, t.codegen, cell(t.host), cell(t.sm90),
+                cell(t.ptx));
+    std::printf(" %s |", cell(ratio(t.host, f.host)));
+    std::printf(" %s |", cell(ratio(t.sm90, f.sm90)));
+    std::printf(" %s | %.2f |\n", cell(ratio(t.ptx, f.ptx)), double(t.n) / double(f.n));
     std::fflush(stdout);
   }
   return 0;
