@@ -67,16 +67,19 @@ struct bfloat16;
 /// (float, double, half and bfloat16 through their ==); aggregates beside their types.
 template <class T> KJ_FUNC bool adj_nonzero(const T& x) { return !(x == T(0)); }
 /// The reverse sweep's strong zero around one adjoint rule (codegen's strong_zero):
-///   KJ_SZ_IF(adj_ret) { KJ_SZ_SAVE(kj_s0, adj_a) ... rule; KJ_SZ_KEEP(adj_a, kj_s0) ... }
+///   KJ_SZ_IF(adj_ret) { KJ_SZ_NZ(adj_ret) KJ_SZ_SAVE(kj_s0, adj_a) ... rule; KJ_SZ_KEEP(adj_a, kj_s0) ... }
 /// The host skips the rule when adj_ret is zero (the work saved is worth a branch, which costs
 /// GCC little). CUDA always runs it and puts back what a zero adjoint added, the same bits
 /// without a branch: NVVM's time grew with the square of the number of these branches.
+/// (C++11: modules may be compiled with any -std kjit accepts.)
 #if KJ_CUDA
-#define KJ_SZ_IF(a) if (const bool kj_nz = kj::adj_nonzero(a); true)
+#define KJ_SZ_IF(a)
+#define KJ_SZ_NZ(a) const bool kj_nz = kj::adj_nonzero(a);
 #define KJ_SZ_SAVE(saved, acc) const auto saved = acc;
 #define KJ_SZ_KEEP(acc, saved) acc = kj_nz ? acc : saved;
 #else
 #define KJ_SZ_IF(a) if (kj::adj_nonzero(a))
+#define KJ_SZ_NZ(a)
 #define KJ_SZ_SAVE(saved, acc)
 #define KJ_SZ_KEEP(acc, saved)
 #endif

@@ -635,7 +635,7 @@ std::string strong_zero(const std::string& adj_ret, const std::vector<std::strin
     saves += "KJ_SZ_SAVE(" + saved + ", " + name + ") ";
     keeps += " KJ_SZ_KEEP(" + name + ", " + saved + ")";
   }
-  return "KJ_SZ_IF(" + adj_ret + ") { " + saves + call + keeps + " }";
+  return "KJ_SZ_IF(" + adj_ret + ") { KJ_SZ_NZ(" + adj_ret + ") " + saves + call + keeps + " }";
 }
 
 std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {
