@@ -13,15 +13,18 @@ namespace {
 
 using Component = ValueSums::Component;
 
-void components(const ir::Type& t, size_t dst_base, size_t sum_base, std::vector<Component>& out) {
-  if (t.shape == ir::Shape::Struct) {  // kept as they are: the same layout on both sides
+/// The floating components of a value of type `t` at `dst_base` in the destination and
+/// `sum_base` in a partial sum. A struct's sum is kept as the struct (ir::adjoint_sum_type), so
+/// inside one nothing is widened: a float16 field's sum is a float16 at the field's offset.
+void components(const ir::Type& t, size_t dst_base, size_t sum_base, bool in_struct, std::vector<Component>& out) {
+  if (t.shape == ir::Shape::Struct) {
     for (const ir::StructField& f : ir::struct_info(t.struct_id).fields)
       if (f.type.is_differentiable())
-        components(f.type, dst_base + size_t(f.offset), sum_base + size_t(f.offset), out);
+        components(f.type, dst_base + size_t(f.offset), sum_base + size_t(f.offset), true, out);
     return;
   }
   if (!ir::scalar_is_float(t.scalar)) return;
-  const ir::Type s = ir::adjoint_sum_type(t);
+  const ir::Type s = in_struct ? t : ir::adjoint_sum_type(t);
   for (int k = 0; k < t.lanes(); ++k)
     out.push_back({t.scalar, s.scalar, dst_base + size_t(k * ir::scalar_bytes(t.scalar)),
                    sum_base + size_t(k * ir::scalar_bytes(s.scalar))});
@@ -71,7 +74,7 @@ void ValueSums::finish() {
   for (const Sum& s : sums_) {
     std::vector<Component>& comps = components_;  // kept: a handler's calls allocate nothing
     comps.clear();
-    components(s.type, 0, 0, comps);
+    components(s.type, 0, 0, false, comps);
     const size_t each = size_t(ir::adjoint_sum_type(s.type).element_bytes());
     auto* dst = static_cast<unsigned char*>(s.destination);
     for (const Component& c : comps) {

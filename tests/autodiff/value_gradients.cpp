@@ -57,6 +57,13 @@ KJIT_KERNEL(structured, (Array<Vec3d> v, Value<Coeffs> c, Array<Vec3d> out)) {
   Int i = tid();
   out[i] = v[i] * c.a() + c.b() * Double(c.tag());
 }
+
+/// float16 fields in a struct: the struct's sum is kept as it is (field offsets unchanged).
+KJIT_STRUCT(HalfCoeffs, (Half, a), (Float, f), (Vec3h, b));
+KJIT_KERNEL(structured_h, (Array<Float> x, Value<HalfCoeffs> c, Array<Float> out)) {
+  Int i = tid();
+  out[i] = x[i] * Float(c.a()) + c.f() * 2.0f + Float(c.b()[1]) * x[i];
+}
 }  // namespace vg
 
 using namespace kjit;
@@ -236,6 +243,24 @@ TEST_CASE("a struct value's gradient: its floating fields, field by field") {
   CHECK(dc.a == doctest::Approx(da).epsilon(1e-12));
   for (int k = 0; k < 3; ++k) CHECK(dc.b[k] == doctest::Approx(db[k]).epsilon(1e-12));
   CHECK(dc.tag == 99);
+}
+
+TEST_CASE("a struct's float16 fields: each field's gradient lands in its own field") {
+  const int n = 37;
+  std::vector<float> x(static_cast<size_t>(n)), w(static_cast<size_t>(n));
+  double sx = 0, sw = 0;
+  for (int i = 0; i < n; ++i) {
+    x[size_t(i)] = 0.25f * float(i % 4), w[size_t(i)] = 0.5f * float(i % 3);
+    sx += double(w[size_t(i)]) * x[size_t(i)], sw += w[size_t(i)];
+  }
+  vg::HalfCoeffs c{half(1.0f), 3.0f, vec3h{{half(1.0f), half(2.0f), half(3.0f)}}};
+  vg::HalfCoeffs dc{};
+  launch_adjoint(vg::structured_h, n, {from_vector(x), c, zeros<float>({n})}, {{}, &dc, from_vector(w)});
+  CHECK(float(dc.a) == doctest::Approx(sx));
+  CHECK(dc.f == doctest::Approx(2 * sw));
+  CHECK(float(dc.b[0]) == 0.0f);
+  CHECK(float(dc.b[1]) == doctest::Approx(sx));
+  CHECK(float(dc.b[2]) == 0.0f);
 }
 
 TEST_CASE("the sum is the same however the launch is split: repeated launches agree bit for bit") {
