@@ -190,6 +190,8 @@ GeneratedModule generate_module(const std::string& module_name,
           KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
                      "adjoint loop numbering differs from the module plan");
         w.line("}");
+        for (const EntryParam& p : adj_params)
+          if (p.kind == EntryParam::Kind::Sum) used.need("reduce");
         emit_entry_points(w, adj, adj + "_body", adj_params);
         out.entry_points.push_back(adj);
       }

@@ -46,14 +46,14 @@ float updated_cost(float previous, float sample) {
   return previous <= 0 ? sample : 0.75f * previous + 0.25f * sample;
 }
 
-void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost) {
+void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, int64_t align) {
   if (size <= 0) return;
   ThreadPool& pool = ThreadPool::global();
   const float ns = cost.ns_per_index.load(std::memory_order_relaxed);
   int64_t work_ns;
   if (use_pool(ns, size, pool.size())) {
     PooledCall call{entry, params};
-    pool.parallel_for(size, pool_grain(ns), &run_timed_chunk, &call);
+    pool.parallel_for(size, pool_grain(ns), &run_timed_chunk, &call, align);
     work_ns = call.work_ns.load(std::memory_order_relaxed);
   } else {
     Clock::time_point t0 = Clock::now();

@@ -79,7 +79,7 @@ void ThreadPool::work() {
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int64_t, int64_t),
-                              void* context) {
+                              void* context, int64_t align) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
   if (workers_.empty() || n <= grain) {
@@ -92,6 +92,8 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int6
   job.n = n;
   // Several chunks per thread balance uneven work; the grain keeps them large enough.
   job.chunk = std::max(grain, (n + int64_t(size()) * 4 - 1) / (int64_t(size()) * 4));
+  align = std::max<int64_t>(1, align);
+  job.chunk = (job.chunk + align - 1) / align * align;
   job.chunks = (n + job.chunk - 1) / job.chunk;
   {
     std::lock_guard<std::mutex> lock(mutex_);

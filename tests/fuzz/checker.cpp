@@ -136,8 +136,9 @@ std::vector<kjit::LaunchArg> adjoint_args(const std::vector<RefArg>& init, const
                                           double seed_scale, int n, std::vector<kjit::NdArray>& grads) {
   std::vector<kjit::LaunchArg> adj;
   for (int p = 0; p < P_COUNT; ++p) {
-    if (p == P_A || p == P_V || p == P_M) {
-      grads[size_t(p)] = kjit::NdArray::zeros(elem_type(p), {n});
+    if (p == P_A || p == P_V || p == P_M || p == P_S) {
+      // The scalar s's gradient (its adjoint summed over the threads) goes to one element.
+      grads[size_t(p)] = kjit::NdArray::zeros(elem_type(p), {p == P_S ? 1 : n});
       adj.emplace_back(grads[size_t(p)]);
     } else if (kIsOutput[p]) {
       RefArg wa = init[size_t(p)];
@@ -271,7 +272,7 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
         kjit::launch(def, n, args2);
         kjit::launch_adjoint(def, n, args2, adj2);
         tripled_grads.resize(P_COUNT);
-        for (int q : {P_A, P_V, P_M}) {
+        for (int q : {P_A, P_V, P_M, P_S}) {
           tripled_grads[size_t(q)] = from_device(q, grads2[size_t(q)], init[size_t(q)].data.size());
           for (double& x : tripled_grads[size_t(q)]) x /= 3;
         }
@@ -294,7 +295,7 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
   };
   uint64_t fp0 = 0;
   loss(init, &fp0);
-  for (int p : {P_A, P_V, P_M}) {
+  for (int p : {P_A, P_V, P_M, P_S}) {
     std::vector<double> g = from_device(p, grads[size_t(p)], init[size_t(p)].data.size());
     for (size_t j = 0; j < g.size(); ++j) {
       double vals[4];

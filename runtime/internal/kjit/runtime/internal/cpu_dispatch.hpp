@@ -43,7 +43,9 @@ int64_t pool_grain(float ns_per_index);
 float updated_cost(float previous, float sample);
 
 /// Runs `entry(params, begin, end)` over [0, size), on the
-/// calling thread or over ThreadPool::global() as use_pool says, and updates `cost`.
-void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost);
+/// calling thread or over ThreadPool::global() as use_pool says, and updates `cost`. Every
+/// call's `begin` is a multiple of `align` (an adjoint's value sums need whole blocks:
+/// ValueSums::align).
+void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, int64_t align = 1);
 
 }  // namespace kjit::detail

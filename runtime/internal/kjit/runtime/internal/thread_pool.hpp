@@ -29,9 +29,10 @@ class ThreadPool {
   unsigned size() const { return unsigned(workers_.size()) + 1; }
 
   /// Calls `body(context, begin, end)` over [0, n) in chunks of about `grain` indices, on
-  /// the workers and the calling thread. Returns when every chunk has run.
+  /// the workers and the calling thread, each chunk starting at a multiple of `align`.
+  /// Returns when every chunk has run.
   void parallel_for(int64_t n, int64_t grain, void (*body)(void* context, int64_t, int64_t),
-                    void* context);
+                    void* context, int64_t align = 1);
 
  private:
   struct Job;
