@@ -209,6 +209,12 @@ struct lanes<bool> {
 /// component by component (vec.h), as the vectorizer cannot split a whole-struct copy.
 template <class T> KJ_FUNC T load_of(const T& x) { return x; }
 template <class T> KJ_FUNC void store_to(T& dst, const T& x) { dst = x; }
+/// Adjoints under a lane bit (the adjoint's lane function): `acc` += / -= x, or zeroed, where
+/// `on`, else unchanged, written as selects so that the lane loop stays one vector loop.
+/// Vectors and matrices overload them component by component (vec.h).
+template <class T> KJ_FUNC void add_if(T& acc, bool on, const T& x) { T t = acc; t += x; acc = on ? t : acc; }
+template <class T> KJ_FUNC void sub_if(T& acc, bool on, const T& x) { T t = acc; t -= x; acc = on ? t : acc; }
+template <class T> KJ_FUNC void zero_if(T& acc, bool on) { acc = on ? T{} : acc; }
 #endif
 
 /// A contiguous row-major array over `address` (the DSL's array(address, n...)); it has no

@@ -7,8 +7,6 @@
 namespace kjit::codegen {
 
 namespace {
-const char* const kLaneLoop = "KJ_LANE_LOOP";
-
 /// An atomic gets a lane loop of its own: its loop stays scalar (a read-modify-write per
 /// lane), and the arithmetic around it, in the loops before and after, vectorizes.
 bool runs_alone(const ir::Stmt& s) { return s.op == ir::Op::ArrayAtomic; }

@@ -20,6 +20,10 @@ namespace kjit::codegen {
 /// into scratch text records in which units each value is defined and used, which decides
 /// the values that need a lane array; the second pass writes the real text.
 class LaneCode {
+ public:
+  /// The loop over a block's lanes (kj_l), defined in the prelude.
+  static constexpr const char* kLaneLoop = "KJ_LANE_LOOP";
+
  protected:
   /// Forward: the kernel as it runs (effects included, declarations where they occur).
   /// Replay: the adjoint's forward replay (no effects, device functions through their

@@ -19,8 +19,6 @@ namespace kjit::codegen {
 
 namespace {
 
-const char* const kLaneLoop = "KJ_LANE_LOOP";
-
 class LaneEmitter : LaneCode {
  public:
   LaneEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions)

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "adjoint_emitter.hpp"
+#include "adjoint_lanes.hpp"
 #include "adjoint_obstacles.hpp"
 #include "entry_points.hpp"
 #include "forward_emitter.hpp"
@@ -186,7 +187,12 @@ GeneratedModule generate_module(const std::string& module_name,
           KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
                      "adjoint loop numbering differs from the module plan");
         w.line("}");
-        emit_entry_points(w, adj, adj + "_body", adj_params);
+        std::string adj_lanes;
+        if (wants_lane_function(*fn, options) &&
+            emit_adjoint_lane_function(w, *fn, adj + "_lanes", adj + "_body", adj_params, used, options, first,
+                                       &plan.names))
+          adj_lanes = adj + "_lanes";
+        emit_entry_points(w, adj, adj + "_body", adj_params, adj_lanes);
         out.entry_points.push_back(adj);
       }
     });

@@ -19,10 +19,15 @@ std::string adj_name(const Names& n, const AdjTarget& t) {
   return t.var ? n.adj_var(t.id) : n.adj_value(ir::ValueId(t.id));
 }
 
-ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex, PreludeUse& used)
-    : fn_(fn), names_(names), ex_(ex), used_(used) {
+OwnedArrays::OwnedArrays(const ir::Function& fn) : fn_(fn) {
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
     if (s.result != ir::kNoValue) def_[s.result] = &s;
+  });
+}
+
+ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex, PreludeUse& used)
+    : fn_(fn), names_(names), ex_(ex), used_(used), owned_(fn) {
+  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
     if (s.op == ir::Op::Param) param_of_[s.result] = size_t(s.imm);
   });
 }
@@ -38,7 +43,7 @@ bool ReverseRules::var_differentiable(int64_t var) const {
 
 /// Whether the indices of access `s` are exactly this thread's launch index: the flat index
 /// for a 1-D array, or components 0..N-1 in order for an N-D launch of an N-D array.
-bool ReverseRules::own_index(const ir::Stmt& s, size_t index_count) const {
+bool OwnedArrays::own_index(const ir::Stmt& s, size_t index_count) const {
   const ir::Type& a = fn_.type_of(s.args[0]);
   std::vector<int64_t> components;
   for (size_t k = 1; k <= index_count; ++k) {
@@ -53,7 +58,7 @@ bool ReverseRules::own_index(const ir::Stmt& s, size_t index_count) const {
   return true;
 }
 
-bool ReverseRules::owned(ir::ValueId array) {
+bool OwnedArrays::operator()(ir::ValueId array) {
   auto it = owned_.find(array);
   if (it != owned_.end()) return it->second;
   // Inside device functions the caller's indices are unknown; an array passed to a device
@@ -256,6 +261,12 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       KJIT_CHECK(false, std::string("the adjoint reached an unlowered ") + ir::op_name(s.op));
       break;
   }
+  if (r.empty()) return r;
+  if (s.op == ir::Op::StoreVar) r.reads.push_back(var_target(s.imm));
+  if (s.op == ir::Op::Print)
+    for (ir::ValueId a : s.args)
+      if (fn_.type_of(a).is_float()) r.reads.push_back(value_target(a));
+  if (s.op != ir::Op::ArrayAtomic && s.result != ir::kNoValue && differentiable(s.result)) r.reads.push_back(value_target(s.result));
   return r;
 }
 

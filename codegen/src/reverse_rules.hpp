@@ -45,8 +45,25 @@ struct ReverseRule {
   /// The rule adds atomically to memory other threads add to (an array read at another
   /// thread's index, an atomic min/max): the lane function gives it a lane loop of its own.
   bool atomic = false;
+  /// The adjoints the steps read besides their outs (the result's, a variable's, printed ones).
+  std::vector<AdjTarget> reads;
   std::string comment;  ///< appended to a scalar Effect line
   bool empty() const { return steps.empty(); }
+};
+
+/// Whether a function reads an array only at the thread's own launch index (`x[tid()]`, or
+/// `x(i, j)` with `auto [i, j] = tid<2>()`): then no two threads add to one element of its
+/// adjoint and plain adds are race-free; one read elsewhere makes every add atomic.
+class OwnedArrays {
+ public:
+  explicit OwnedArrays(const ir::Function& fn);
+  bool operator()(ir::ValueId array);
+
+ private:
+  bool own_index(const ir::Stmt& s, size_t index_count) const;
+  const ir::Function& fn_;
+  std::map<ir::ValueId, const ir::Stmt*> def_;
+  std::map<ir::ValueId, bool> owned_;
 };
 
 /// Reverse rules of the statements of one lowered function.
@@ -62,24 +79,21 @@ class ReverseRules {
   std::string adj_array(ir::ValueId array) const { return names_.adj_param(param_of_.at(array)); }
   /// The parameter index of each Param value.
   const std::map<ir::ValueId, size_t>& param_of() const { return param_of_; }
-  /// Whether every read of `array` is at the thread's own launch index: then no two threads
-  /// add to one element of its adjoint and plain adds are race-free.
-  bool owned(ir::ValueId array);
+  /// Whether every read of `array` is at the thread's own launch index (OwnedArrays).
+  bool owned(ir::ValueId array) { return owned_(array); }
 
   /// The rule of `s` (control flow has none: its regions are reversed).
   ReverseRule rule(const ir::Stmt& s);
 
  private:
-  bool own_index(const ir::Stmt& s, size_t index_count) const;
   std::string component(const std::string& value, const ir::Type& t, int i) const;
 
   const ir::Function& fn_;
   const Names& names_;
   ExprEmitter& ex_;
   PreludeUse& used_;
-  std::map<ir::ValueId, const ir::Stmt*> def_;
   std::map<ir::ValueId, size_t> param_of_;
-  std::map<ir::ValueId, bool> owned_;
+  OwnedArrays owned_;
 };
 
 /// Writes `r` as one thread runs it, each step adding into its adjoint directly.
