@@ -201,7 +201,9 @@ class AdjointLanes : LaneCode {
       w().line("if (kj_overflow) {  // a loop passed its checkpoint bound: each thread alone reports it", indent);
       std::string args = "(dim, kj_base + kj_l";
       for (const EntryParam& p : *params_) args += ", " + p.name;
-      w().line("for (kj_int32 kj_l = 0; kj_l < KJ_LANES; ++kj_l) " + body_ + "<true>" + args + ");", indent + 1);
+      // The strided instance, which the tail runs anyway (a dense one would be compiled for this
+      // alone); dense arrays are strided arrays too.
+      w().line("for (kj_int32 kj_l = 0; kj_l < KJ_LANES; ++kj_l) " + body_ + "<false>" + args + ");", indent + 1);
       w().line("return;", indent + 1);
       w().line("}", indent);
     }

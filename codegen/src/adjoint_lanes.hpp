@@ -20,7 +20,7 @@ constexpr size_t kMaxAdjointLaneFrame = 512 * 1024;
 
 /// Writes (between `#if !KJ_CUDA` and `#endif`) `static void <name>(const kj::launch_bounds_t&
 /// dim, kj_int32 kj_base, <params as kj::dense_array_t>)`, which runs threads kj_base ..
-/// kj_base + KJ_LANES - 1 of `fn`'s adjoint with the results of running `<body><true>` for each
+/// kj_base + KJ_LANES - 1 of `fn`'s adjoint with the results of running `<body>` for each
 /// (`params`: the adjoint entry's). A block in which a loop passes its checkpoint bound runs
 /// `body` for each of its threads instead, which reports the loop and skips those threads'
 /// sweeps. Loops are named from `first_loop` (as emit_adjoint_body numbers them). Returns
