@@ -215,6 +215,9 @@ template <class T> KJ_FUNC void store_to(T& dst, const T& x) { dst = x; }
 template <class T> KJ_FUNC void add_if(T& acc, bool on, const T& x) { T t = acc; t += x; acc = on ? t : acc; }
 template <class T> KJ_FUNC void sub_if(T& acc, bool on, const T& x) { T t = acc; t -= x; acc = on ? t : acc; }
 template <class T> KJ_FUNC void zero_if(T& acc, bool on) { acc = on ? T{} : acc; }
+/// adj_nonzero without branches (a vector's components or'ed bitwise, not with ||): a bit that
+/// is a branch's result stops GCC 12 vectorizing the lane loop around it.
+template <class T> KJ_FUNC bool lane_nonzero(const T& x) { return adj_nonzero(x); }
 #endif
 
 /// A contiguous row-major array over `address` (the DSL's array(address, n...)); it has no

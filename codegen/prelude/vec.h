@@ -42,6 +42,7 @@ template <int N, class T> KJ_FUNC vec_t<N, T> load_of(const vec_t<N, T>& x) { ve
 template <int N, class T> KJ_FUNC void store_to(vec_t<N, T>& dst, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) dst.c[i] = x.c[i]; }
 template <int N, class T> KJ_FUNC void add_if(vec_t<N, T>& a, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) a.c[i] = on ? a.c[i] + x.c[i] : a.c[i]; }
 template <int N, class T> KJ_FUNC void sub_if(vec_t<N, T>& a, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) a.c[i] = on ? a.c[i] - x.c[i] : a.c[i]; }
+template <int N, class T> KJ_FUNC bool lane_nonzero(const vec_t<N, T>& a) { bool r = false; for (int i = 0; i < N; ++i) r = r | adj_nonzero(a.c[i]); return r; }
 template <int N, class T> KJ_FUNC void zero_if(vec_t<N, T>& a, bool on) { for (int i = 0; i < N; ++i) a.c[i] = on ? T{} : a.c[i]; }
 #endif
 
@@ -94,6 +95,7 @@ template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> load_of(const mat_t<R, C
 template <int R, int C, class T> KJ_FUNC void store_to(mat_t<R, C, T>& dst, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) dst.c[i][j] = x.c[i][j]; }
 template <int R, int C, class T> KJ_FUNC void add_if(mat_t<R, C, T>& a, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = on ? a.c[i][j] + x.c[i][j] : a.c[i][j]; }
 template <int R, int C, class T> KJ_FUNC void sub_if(mat_t<R, C, T>& a, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = on ? a.c[i][j] - x.c[i][j] : a.c[i][j]; }
+template <int R, int C, class T> KJ_FUNC bool lane_nonzero(const mat_t<R, C, T>& a) { bool r = false; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r = r | adj_nonzero(a.c[i][j]); return r; }
 template <int R, int C, class T> KJ_FUNC void zero_if(mat_t<R, C, T>& a, bool on) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = on ? T{} : a.c[i][j]; }
 #endif
 

@@ -72,14 +72,37 @@ class AdjointLanes : LaneCode {
     return bytes;
   }
 
-  void emit(const std::string& name, const std::string& body, const std::vector<EntryParam>& params) {
-    body_ = body;
+  void emit(const std::string& name, const std::string& body, const std::string& threads,
+            const std::vector<EntryParam>& params) {
+    threads_ = threads;
     params_ = &params;
+    // The scalar body over a range of threads, not inlined (bodies are KJ_FUNC, always
+    // inlined): the block's tail and a block whose loop passed its bound run it, and its one
+    // copy leaves the lane function's loops as GCC vectorizes them alone. The strided instance:
+    // dense arrays are strided arrays too.
+    std::string sig = lane_signature(threads, params);
+    sig.replace(sig.find("kj_int32 kj_base"), 16, "kj_int32 kj_begin, kj_int32 kj_end");
+    w().line("__attribute__((noinline)) " + sig + " {");
+    w().line("KJ_THREADS_INDEPENDENT for (kj_int32 kj_i = kj_begin; kj_i < kj_end; ++kj_i)", 1);
+    w().line(body + "<false>(dim, kj_i" + param_names() + ");", 2);
+    w().line("}");
     auto all = [&] { replay_and_reverse(fn_.body, "", 1, true); };
     plan(all);
     for (const auto& [target, units] : adj_units_)
       if (units.size() > 1 || units.count(-1)) adj_array_.insert(target);
     w().line(lane_signature(name, params) + " {");
+    // The adjoints of stored arrays are read (a launch's cotangents): without one, a block runs
+    // one thread at a time, so that the lane loops read them unconditionally (GCC does not
+    // vectorize a gather under a condition).
+    std::string absent;
+    for (const std::string& a : read_adjoints())
+      absent += (absent.empty() ? "" : " || ") + ("!" + a + ".data");
+    if (!absent.empty()) {
+      w().line("if (" + absent + ") {", 1);
+      w().line(threads_ + "(dim, kj_base, kj_base + KJ_LANES" + param_names() + ");", 2);
+      w().line("return;", 2);
+      w().line("}", 1);
+    }
     declare();
     all();
     w().line("}");
@@ -115,6 +138,20 @@ class AdjointLanes : LaneCode {
           if (closure_[a]) mark(closure_, s.result);
       });
     }
+  }
+
+  /// The adjoint arrays the sweep reads: those of arrays stored to or updated by add/sub atomics.
+  std::set<std::string> read_adjoints() {
+    std::set<std::string> out;
+    ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+      if (reads_adjoint(s)) out.insert(rules_.adj_array(s.args[0]));
+    });
+    return out;
+  }
+  bool reads_adjoint(const ir::Stmt& s) {
+    if (s.op != ir::Op::ArrayStore && s.op != ir::Op::ArrayAtomic) return false;
+    const ReverseRule r = rules_.rule(s);
+    return !r.atomic && reverse_runs(s, r);
   }
 
   /// Whether statement `s`, whose rule is `r`, has work in the reverse sweep.
@@ -199,11 +236,7 @@ class AdjointLanes : LaneCode {
     emit_stmts(b, 0, b.stmts.size(), mask, indent, &rest);
     if (top && !loops_.list.empty()) {
       w().line("if (kj_overflow) {  // a loop passed its checkpoint bound: each thread alone reports it", indent);
-      std::string args = "(dim, kj_base + kj_l";
-      for (const EntryParam& p : *params_) args += ", " + p.name;
-      // The strided instance, which the tail runs anyway (a dense one would be compiled for this
-      // alone); dense arrays are strided arrays too.
-      w().line("for (kj_int32 kj_l = 0; kj_l < KJ_LANES; ++kj_l) " + body_ + "<false>" + args + ");", indent + 1);
+      w().line(threads_ + "(dim, kj_base, kj_base + KJ_LANES" + param_names() + ");", indent + 1);
       w().line("return;", indent + 1);
       w().line("}", indent);
     }
@@ -344,7 +377,7 @@ class AdjointLanes : LaneCode {
       const std::vector<const ir::Stmt*> inner = reverse_items(s.regions[side]);
       if (inner.empty()) continue;
       const std::string bit = new_bit();
-      w().user_line("const bool " + bit + " = " + (active.empty() ? "" : active + " && ") + (side ? "!" : "") +
+      w().user_line("const bool " + bit + " = " + (active.empty() ? "" : active + " & ") + (side ? "!" : "") +
                         n_.value(s.args[0]) + ";", in, s.loc);
       for (const ir::Stmt* t : inner) write_item(*t, bit, in);
     }
@@ -354,13 +387,16 @@ class AdjointLanes : LaneCode {
   /// touches memory, calls a device function or indexes by lane data runs under an `if`
   /// (adding directly); any other under a bit or a strong-zero test adds its adjoints through
   /// temporaries and selects; adjoints nobody reads (uniform values') go to temporaries.
-  void write_rule(const ir::Stmt& s, const ReverseRule& r, const std::string& active, int in) {
+  void write_rule(const ir::Stmt& s, ReverseRule r, const std::string& active, int in) {
     const bool guarded = a_.needs_guard(s) || !r.when.empty() || r.atomic;
-    const std::string nonzero = r.nonzero.empty() ? "" : "kj::adj_nonzero(" + r.nonzero + ")";
-    auto join = [](std::vector<std::string> parts) {
+    if (reads_adjoint(s)) r.when.clear();  // present: the function's start checked it
+    const std::string nonzero = r.nonzero.empty() ? "" : "kj::lane_nonzero(" + r.nonzero + ")";
+    // Bits combine with & (no short circuit): a bit that is a branch's result (`a && b` is
+    // `a ? b : false`) stops GCC 12 vectorizing the loop.
+    auto join = [](std::vector<std::string> parts, const char* op) {
       std::string out;
       for (const std::string& p : parts)
-        if (!p.empty()) out += (out.empty() ? "" : " && ") + p;
+        if (!p.empty()) out += (out.empty() ? "" : op) + p;
       return out;
     };
     const bool direct = guarded || (active.empty() && nonzero.empty());
@@ -369,10 +405,10 @@ class AdjointLanes : LaneCode {
       on = active;
       if (!nonzero.empty()) {
         on = new_bit();
-        w().user_line("const bool " + on + " = " + join({active, nonzero}) + ";", in, s.loc);
+        w().user_line("const bool " + on + " = " + join({active, nonzero}, " & ") + ";", in, s.loc);
       }
     }
-    const std::string cond = direct ? join({active, r.when, nonzero}) : "";
+    const std::string cond = direct ? join({active, r.when, nonzero}, " && ") : "";
     const std::string prefix = cond.empty() ? "" : "if (" + cond + ") ";
     for (const RuleStep& st : r.steps) {
       switch (st.kind) {
@@ -530,20 +566,26 @@ class AdjointLanes : LaneCode {
   std::map<const ir::Block*, bool> work_;
   std::map<AdjTarget, std::set<int>> adj_units_;  // planning: the lane loops touching each adjoint
   std::set<AdjTarget> adj_array_;                 // adjoints kept in kj::lanes<T> across loops
-  std::string body_;
+  std::string param_names() const {
+    std::string out;
+    for (const EntryParam& p : *params_) out += ", " + p.name;
+    return out;
+  }
+
+  std::string threads_;
   const std::vector<EntryParam>* params_ = nullptr;
 };
 
 }  // namespace
 
 bool emit_adjoint_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
-                                const std::string& body, const std::vector<EntryParam>& params,
-                                PreludeUse& prelude, const CodegenOptions& options, int first_loop,
-                                const FunctionNames* functions) {
+                                const std::string& threads, const std::string& body,
+                                const std::vector<EntryParam>& params, PreludeUse& prelude,
+                                const CodegenOptions& options, int first_loop, const FunctionNames* functions) {
   AdjointLanes lanes(w, fn, prelude, options, first_loop, functions);
   if (lanes.frame_bytes() > kMaxAdjointLaneFrame) return false;
   w.line("#if !KJ_CUDA");
-  lanes.emit(name, body, params);
+  lanes.emit(name, body, threads, params);
   w.line("#endif");
   return true;
 }

@@ -21,13 +21,15 @@ constexpr size_t kMaxAdjointLaneFrame = 512 * 1024;
 /// Writes (between `#if !KJ_CUDA` and `#endif`) `static void <name>(const kj::launch_bounds_t&
 /// dim, kj_int32 kj_base, <params as kj::dense_array_t>)`, which runs threads kj_base ..
 /// kj_base + KJ_LANES - 1 of `fn`'s adjoint with the results of running `<body>` for each
-/// (`params`: the adjoint entry's). A block in which a loop passes its checkpoint bound runs
-/// `body` for each of its threads instead, which reports the loop and skips those threads'
-/// sweeps. Loops are named from `first_loop` (as emit_adjoint_body numbers them). Returns
-/// false, writing nothing, when the block's frame would pass kMaxAdjointLaneFrame.
+/// (`params`: the adjoint entry's), and before it `<threads>(dim, kj_begin, kj_end, <params>)`,
+/// which runs `body` for each thread of a range (the dense path's tail: emit_entry_points'
+/// `tail`). A block in which a loop passes its checkpoint bound runs `threads` instead, which
+/// reports the loop and skips those threads' sweeps. Loops are named from `first_loop` (as
+/// emit_adjoint_body numbers them). Returns false, writing nothing, when the block's frame
+/// would pass kMaxAdjointLaneFrame.
 bool emit_adjoint_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
-                                const std::string& body, const std::vector<EntryParam>& params,
-                                PreludeUse& prelude, const CodegenOptions& options, int first_loop,
-                                const FunctionNames* functions);
+                                const std::string& threads, const std::string& body,
+                                const std::vector<EntryParam>& params, PreludeUse& prelude,
+                                const CodegenOptions& options, int first_loop, const FunctionNames* functions);
 
 }  // namespace kjit::codegen

@@ -187,12 +187,14 @@ GeneratedModule generate_module(const std::string& module_name,
           KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
                      "adjoint loop numbering differs from the module plan");
         w.line("}");
-        std::string adj_lanes;
+        std::string adj_lanes, adj_threads;
         if (wants_lane_function(*fn, options) &&
-            emit_adjoint_lane_function(w, *fn, adj + "_lanes", adj + "_body", adj_params, used, options, first,
-                                       &plan.names))
+            emit_adjoint_lane_function(w, *fn, adj + "_lanes", adj + "_threads", adj + "_body", adj_params, used,
+                                       options, first, &plan.names)) {
           adj_lanes = adj + "_lanes";
-        emit_entry_points(w, adj, adj + "_body", adj_params, adj_lanes);
+          adj_threads = adj + "_threads";
+        }
+        emit_entry_points(w, adj, adj + "_body", adj_params, adj_lanes, adj_threads);
         out.entry_points.push_back(adj);
       }
     });

@@ -518,6 +518,16 @@ TEST_CASE("adjoint lanes: atomics under masks and reads at other threads' indice
     // atomic_max's adjoint consumed the winners' elements; atomic_add's are left as they were.
     for (int s = 0; s < 7; ++s) CHECK(ga[size_t(s)] == wacc[size_t(s)]);
     for (int s = 7; s < 10; ++s) CHECK(ga[size_t(s)] == 0.0);
+    // Without acc's adjoint (lane blocks then run one thread at a time: the sweep reads it).
+    auto gx2 = make_array(std::vector<double>(static_cast<size_t>(n), 0.0), strided, keep);
+    launch_adjoint(lane_adjoints::scatter, n, {x, I, acc, out}, {gx2, {}, {}, gout});
+    const std::vector<double> g2 = read_array<double>(gx2);
+    std::fill(wacc.begin(), wacc.end(), 0.0);
+    for (int j = 0; j < n; ++j) {
+      xd[size_t(j)].d = 1.0;
+      near(g2[size_t(j)], loss(xd).d);
+      xd[size_t(j)].d = 0.0;
+    }
   }, {37, 203});
 }
 
