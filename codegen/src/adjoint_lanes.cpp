@@ -554,7 +554,8 @@ class AdjointLanes : LaneCode {
           for (ir::ValueId v : L.body_values)
             if (adj_array_.count(AdjTarget{false, int64_t(v)})) w().user_line(n_.adj_value(v) + "_l = {};", in, loc);
           replay_and_reverse(body, m, in);
-        });
+        },
+        true);
   }
 
   ReverseRules rules_;

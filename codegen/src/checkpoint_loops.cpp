@@ -63,7 +63,7 @@ void emit_checkpoint_step(SourceWriter& w, const AdjointLoop& L, const Names& n,
 
 void emit_reverse_segments(SourceWriter& w, const AdjointLoop& L, const Names& n, const LiveName& live, int indent,
                            const ir::SourceLoc& loc, const std::function<void(int)>& record,
-                           const std::function<void(int)>& reverse) {
+                           const std::function<void(int)>& reverse, bool single_direct) {
   const std::string cnt = L.name("n"), stride = L.name("stride"), count = L.name("count");
   const std::string sg = L.name("seg"), k0 = L.name("k0"), k1 = L.name("k1"), k = L.name("k");
   const int in = indent;
@@ -73,17 +73,25 @@ void emit_reverse_segments(SourceWriter& w, const AdjointLoop& L, const Names& n
   w.user_line("const kj_int32 " + k1 + " = " + k0 + " + " + stride + " < " + cnt + " ? " + k0 + " + " + stride +
                   " : " + cnt + ";", in + 1, loc);
   for (int64_t var : L.state) w.user_line(live(var) + " = " + L.ckpt(n, var) + "[" + sg + "];", in + 1, loc);
+  // A segment of one iteration (every segment while a loop has at most C iterations) may be
+  // reversed straight from its checkpoint.
+  const std::string several = "if (" + k0 + " + 1 < " + k1 + ")";
   if (!L.state.empty()) {
-    w.user_line("KJ_NO_UNROLL", in + 1, loc);
-    w.user_line("for (kj_int32 " + k + " = " + k0 + "; " + k + " < " + k1 + "; ++" + k + ") {", in + 1, loc);
-    for (int64_t var : L.state) w.user_line(L.seg(n, var) + "[" + k + " - " + k0 + "] = " + live(var) + ";", in + 2, loc);
-    w.user_line("if (" + k + " + 1 == " + k1 + ") break;", in + 2, loc);
-    record(in + 2);
-    w.user_line("}", in + 1, loc);
+    const int r = in + 1 + single_direct;
+    if (single_direct) w.user_line(several + " {", in + 1, loc);
+    w.user_line("KJ_NO_UNROLL", r, loc);
+    w.user_line("for (kj_int32 " + k + " = " + k0 + "; " + k + " < " + k1 + "; ++" + k + ") {", r, loc);
+    for (int64_t var : L.state) w.user_line(L.seg(n, var) + "[" + k + " - " + k0 + "] = " + live(var) + ";", r + 1, loc);
+    w.user_line("if (" + k + " + 1 == " + k1 + ") break;", r + 1, loc);
+    record(r + 1);
+    w.user_line("}", r, loc);
+    if (single_direct) w.user_line("}", in + 1, loc);
   }
   w.user_line("KJ_NO_UNROLL", in + 1, loc);
   w.user_line("for (kj_int32 " + k + " = " + k1 + " - 1; " + k + " >= " + k0 + "; --" + k + ") {", in + 1, loc);
-  for (int64_t var : L.state) w.user_line(live(var) + " = " + L.seg(n, var) + "[" + k + " - " + k0 + "];", in + 2, loc);
+  for (int64_t var : L.state)
+    w.user_line((single_direct ? several + " " : "") + live(var) + " = " + L.seg(n, var) + "[" + k + " - " + k0 + "];",
+                in + 2, loc);
   reverse(in + 2);
   w.user_line("}", in + 1, loc);
   w.user_line("}", in, loc);

@@ -54,9 +54,10 @@ void emit_checkpoint_step(SourceWriter& w, const AdjointLoop& L, const Names& n,
 /// The reverse of `L`, segment by segment (last first): restore the segment's checkpoint, run
 /// it forward recording every iteration's start state (`record(indent)` replays iteration
 /// L.name("k")), then for each iteration from last to first restore its state and
-/// `reverse(indent)` it.
+/// `reverse(indent)` it. With `single_direct`, a segment of one iteration is reversed from
+/// its checkpoint without the copies into and out of the segment slots.
 void emit_reverse_segments(SourceWriter& w, const AdjointLoop& L, const Names& n, const LiveName& live, int indent,
                            const ir::SourceLoc& loc, const std::function<void(int)>& record,
-                           const std::function<void(int)>& reverse);
+                           const std::function<void(int)>& reverse, bool single_direct = false);
 
 }  // namespace kjit::codegen
