@@ -31,9 +31,9 @@ template <int N, class T> KJ_FUNC vec_t<N, T>& operator*=(vec_t<N, T>& a, T s) {
 
 #if !KJ_CUDA
 /// A vector per lane, one array per component.
-template <int N, class T>
-struct lanes<vec_t<N, T>> {
-  T c[N][KJ_LANES];
+template <int N, class T, int L>
+struct lanes<vec_t<N, T>, L> {
+  T c[N][L];
   KJ_FUNC vec_t<N, T> get(int l) const { vec_t<N, T> r; for (int i = 0; i < N; ++i) r.c[i] = c[i][l]; return r; }
   KJ_FUNC void set(int l, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) c[i][l] = x.c[i]; }
   KJ_FUNC void select(int l, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) c[i][l] = on ? x.c[i] : c[i][l]; }
@@ -84,9 +84,9 @@ template <int R, int C, int K, class T> KJ_FUNC mat_t<R, K, T> operator*(const m
 
 #if !KJ_CUDA
 /// A matrix per lane, one array per component.
-template <int R, int C, class T>
-struct lanes<mat_t<R, C, T>> {
-  T c[R][C][KJ_LANES];
+template <int R, int C, class T, int L>
+struct lanes<mat_t<R, C, T>, L> {
+  T c[R][C][L];
   KJ_FUNC mat_t<R, C, T> get(int l) const { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = c[i][j][l]; return r; }
   KJ_FUNC void set(int l, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) c[i][j][l] = x.c[i][j]; }
   KJ_FUNC void select(int l, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) c[i][j][l] = on ? x.c[i][j] : c[i][j][l]; }

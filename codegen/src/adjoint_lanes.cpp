@@ -42,6 +42,23 @@ std::function<bool(const ir::Function&, const ir::Stmt&)> no_atomic_adjoint() {
   };
 }
 
+/// The lanes per block of `fn`'s adjoint: KJ_WIDE_LANES when it has a loop and every value and
+/// variable is 32 bits or narrower per scalar (two vectors per value with AVX-512, as doubles
+/// take at KJ_LANES): the replays and reverses of a loop's iterations are chains of dependent
+/// operations, and a second one fills their latency. Straight-line adjoints (springs) gain
+/// nothing from it and would compile twice the vector code.
+std::string lane_width(const ir::Function& fn) {
+  bool loop = false;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { loop |= s.op == ir::Op::For || s.op == ir::Op::While; });
+  if (!loop) return "KJ_LANES";
+  auto narrow = [](const ir::Type& t) { return t.shape != ir::Shape::Struct && ir::scalar_bytes(t.scalar) <= 4; };
+  for (const ir::Type& t : fn.values)
+    if (!t.is_void() && !narrow(t)) return "KJ_LANES";
+  for (const ir::LocalVar& v : fn.vars)
+    if (!narrow(v.type)) return "KJ_LANES";
+  return "KJ_WIDE_LANES";
+}
+
 /// Bytes of a value of type `t` (an array handle counted generously).
 size_t bytes_of(const ir::Type& t) { return t.is_array() ? 80 : size_t(std::max(t.element_bytes(), 4)); }
 
@@ -49,7 +66,8 @@ class AdjointLanes : LaneCode {
  public:
   AdjointLanes(SourceWriter& w, const ir::Function& fn, PreludeUse& used, const CodegenOptions& o, int first_loop,
                const FunctionNames* functions)
-      : LaneCode(w, fn, used, functions, Mode::Replay, no_atomic_adjoint()), rules_(fn_, n_, ex_, used), o_(o),
+      : LaneCode(w, fn, used, functions, Mode::Replay, no_atomic_adjoint(), lane_width(fn)), rules_(fn_, n_, ex_, used),
+        o_(o),
         loops_(fn_, first_loop), closure_(fn_.values.size(), false), closure_var_(fn_.vars.size(), false) {
     ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
       for (const ir::Block& r : s.regions) block_args_.insert(r.args.begin(), r.args.end());
@@ -57,9 +75,11 @@ class AdjointLanes : LaneCode {
     close_printed_uniforms();
   }
 
+  const std::string& lane_count() const { return width(); }
+
   /// An upper bound of the bytes the function's frame holds per block.
   size_t frame_bytes() const {
-    const size_t L = 16, C = size_t(o_.loop_checkpoints);
+    const size_t L = width() == "KJ_LANES" ? 16 : 32, C = size_t(o_.loop_checkpoints);
     size_t bytes = 0;
     for (size_t v = 0; v < fn_.values.size(); ++v)
       if (a_.varying(ir::ValueId(v))) bytes += L * bytes_of(fn_.type_of(ir::ValueId(v))) * (tracked(ir::ValueId(v)) ? 2 : 1);
@@ -99,7 +119,7 @@ class AdjointLanes : LaneCode {
       absent += (absent.empty() ? "" : " || ") + ("!" + a + ".data");
     if (!absent.empty()) {
       w().line("if (" + absent + ") {", 1);
-      w().line(threads_ + "(dim, kj_base, kj_base + KJ_LANES" + param_names() + ");", 2);
+      w().line(threads_ + "(dim, kj_base, kj_base + " + width() + param_names() + ");", 2);
       w().line("return;", 2);
       w().line("}", 1);
     }
@@ -116,7 +136,7 @@ class AdjointLanes : LaneCode {
     return rules_.var_differentiable(var) && (a_.varying_var(var) || closure_var_[size_t(var)]);
   }
   bool tracked(const AdjTarget& t) const { return t.var ? tracked_var(t.id) : tracked(ir::ValueId(t.id)); }
-  size_t lanes_of_var(int64_t var) const { return a_.varying_var(var) ? 16 : 1; }
+  size_t lanes_of_var(int64_t var) const { return a_.varying_var(var) ? (width() == "KJ_LANES" ? 16 : 32) : 1; }
 
   /// Uniform values printed in the reverse sweep, and everything their adjoints come from (the
   /// results of statements using them, variables storing them, loads of those variables).
@@ -188,7 +208,7 @@ class AdjointLanes : LaneCode {
   std::string live(int64_t var) const { return a_.varying_var(var) ? var_lanes(var) : n_.var(var); }
   std::string var_type(int64_t var) const { return fn_.vars.at(size_t(var)).type.cpp(); }
   std::string slot_type(int64_t var) const {
-    return a_.varying_var(var) ? "kj::lanes<" + var_type(var) + ">" : var_type(var);
+    return a_.varying_var(var) ? lanes_of(var_type(var)) : var_type(var);
   }
   std::string target_type(const AdjTarget& t) const {
     return t.var ? var_type(t.id) : fn_.type_of(ir::ValueId(t.id)).cpp();
@@ -214,7 +234,7 @@ class AdjointLanes : LaneCode {
     for (const AdjointLoop& L : loops_.list) {
       w().line("kj_int32 " + L.name("n") + " = 0, " + L.name("stride") + " = 1, " + L.name("count") + " = 0; bool " +
                    L.name("ovf") + " = false;", 1);
-      if (divergent(*loop_stmt(L))) w().line("kj::lanes<kj_int32> " + L.name("trip") + ";", 1);
+      if (divergent(*loop_stmt(L))) w().line(lanes_of("kj_int32") + L.name("trip") + ";", 1);
       for (int64_t var : L.state) {
         w().line(slot_type(var) + " " + L.ckpt(n_, var) + "[" + C + "];", 1);
         w().line(slot_type(var) + " " + L.seg(n_, var) + "[" + C + "];", 1);
@@ -222,9 +242,7 @@ class AdjointLanes : LaneCode {
       for (int64_t var : L.readonly) w().line(slot_type(var) + " " + L.ro(n_, var) + ";", 1);
     }
   }
-  std::string lanes_of_target(const AdjTarget& t) const {
-    return "kj::lanes<" + target_type(t) + "> ";
-  }
+  std::string lanes_of_target(const AdjTarget& t) const { return lanes_of(target_type(t)); }
 
   // --- replay then reverse ------------------------------------------------------------
 
@@ -236,7 +254,7 @@ class AdjointLanes : LaneCode {
     emit_stmts(b, 0, b.stmts.size(), mask, indent, &rest);
     if (top && !loops_.list.empty()) {
       w().line("if (kj_overflow) {  // a loop passed its checkpoint bound: each thread alone reports it", indent);
-      w().line(threads_ + "(dim, kj_base, kj_base + KJ_LANES" + param_names() + ");", indent + 1);
+      w().line(threads_ + "(dim, kj_base, kj_base + " + width() + param_names() + ");", indent + 1);
       w().line("return;", indent + 1);
       w().line("}", indent);
     }
@@ -479,9 +497,9 @@ class AdjointLanes : LaneCode {
     auto iteration = [&](const ir::Block& body) {
       emit_checkpoint_step(w(), L, n_, o_.loop_checkpoints, [&](int64_t var) { return live(var); },
                            {ovf + " = true; kj_overflow = true;"}, in, loc);
-      if (lanes) w().user_line(std::string(kLaneLoop) + " " + trip + ".v[kj_l] += " + m + "[kj_l];", in, loc);
+      if (lanes) w().user_line(loop() + " " + trip + ".v[kj_l] += " + m + "[kj_l];", in, loc);
       emit_block(body, m, in);
-      if (s.op == ir::Op::For && lanes) w().user_line(std::string(kLaneLoop) + " " + i + " += " + step + ";", in, loc);
+      if (s.op == ir::Op::For && lanes) w().user_line(loop() + " " + i + " += " + step + ";", in, loc);
       w().user_line("++" + n + ";", in, loc);
       w().user_line("}", indent, loc);
     };
@@ -501,13 +519,13 @@ class AdjointLanes : LaneCode {
       i = lane_name(iv) + ".v[kj_l]";
       const std::string end = control_lane(s.args[1]);
       step = control_lane(s.args[2]);
-      w().user_line(std::string(kLaneLoop) + " " + i + " = " + control_lane(s.args[0]) + ";", indent, loc);
+      w().user_line(loop() + " " + i + " = " + control_lane(s.args[0]) + ";", indent, loc);
       m = narrowed(mask, "true", indent, loc);
       w().user_line("KJ_NO_UNROLL", indent, loc);
       w().user_line("for (;;) {", indent, loc);
-      w().user_line(std::string(kLaneLoop) + " " + m + "[kj_l] = " + m + "[kj_l] && (" + for_condition(i, end, step) + ");",
+      w().user_line(loop() + " " + m + "[kj_l] = " + m + "[kj_l] && (" + for_condition(i, end, step) + ");",
                     in, loc);
-      w().user_line("if (!kj::lanes_any(" + m + ")) break;", in, loc);
+      w().user_line("if (!" + any_lane(m) + ") break;", in, loc);
       iteration(s.regions[0]);
       return;
     }
@@ -517,8 +535,8 @@ class AdjointLanes : LaneCode {
     w().user_line("for (;;) {", indent, loc);
     emit_block(s.regions[0], m, in);
     if (lanes) {
-      w().user_line(std::string(kLaneLoop) + " " + m + "[kj_l] = " + m + "[kj_l] && " + control_lane(y) + ";", in, loc);
-      w().user_line("if (!kj::lanes_any(" + m + ")) break;", in, loc);
+      w().user_line(loop() + " " + m + "[kj_l] = " + m + "[kj_l] && " + control_lane(y) + ";", in, loc);
+      w().user_line("if (!" + any_lane(m) + ") break;", in, loc);
     } else {
       w().user_line("if (!" + n_.value(y) + ") break;", in, loc);
     }
@@ -539,7 +557,7 @@ class AdjointLanes : LaneCode {
       if (!is_for) return m;
       const ir::ValueId iv = s.regions[0].args.at(0);
       if (lanes)
-        w().user_line(std::string(kLaneLoop) + " " + lane_name(iv) + ".v[kj_l] = " + control_lane(s.args[0]) + " + " + k +
+        w().user_line(loop() + " " + lane_name(iv) + ".v[kj_l] = " + control_lane(s.args[0]) + " + " + k +
                           " * " + control_lane(s.args[2]) + ";", in, loc);
       else
         w().user_line(n_.value(iv) + " = " + n_.value(s.args[0]) + " + " + k + " * " + n_.value(s.args[2]) + ";", in, loc);
@@ -579,16 +597,16 @@ class AdjointLanes : LaneCode {
 
 }  // namespace
 
-bool emit_adjoint_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
-                                const std::string& threads, const std::string& body,
-                                const std::vector<EntryParam>& params, PreludeUse& prelude,
-                                const CodegenOptions& options, int first_loop, const FunctionNames* functions) {
+std::string emit_adjoint_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+                                       const std::string& threads, const std::string& body,
+                                       const std::vector<EntryParam>& params, PreludeUse& prelude,
+                                       const CodegenOptions& options, int first_loop, const FunctionNames* functions) {
   AdjointLanes lanes(w, fn, prelude, options, first_loop, functions);
-  if (lanes.frame_bytes() > kMaxAdjointLaneFrame) return false;
+  if (lanes.frame_bytes() > kMaxAdjointLaneFrame) return "";
   w.line("#if !KJ_CUDA");
   lanes.emit(name, body, threads, params);
   w.line("#endif");
-  return true;
+  return lanes.lane_count();
 }
 
 }  // namespace kjit::codegen

@@ -33,9 +33,9 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 /// `lanes` (a lane function, lane_emitter.hpp), the host entry's dense path runs blocks of
 /// KJ_LANES threads through it and the rest through the strided body, or through `tail` when
 /// given (a function `(dim, kj_begin, kj_end, <params as lanes takes them>)` running those
-/// threads one at a time).
+/// threads one at a time). `block`: the lanes per block (a prelude macro).
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
                        const std::vector<EntryParam>& params, const std::string& lanes = "",
-                       const std::string& tail = "");
+                       const std::string& tail = "", const std::string& block = "KJ_LANES");
 
 }  // namespace kjit::codegen

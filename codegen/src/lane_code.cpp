@@ -13,13 +13,14 @@ bool runs_alone(const ir::Stmt& s) { return s.op == ir::Op::ArrayAtomic; }
 }  // namespace
 
 LaneCode::LaneCode(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions,
-                   Mode mode, const std::function<bool(const ir::Function&, const ir::Stmt&)>& may_flatten)
+                   Mode mode, const std::function<bool(const ir::Function&, const ir::Stmt&)>& may_flatten,
+                   std::string width)
     : fn_(lower_jumps(fn)), n_(fn_), ex_(n_, prelude, functions),
       a_(fn_, may_flatten ? std::function<bool(const ir::Stmt&)>([this, may_flatten](const ir::Stmt& s) {
                               return may_flatten(fn_, s);
                             })
                           : nullptr),
-      mode_(mode), w_(&w), scratch_("scratch", false), defined_in_(fn_.values.size()),
+      mode_(mode), width_(std::move(width)), w_(&w), scratch_("scratch", false), defined_in_(fn_.values.size()),
       used_in_(fn_.values.size()), control_use_(fn_.values.size(), false), lane_array_(fn_.values.size(), false) {}
 
 void LaneCode::plan(const std::function<void()>& emit) {
@@ -162,7 +163,7 @@ void LaneCode::flush(Run& run, const std::string& mask, int indent, const UnitTa
     if (planning_) defined_in_[s.result].insert(unit_);
     if (mode_ == Mode::Forward && lane_array_[s.result]) w_->line(lanes_of(s.type) + lane_name(s.result) + ";", indent);
   });
-  w_->line(std::string(kLaneLoop) + " {", indent);
+  w_->line(loop() + " {", indent);
   const int in = indent + 1;
   w_->line("const kj_int32 kj_index = kj_base + kj_l; (void)kj_index;", in);
   // Operands from outside the unit: recomputed, or read from their lane arrays.
@@ -269,8 +270,8 @@ void LaneCode::emit_lane_stmt(const ir::Stmt& s, const std::string& active, int 
 
 std::string LaneCode::narrowed(const std::string& outer, const std::string& bit, int indent, const ir::SourceLoc& loc) {
   const std::string m = "kj_m" + std::to_string(masks_++);
-  w_->user_line("kj_int32 " + m + "[KJ_LANES];", indent, loc);
-  w_->user_line(std::string(kLaneLoop) + " " + m + "[kj_l] = " + (outer.empty() ? "" : outer + "[kj_l] && ") + bit + ";",
+  w_->user_line("kj_int32 " + m + "[" + width_ + "];", indent, loc);
+  w_->user_line(loop() + " " + m + "[kj_l] = " + (outer.empty() ? "" : outer + "[kj_l] && ") + bit + ";",
                 indent, loc);
   return m;
 }
@@ -292,7 +293,7 @@ void LaneCode::emit_if(const ir::Stmt& s, const std::string& mask, int indent,
   for (int k = 0; k < 2; ++k) {
     if (s.regions[k].stmts.empty()) continue;
     const std::string m = narrowed(mask, (k ? "!" : "") + control_lane(c), indent, loc);
-    w_->user_line("if (kj::lanes_any(" + m + ")) {", indent, loc);
+    w_->user_line("if (" + any_lane(m) + ") {", indent, loc);
     side(s.regions[k], m, indent + 1);
     w_->user_line("}", indent, loc);
   }

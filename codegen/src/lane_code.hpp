@@ -20,10 +20,6 @@ namespace kjit::codegen {
 /// into scratch text records in which units each value is defined and used, which decides
 /// the values that need a lane array; the second pass writes the real text.
 class LaneCode {
- public:
-  /// The loop over a block's lanes (kj_l), defined in the prelude.
-  static constexpr const char* kLaneLoop = "KJ_LANE_LOOP";
-
  protected:
   /// Forward: the kernel as it runs (effects included, declarations where they occur).
   /// Replay: the adjoint's forward replay (no effects, device functions through their
@@ -40,9 +36,11 @@ class LaneCode {
   };
 
   /// Lane code for `fn` (its jumps are lowered to flags first). `may_flatten`: see
-  /// LaneAnalysis.
+  /// LaneAnalysis. `width`: the prelude's macro for the lanes per block, "KJ_LANES" or
+  /// "KJ_WIDE_LANES".
   LaneCode(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions, Mode mode,
-           const std::function<bool(const ir::Function&, const ir::Stmt&)>& may_flatten = nullptr);
+           const std::function<bool(const ir::Function&, const ir::Stmt&)>& may_flatten = nullptr,
+           std::string width = "KJ_LANES");
   virtual ~LaneCode() = default;
 
   /// Runs `emit` into scratch text and decides the lane arrays; then the caller writes the
@@ -86,7 +84,19 @@ class LaneCode {
   std::string var_lanes(int64_t var) const { return n_.var(var) + "_l"; }
   /// The value of `v` in lane kj_l, in a lane loop outside `v`'s unit.
   std::string at_lane(ir::ValueId v) const { return a_.varying(v) ? lane_name(v) + ".get(kj_l)" : n_.value(v); }
-  static std::string lanes_of(const ir::Type& t) { return "kj::lanes<" + t.cpp() + "> "; }
+  /// The type of a value of type `t` per lane ("kj::lanes<float> ").
+  std::string lanes_of(const ir::Type& t) const { return lanes_of(t.cpp()); }
+  std::string lanes_of(const std::string& cpp) const {
+    return "kj::lanes<" + cpp + (narrow() ? "" : ", " + width_) + "> ";
+  }
+  /// The loop over the block's lanes (kj_l).
+  std::string loop() const { return narrow() ? "KJ_LANE_LOOP" : "KJ_LANE_LOOP_N(" + width_ + ")"; }
+  /// Whether any lane of mask `m` is on.
+  std::string any_lane(const std::string& m) const {
+    return "kj::lanes_any" + (narrow() ? "" : "<" + width_ + ">") + "(" + m + ")";
+  }
+  /// The lanes per block (a prelude macro).
+  const std::string& width() const { return width_; }
   bool has_array(ir::ValueId v) const { return lane_array_.at(v); }
   /// The unit being written (-1: none).
   int unit() const { return unit_; }
@@ -106,7 +116,9 @@ class LaneCode {
   void emit_in_loop(const Run& stmts, const std::string& active, int in);
   void emit_flattened_if(const ir::Stmt& s, const std::string& active, int in);
   void emit_lane_stmt(const ir::Stmt& s, const std::string& active, int in);
+  bool narrow() const { return width_ == "KJ_LANES"; }
 
+  const std::string width_;
   SourceWriter* w_;
   SourceWriter scratch_;
   bool planning_ = false;

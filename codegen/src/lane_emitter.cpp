@@ -48,14 +48,14 @@ class LaneEmitter : LaneCode {
       control_lane(iv);
       const std::string i = lane_name(iv) + ".v[kj_l]", end = control_lane(s.args[1]), step = control_lane(s.args[2]);
       w().user_line("kj::lanes<kj_int32> " + lane_name(iv) + ";", indent, loc);
-      w().user_line(std::string(kLaneLoop) + " " + i + " = " + control_lane(s.args[0]) + ";", indent, loc);
+      w().user_line(loop() + " " + i + " = " + control_lane(s.args[0]) + ";", indent, loc);
       const std::string m = narrowed(mask, "true", indent, loc);
       w().user_line("for (;;) {", indent, loc);
-      w().user_line(std::string(kLaneLoop) + " " + m + "[kj_l] = " + m + "[kj_l] && (" + for_condition(i, end, step) + ");",
+      w().user_line(loop() + " " + m + "[kj_l] = " + m + "[kj_l] && (" + for_condition(i, end, step) + ");",
                     indent + 1, loc);
-      w().user_line("if (!kj::lanes_any(" + m + ")) break;", indent + 1, loc);
+      w().user_line("if (!" + any_lane(m) + ") break;", indent + 1, loc);
       emit_block(s.regions[0], m, indent + 1);
-      w().user_line(std::string(kLaneLoop) + " " + i + " += " + step + ";", indent + 1, loc);
+      w().user_line(loop() + " " + i + " += " + step + ";", indent + 1, loc);
       w().user_line("}", indent, loc);
       return;
     }
@@ -71,9 +71,9 @@ class LaneEmitter : LaneCode {
     const std::string m = narrowed(mask, "true", indent, loc);
     w().user_line("for (;;) {", indent, loc);
     emit_block(s.regions[0], m, indent + 1);
-    w().user_line(std::string(kLaneLoop) + " " + m + "[kj_l] = " + m + "[kj_l] && " + control_lane(y) + ";",
+    w().user_line(loop() + " " + m + "[kj_l] = " + m + "[kj_l] && " + control_lane(y) + ";",
                   indent + 1, loc);
-    w().user_line("if (!kj::lanes_any(" + m + ")) break;", indent + 1, loc);
+    w().user_line("if (!" + any_lane(m) + ") break;", indent + 1, loc);
     emit_block(s.regions[1], m, indent + 1);
     w().user_line("}", indent, loc);
   }

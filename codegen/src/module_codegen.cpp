@@ -187,14 +187,15 @@ GeneratedModule generate_module(const std::string& module_name,
           KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
                      "adjoint loop numbering differs from the module plan");
         w.line("}");
-        std::string adj_lanes, adj_threads;
-        if (wants_lane_function(*fn, options) &&
-            emit_adjoint_lane_function(w, *fn, adj + "_lanes", adj + "_threads", adj + "_body", adj_params, used,
-                                       options, first, &plan.names)) {
+        std::string adj_lanes, adj_threads, block;
+        if (wants_lane_function(*fn, options))
+          block = emit_adjoint_lane_function(w, *fn, adj + "_lanes", adj + "_threads", adj + "_body", adj_params,
+                                             used, options, first, &plan.names);
+        if (!block.empty()) {
           adj_lanes = adj + "_lanes";
           adj_threads = adj + "_threads";
         }
-        emit_entry_points(w, adj, adj + "_body", adj_params, adj_lanes, adj_threads);
+        emit_entry_points(w, adj, adj + "_body", adj_params, adj_lanes, adj_threads, block.empty() ? "KJ_LANES" : block);
         out.entry_points.push_back(adj);
       }
     });

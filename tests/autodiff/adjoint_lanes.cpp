@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -40,12 +41,18 @@ inline const auto smooth = func("lanes_smooth", [](Double v, Array<Double> t, In
   return Double(r);
 });
 
+// The kernels below are written once over the scalar type S and instantiated for double and
+// float: float kernels' adjoints run KJ_WIDE_LANES lanes per block (32 with AVX-512), double
+// ones KJ_LANES (16).
+
 /// If/ElseIf/Else with a loop in one side (masked sides), then a small If (inside the lane
 /// loop, both sides under bits).
-KJIT_KERNEL(branches, (Array<Double> x, Array<Double> out)) {
+template <class S>
+void branches_body(Array<S> x, Array<S> out) {
+  using R = Value<S>;
   Int i = tid();
-  Double v = x[i];
-  Var<Double> y = 0.0;
+  R v = x[i];
+  Var<S> y = 0.0;
   If(v > 1.0, [&] { y = v * v * sin(v); })
       .ElseIf(v > -1.0, [&] { y = exp(v * 0.5) + 3.0; })
       .Else([&] {
@@ -55,26 +62,38 @@ KJIT_KERNEL(branches, (Array<Double> x, Array<Double> out)) {
   If(v < 0.5, [&] { y = y * v; });
   out[i] = y * v;
 }
+KJIT_KERNEL(branches, (Array<Double> x, Array<Double> out)) { branches_body<double>(x, out); }
+KJIT_KERNEL(branches_f32, (Array<Float> x, Array<Float> out)) { branches_body<float>(x, out); }
 
 /// Per-lane begin, end and step (both signs), a nested loop whose count depends on the outer
 /// induction value, and a uniform loop inside the divergent one.
-KJIT_KERNEL(trips, (Array<Double> x, Array<Int> lo, Array<Int> hi, Array<Int> st, Int un, Array<Double> out)) {
+template <class S>
+void trips_body(Array<S> x, Array<Int> lo, Array<Int> hi, Array<Int> st, Int un, Array<S> out) {
+  using R = Value<S>;
   Int i = tid();
-  Var<Double> acc = x[i];
+  Var<S> acc = x[i];
   For(lo[i], hi[i], st[i], [&](Int k) {
-    acc = acc * 0.9 + sin(acc) * Double(k);
-    For(0, k % 4, [&](Int m) { acc = acc * 1.01 + x[i] * Double(m); });
+    acc = acc * 0.9 + sin(acc) * R(k);
+    For(0, k % 4, [&](Int m) { acc = acc * 1.01 + x[i] * R(m); });
     For(0, un, [&](Int) { acc = acc + 0.25 * acc / (1.0 + acc * acc); });
   });
   out[i] = acc;
 }
+KJIT_KERNEL(trips, (Array<Double> x, Array<Int> lo, Array<Int> hi, Array<Int> st, Int un, Array<Double> out)) {
+  trips_body<double>(x, lo, hi, st, un, out);
+}
+KJIT_KERNEL(trips_f32, (Array<Float> x, Array<Int> lo, Array<Int> hi, Array<Int> st, Int un, Array<Float> out)) {
+  trips_body<float>(x, lo, hi, st, un, out);
+}
 
 /// Return before any loop, Continue and Break in a While, Break in a For.
-KJIT_KERNEL(exits, (Array<Double> x, Int n, Array<Double> out)) {
+template <class S>
+void exits_body(Array<S> x, Int n, Array<S> out) {
+  using R = Value<S>;
   Int i = tid();
-  Double v = x[i];
+  R v = x[i];
   If(v < -2.0, [&] { Return(); });
-  Var<Double> y = v;
+  Var<S> y = v;
   Var<Int> k = 0;
   While([&] { return k < n; }, [&] {
     k = k + 1;
@@ -83,22 +102,26 @@ KJIT_KERNEL(exits, (Array<Double> x, Int n, Array<Double> out)) {
     If(y > 4.0, [&] { Break(); });
   });
   For(0, n, [&](Int j) {
-    If(y * Double(j) > 6.0, [&] { Break(); });
+    If(y * R(j) > 6.0, [&] { Break(); });
     y = y + 0.1 * cos(y);
   });
   out[i] = y * y;
 }
+KJIT_KERNEL(exits, (Array<Double> x, Int n, Array<Double> out)) { exits_body<double>(x, n, out); }
+KJIT_KERNEL(exits_f32, (Array<Float> x, Int n, Array<Float> out)) { exits_body<float>(x, n, out); }
 
 /// Reads at other threads' indices (their adjoints add atomically), atomic_add under a mask,
 /// atomic_max (its adjoint goes to the winner, whose element's adjoint it consumes). The
 /// indices under the masks are far out of bounds for the lanes that are off: any access of
 /// theirs, forward or adjoint, would fault.
-KJIT_KERNEL(scatter, (Array<Double> x, Array<Int> idx, Array<Double> acc, Array<Double> out)) {
+template <class S>
+void scatter_body(Array<S> x, Array<Int> idx, Array<S> acc, Array<S> out) {
+  using R = Value<S>;
   Int i = tid();
   Int n = x.shape(0);
   Int far = 1 << 28;
-  Double v = x[i];
-  Double g = x[idx[i]];
+  R v = x[i];
+  R g = x[idx[i]];
   If(v > 0.0, [&] {
     Int j = where(v > 0.0, (i * 3 + 1) % n, far);
     atomic_add(acc, i % 7, v * g * x[j]);
@@ -106,20 +129,35 @@ KJIT_KERNEL(scatter, (Array<Double> x, Array<Int> idx, Array<Double> acc, Array<
   If(v < 0.5, [&] { out[i] = g * g + v; }).Else([&] { out[i] = sin(g) * v; });
   If(g > 1.0, [&] { atomic_max(acc, where(g > 1.0, 7 + i % 3, far), g * v); });
 }
+KJIT_KERNEL(scatter, (Array<Double> x, Array<Int> idx, Array<Double> acc, Array<Double> out)) {
+  scatter_body<double>(x, idx, acc, out);
+}
+KJIT_KERNEL(scatter_f32, (Array<Float> x, Array<Int> idx, Array<Float> acc, Array<Float> out)) {
+  scatter_body<float>(x, idx, acc, out);
+}
 
 /// Vector and matrix state through a divergent loop with a branch inside.
-KJIT_KERNEL(aggregates, (Array<Vec3d> p, Array<Mat33d> m, Array<Int> n, Array<Vec3d> out)) {
+template <class S>
+void aggregates_body(Array<kjit::vec<3, S>> p, Array<kjit::mat<3, 3, S>> m, Array<Int> n, Array<kjit::vec<3, S>> out) {
+  using R = Value<S>;
+  using V = Value<kjit::vec<3, S>>;
   Int i = tid();
-  Var<Vec3d> w = p[i];
-  Var<Mat33d> a = m[i];
+  Var<kjit::vec<3, S>> w = p[i];
+  Var<kjit::mat<3, 3, S>> a = m[i];
   For(0, n[i], [&](Int k) {
-    w = a * w * 0.5 + Vec3d(Double(k), 1.0, -1.0);
+    w = a * w * 0.5 + V(R(k), 1.0, -1.0);
     If(w.x() > 1.0, [&] {
       a = a * 0.9;
       w = normalize(w) * 2.0;
     });
   });
-  out[i] = w + a * Vec3d(1.0, 1.0, 1.0);
+  out[i] = w + a * V(1.0, 1.0, 1.0);
+}
+KJIT_KERNEL(aggregates, (Array<Vec3d> p, Array<Mat33d> m, Array<Int> n, Array<Vec3d> out)) {
+  aggregates_body<double>(p, m, n, out);
+}
+KJIT_KERNEL(aggregates_f32, (Array<Vec3f> p, Array<Mat33f> m, Array<Int> n, Array<Vec3f> out)) {
+  aggregates_body<float>(p, m, n, out);
 }
 
 /// A value every lane shares (s[0]: its gradient is the sum over all threads) and a uniform
@@ -330,6 +368,55 @@ void each_layout(const std::function<void(bool, std::vector<NdArray>&, int)>& ch
     }
 }
 
+/// Gradients (as doubles) of the same launch with dense arrays ([0], lane blocks and a tail)
+/// and strided ones ([1], one thread at a time).
+using Both = std::array<std::vector<double>, 2>;
+
+/// Runs `run(strided, keep, n)`, which returns the gradients, for both layouts at 37 and 1003
+/// threads, and checks them against `ref(n)`. Float64 kernels must match the reference to
+/// 1e-9; float32 ones (KJ_WIDE_LANES lanes per block) must match each other to 1e-5 (the same
+/// float operations in another order) and the float64 reference to 2e-3, but for the odd
+/// thread whose float path crosses a branch's threshold elsewhere than the reference's.
+template <class S>
+void both_layouts(const std::function<std::vector<double>(bool, std::vector<NdArray>&, int)>& run,
+                  const std::function<std::vector<double>(int)>& ref, std::vector<int> sizes = {37, 1003}) {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
+  for (int n : sizes) {
+    CAPTURE(n);
+    Both g;
+    for (bool strided : {false, true}) {
+      std::vector<NdArray> keep;
+      g[strided] = run(strided, keep, n);
+    }
+    const std::vector<double> r = ref(n);
+    REQUIRE(g[0].size() == r.size());
+    REQUIRE(g[1].size() == r.size());
+    size_t off = 0;
+    for (size_t k = 0; k < r.size(); ++k) {
+      CAPTURE(k);
+      if (std::is_same_v<S, double>) {
+        near(g[0][k], r[k]);
+        near(g[1][k], r[k]);
+      } else {
+        REQUIRE(std::fabs(g[0][k] - g[1][k]) <= 1e-5 * (1.0 + std::fabs(g[1][k])));
+        off += std::fabs(g[0][k] - r[k]) > 2e-3 * (1.0 + std::fabs(r[k]));
+      }
+    }
+    CHECK(off <= r.size() / 50);
+  }
+}
+
+/// `v` as doubles.
+template <class T>
+std::vector<double> as_doubles(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+/// `xs` in scalar type S.
+template <class S>
+std::vector<S> as(const std::vector<double>& xs) {
+  return std::vector<S>(xs.begin(), xs.end());
+}
+
 /// The generated text of `module` (without bounds checks).
 std::string module_text(const char* module) {
   test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
@@ -352,7 +439,8 @@ std::vector<double> seeds(int n) {
 
 TEST_CASE("every kernel of the suite's modules gets an adjoint lane function") {
   const std::string text = module_text("autodiff_lanes") + module_text("autodiff_lanes_bounded");
-  for (const char* k : {"branches", "trips", "exits", "scatter", "aggregates", "shared", "calls", "prints", "bounded"}) {
+  for (const char* k : {"branches", "trips", "exits", "scatter", "aggregates", "shared", "calls", "prints", "bounded",
+                        "branches_f32", "trips_f32", "exits_f32", "scatter_f32", "aggregates_f32"}) {
     CHECK_MESSAGE(text.find("__" + std::string(k) + "_fwd(") != std::string::npos, k);
     CHECK_MESSAGE(text.find("__" + std::string(k) + "_adj_lanes(") != std::string::npos, k);
   }
@@ -383,71 +471,114 @@ TEST_CASE("a kernel whose lane frame would be too large keeps its scalar adjoint
   }
 }
 
-TEST_CASE("adjoint lanes: If, ElseIf and Else give each lane its own branch's gradient") {
-  each_layout([](bool strided, std::vector<NdArray>& keep, int n) {
-    const std::vector<double> xs = inputs(n), w = seeds(n);
-    auto x = make_array(xs, strided, keep), out = make_array(std::vector<double>(size_t(n), 0.0), strided, keep);
-    auto gx = make_array(std::vector<double>(size_t(n), 0.0), strided, keep), gout = make_array(w, strided, keep);
-    launch(lane_adjoints::branches, n, x, out);
-    launch_adjoint(lane_adjoints::branches, n, {x, out}, {gx, gout});
-    const std::vector<double> g = read_array<double>(gx);
-    int sides[3] = {0, 0, 0};
-    for (int i = 0; i < n; ++i) {
-      near(g[size_t(i)], w[size_t(i)] * branches_ref(Dual(xs[size_t(i)], 1.0), i).d);
-      ++sides[xs[size_t(i)] > 1.0 ? 0 : xs[size_t(i)] > -1.0 ? 1 : 2];
-    }
-    for (int s : sides) CHECK(s > n / 6);  // every side is taken by many lanes
-  });
+template <class S, class K>
+void branches_case(const K& kernel) {
+  both_layouts<S>(
+      [&](bool strided, std::vector<NdArray>& keep, int n) {
+        auto x = make_array(as<S>(inputs(n)), strided, keep), out = make_array(std::vector<S>(static_cast<size_t>(n), S(0)), strided, keep);
+        auto gx = make_array(std::vector<S>(static_cast<size_t>(n), S(0)), strided, keep), gout = make_array(as<S>(seeds(n)), strided, keep);
+        launch(kernel, n, x, out);
+        launch_adjoint(kernel, n, {x, out}, {gx, gout});
+        return as_doubles(read_array<S>(gx));
+      },
+      [](int n) {
+        std::vector<double> r(static_cast<size_t>(n));
+        int sides[3] = {0, 0, 0};
+        for (int i = 0; i < n; ++i) {
+          const double x = double(S(input(i)));
+          r[size_t(i)] = double(S(seed(i))) * branches_ref(Dual(x, 1.0), i).d;
+          ++sides[x > 1.0 ? 0 : x > -1.0 ? 1 : 2];
+        }
+        for (int s : sides) CHECK(s > n / 6);  // every side is taken by many lanes
+        return r;
+      });
 }
 
-TEST_CASE("adjoint lanes: loops whose trip counts differ per lane reverse each lane's own iterations") {
-  each_layout([](bool strided, std::vector<NdArray>& keep, int n) {
-    std::vector<int32_t> lo(static_cast<size_t>(n)), hi(static_cast<size_t>(n)), st(static_cast<size_t>(n));
+TEST_CASE("adjoint lanes: If, ElseIf and Else give each lane its own branch's gradient") {
+  branches_case<double>(lane_adjoints::branches);
+  branches_case<float>(lane_adjoints::branches_f32);
+}
+
+/// Per-lane begin, end and step of the trips kernels: some lanes count down, some run none.
+struct Trips {
+  std::vector<int32_t> lo, hi, st;
+  explicit Trips(int n) : lo(static_cast<size_t>(n)), hi(static_cast<size_t>(n)), st(static_cast<size_t>(n)) {
     for (int i = 0; i < n; ++i) {
       lo[size_t(i)] = i % 7 - 2;
       hi[size_t(i)] = (i * 5) % 11;
-      st[size_t(i)] = i % 9 == 0 ? -1 - i % 2 : 1 + i % 3;  // some lanes count down, some run none
+      st[size_t(i)] = i % 9 == 0 ? -1 - i % 2 : 1 + i % 3;
       if (st[size_t(i)] < 0) std::swap(lo[size_t(i)], hi[size_t(i)]);
     }
-    const int un = 2;
-    const std::vector<double> xs = inputs(n), w = seeds(n);
-    std::vector<double> x0(xs);
-    for (double& v : x0) v = 0.3 * v;
-    auto x = make_array(x0, strided, keep), out = make_array(std::vector<double>(size_t(n), 0.0), strided, keep);
-    auto L = make_array(lo, strided, keep), H = make_array(hi, strided, keep), S = make_array(st, strided, keep);
-    auto gx = make_array(std::vector<double>(size_t(n), 0.0), strided, keep), gout = make_array(w, strided, keep);
-    launch(lane_adjoints::trips, n, x, L, H, S, un, out);
-    launch_adjoint(lane_adjoints::trips, n, {x, L, H, S, un, out}, {gx, {}, {}, {}, {}, gout});
-    const std::vector<double> g = read_array<double>(gx);
-    int none = 0, down = 0;
-    for (int i = 0; i < n; ++i) {
-      const size_t k = size_t(i);
-      near(g[k], w[k] * trips_ref(Dual(x0[k], 1.0), lo[k], hi[k], st[k], un).d);
-      none += g[k] == w[k];
-      down += st[k] < 0;
-    }
-    CHECK(none > 0);  // some lanes run no iteration
-    CHECK(down > 0);
-  });
+  }
+};
+
+template <class S, class K>
+void trips_case(const K& kernel) {
+  const int un = 2;
+  auto x0 = [](int n) {
+    std::vector<double> v = inputs(n);
+    for (double& e : v) e = double(S(0.3 * e));
+    return v;
+  };
+  both_layouts<S>(
+      [&](bool strided, std::vector<NdArray>& keep, int n) {
+        const Trips t(n);
+        auto x = make_array(as<S>(x0(n)), strided, keep), out = make_array(std::vector<S>(static_cast<size_t>(n), S(0)), strided, keep);
+        auto L = make_array(t.lo, strided, keep), H = make_array(t.hi, strided, keep), St = make_array(t.st, strided, keep);
+        auto gx = make_array(std::vector<S>(static_cast<size_t>(n), S(0)), strided, keep), gout = make_array(as<S>(seeds(n)), strided, keep);
+        launch(kernel, n, x, L, H, St, un, out);
+        launch_adjoint(kernel, n, {x, L, H, St, un, out}, {gx, {}, {}, {}, {}, gout});
+        return as_doubles(read_array<S>(gx));
+      },
+      [&](int n) {
+        const Trips t(n);
+        const std::vector<double> x = x0(n);
+        std::vector<double> r(static_cast<size_t>(n));
+        int none = 0, down = 0;
+        for (int i = 0; i < n; ++i) {
+          const size_t k = size_t(i);
+          r[k] = double(S(seed(i))) * trips_ref(Dual(x[k], 1.0), t.lo[k], t.hi[k], t.st[k], un).d;
+          none += t.st[k] > 0 ? t.lo[k] >= t.hi[k] : t.lo[k] <= t.hi[k];
+          down += t.st[k] < 0;
+        }
+        CHECK(none > 0);  // some lanes run no iteration
+        CHECK(down > 0);
+        return r;
+      });
+}
+
+TEST_CASE("adjoint lanes: loops whose trip counts differ per lane reverse each lane's own iterations") {
+  trips_case<double>(lane_adjoints::trips);
+  trips_case<float>(lane_adjoints::trips_f32);
+}
+
+template <class S, class K>
+void exits_case(const K& kernel) {
+  const int iters = 9;
+  both_layouts<S>(
+      [&](bool strided, std::vector<NdArray>& keep, int n) {
+        auto x = make_array(as<S>(inputs(n)), strided, keep), out = make_array(std::vector<S>(static_cast<size_t>(n), S(0)), strided, keep);
+        auto gx = make_array(std::vector<S>(static_cast<size_t>(n), S(0)), strided, keep), gout = make_array(as<S>(seeds(n)), strided, keep);
+        launch(kernel, n, x, iters, out);
+        launch_adjoint(kernel, n, {x, iters, out}, {gx, {}, gout});
+        return as_doubles(read_array<S>(gx));
+      },
+      [&](int n) {
+        std::vector<double> r(static_cast<size_t>(n));
+        int exits[3] = {0, 0, 0};
+        for (int i = 0; i < n; ++i) {
+          int exit = 0;
+          r[size_t(i)] = double(S(seed(i))) * exits_ref(Dual(double(S(input(i))), 1.0), i, iters, exit).d;
+          ++exits[exit];
+        }
+        for (int e : exits) CHECK(e > n / 8);  // Return, the While's condition and Break: each common
+        return r;
+      });
 }
 
 TEST_CASE("adjoint lanes: Break, Continue and Return act per lane") {
-  each_layout([](bool strided, std::vector<NdArray>& keep, int n) {
-    const std::vector<double> xs = inputs(n), w = seeds(n);
-    const int iters = 9;
-    auto x = make_array(xs, strided, keep), out = make_array(std::vector<double>(size_t(n), 0.0), strided, keep);
-    auto gx = make_array(std::vector<double>(size_t(n), 0.0), strided, keep), gout = make_array(w, strided, keep);
-    launch(lane_adjoints::exits, n, x, iters, out);
-    launch_adjoint(lane_adjoints::exits, n, {x, iters, out}, {gx, {}, gout});
-    const std::vector<double> g = read_array<double>(gx);
-    int exits[3] = {0, 0, 0};
-    for (int i = 0; i < n; ++i) {
-      int exit = 0;
-      near(g[size_t(i)], w[size_t(i)] * exits_ref(Dual(xs[size_t(i)], 1.0), i, iters, exit).d);
-      ++exits[exit];
-    }
-    for (int e : exits) CHECK(e > n / 8);  // Return, the While's condition and Break: each common
-  });
+  exits_case<double>(lane_adjoints::exits);
+  exits_case<float>(lane_adjoints::exits_f32);
 }
 
 TEST_CASE("adjoint lanes: a loop past its checkpoint bound in some lanes reports it, and those lanes add nothing") {
@@ -507,94 +638,160 @@ TEST_CASE("adjoint lanes: loops longer than their checkpoints, within the bound,
   });
 }
 
+std::vector<int32_t> scatter_indices(int n) {
+  std::vector<int32_t> idx(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) idx[size_t(i)] = (i * 7 + 3) % n;
+  return idx;
+}
+/// The scatter kernels' acc before the launch, and its cotangents.
+std::vector<double> acc_start() {
+  std::vector<double> a(10, 0.0);
+  for (int s = 7; s < 10; ++s) a[size_t(s)] = -100.0;
+  return a;
+}
+std::vector<double> acc_seeds() {
+  std::vector<double> w(10);
+  for (int s = 0; s < 10; ++s) w[size_t(s)] = 0.3 + 0.1 * s;
+  return w;
+}
+
+template <class S, class K>
+void scatter_case(const K& kernel) {
+  // The gradients with acc's adjoint, then without it (the sweep reads it: lane blocks then
+  // run one thread at a time).
+  both_layouts<S>(
+      [&](bool strided, std::vector<NdArray>& keep, int n) {
+        auto x = make_array(as<S>(inputs(n)), strided, keep), I = make_array(scatter_indices(n), strided, keep);
+        auto acc = make_array(as<S>(acc_start()), strided, keep), out = make_array(std::vector<S>(static_cast<size_t>(n), S(0)), strided, keep);
+        auto gx = make_array(std::vector<S>(static_cast<size_t>(n), S(0)), strided, keep), gout = make_array(as<S>(seeds(n)), strided, keep);
+        auto gacc = make_array(as<S>(acc_seeds()), strided, keep);
+        launch(kernel, n, x, I, acc, out);
+        launch_adjoint(kernel, n, {x, I, acc, out}, {gx, {}, gacc, gout});
+        // atomic_max's adjoint consumed the winners' elements; atomic_add's are left as they were.
+        const std::vector<S> ga = read_array<S>(gacc);
+        for (int s = 0; s < 7; ++s) CHECK(ga[size_t(s)] == S(acc_seeds()[size_t(s)]));
+        for (int s = 7; s < 10; ++s) CHECK(ga[size_t(s)] == S(0));
+        auto gx2 = make_array(std::vector<S>(static_cast<size_t>(n), S(0)), strided, keep);
+        launch_adjoint(kernel, n, {x, I, acc, out}, {gx2, {}, {}, gout});
+        std::vector<double> g = as_doubles(read_array<S>(gx)), g2 = as_doubles(read_array<S>(gx2));
+        g.insert(g.end(), g2.begin(), g2.end());
+        return g;
+      },
+      [](int n) {
+        // L = sum w out + sum wacc acc over the whole launch, one dual seed per input.
+        const std::vector<int32_t> idx = scatter_indices(n);
+        std::vector<double> acc0 = acc_start(), w = seeds(n), wacc = acc_seeds();
+        for (double& e : w) e = double(S(e));
+        for (double& e : wacc) e = double(S(e));
+        auto loss = [&](const std::vector<Dual>& xd) {
+          std::vector<Dual> a(acc0.begin(), acc0.end());
+          Dual L = 0.0;
+          for (int i = 0; i < n; ++i) {
+            const Dual v = xd[size_t(i)], gg = xd[size_t(idx[size_t(i)])];
+            if (v.v > 0.0) a[size_t(i % 7)] = a[size_t(i % 7)] + v * gg * xd[size_t((i * 3 + 1) % n)];
+            L = L + w[size_t(i)] * (v.v < 0.5 ? gg * gg + v : sin(gg) * v);
+            if (gg.v > 1.0 && (gg * v).v > a[size_t(7 + i % 3)].v) a[size_t(7 + i % 3)] = gg * v;
+          }
+          for (int s = 0; s < 10; ++s) L = L + wacc[size_t(s)] * a[size_t(s)];
+          return L;
+        };
+        std::vector<Dual> xd;
+        for (int i = 0; i < n; ++i) xd.emplace_back(double(S(input(i))));
+        std::vector<double> r(2 * static_cast<size_t>(n));
+        for (int pass = 0; pass < 2; ++pass) {
+          if (pass == 1) std::fill(wacc.begin(), wacc.end(), 0.0);
+          for (int j = 0; j < n; ++j) {
+            xd[size_t(j)].d = 1.0;
+            r[size_t(pass * n + j)] = loss(xd).d;
+            xd[size_t(j)].d = 0.0;
+          }
+        }
+        return r;
+      },
+      {37, 203});
+}
+
 TEST_CASE("adjoint lanes: atomics under masks and reads at other threads' indices") {
-  each_layout([](bool strided, std::vector<NdArray>& keep, int n) {
-    const std::vector<double> xs = inputs(n), w = seeds(n);
-    std::vector<int32_t> idx(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) idx[size_t(i)] = (i * 7 + 3) % n;
-    std::vector<double> acc0(10, 0.0), wacc(10);
-    for (int s = 7; s < 10; ++s) acc0[size_t(s)] = -100.0;
-    for (int s = 0; s < 10; ++s) wacc[size_t(s)] = 0.3 + 0.1 * s;
-    auto x = make_array(xs, strided, keep), I = make_array(idx, strided, keep), acc = make_array(acc0, strided, keep);
-    auto out = make_array(std::vector<double>(size_t(n), 0.0), strided, keep);
-    auto gx = make_array(std::vector<double>(size_t(n), 0.0), strided, keep), gout = make_array(w, strided, keep);
-    auto gacc = make_array(wacc, strided, keep);
-    launch(lane_adjoints::scatter, n, x, I, acc, out);
-    launch_adjoint(lane_adjoints::scatter, n, {x, I, acc, out}, {gx, {}, gacc, gout});
-    const std::vector<double> g = read_array<double>(gx), ga = read_array<double>(gacc);
-    // The reference: L = sum w out + sum wacc acc over the whole launch, one dual seed per input.
-    auto loss = [&](const std::vector<Dual>& xd) {
-      std::vector<Dual> a(acc0.begin(), acc0.end());
-      Dual L = 0.0;
-      for (int i = 0; i < n; ++i) {
-        const Dual v = xd[size_t(i)], gg = xd[size_t(idx[size_t(i)])];
-        if (v.v > 0.0) a[size_t(i % 7)] = a[size_t(i % 7)] + v * gg * xd[size_t((i * 3 + 1) % n)];
-        L = L + w[size_t(i)] * (v.v < 0.5 ? gg * gg + v : sin(gg) * v);
-        if (gg.v > 1.0 && (gg * v).v > a[size_t(7 + i % 3)].v) a[size_t(7 + i % 3)] = gg * v;
-      }
-      for (int s = 0; s < 10; ++s) L = L + wacc[size_t(s)] * a[size_t(s)];
-      return L;
-    };
-    std::vector<Dual> xd(xs.begin(), xs.end());
-    for (int j = 0; j < n; ++j) {
-      xd[size_t(j)].d = 1.0;
-      near(g[size_t(j)], loss(xd).d);
-      xd[size_t(j)].d = 0.0;
+  scatter_case<double>(lane_adjoints::scatter);
+  scatter_case<float>(lane_adjoints::scatter_f32);
+}
+
+/// The aggregates kernels' inputs (in double; float kernels get them rounded).
+struct Aggregates {
+  std::vector<vec3d> p, w;
+  std::vector<mat33d> m;
+  std::vector<int32_t> n;
+  explicit Aggregates(int count) : p(static_cast<size_t>(count)), w(static_cast<size_t>(count)), m(static_cast<size_t>(count)), n(static_cast<size_t>(count)) {
+    for (int i = 0; i < count; ++i) {
+      p[size_t(i)] = vec3d{{input(i), -input(i + 1), 0.25 * double(i % 8)}};
+      w[size_t(i)] = vec3d{{seed(i), seed(i + 1), -seed(i + 2)}};
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) m[size_t(i)].c[r][c] = (r == c ? 1.0 : 0.1 * input(i + r + 3 * c));
+      n[size_t(i)] = i % 6;
     }
-    // atomic_max's adjoint consumed the winners' elements; atomic_add's are left as they were.
-    for (int s = 0; s < 7; ++s) CHECK(ga[size_t(s)] == wacc[size_t(s)]);
-    for (int s = 7; s < 10; ++s) CHECK(ga[size_t(s)] == 0.0);
-    // Without acc's adjoint (lane blocks then run one thread at a time: the sweep reads it).
-    auto gx2 = make_array(std::vector<double>(static_cast<size_t>(n), 0.0), strided, keep);
-    launch_adjoint(lane_adjoints::scatter, n, {x, I, acc, out}, {gx2, {}, {}, gout});
-    const std::vector<double> g2 = read_array<double>(gx2);
-    std::fill(wacc.begin(), wacc.end(), 0.0);
-    for (int j = 0; j < n; ++j) {
-      xd[size_t(j)].d = 1.0;
-      near(g2[size_t(j)], loss(xd).d);
-      xd[size_t(j)].d = 0.0;
-    }
-  }, {37, 203});
+  }
+};
+
+template <class S, class K>
+void aggregates_case(const K& kernel) {
+  using V = kjit::vec<3, S>;
+  using M = kjit::mat<3, 3, S>;
+  auto vecs = [](const std::vector<vec3d>& v) {
+    std::vector<V> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      for (int c = 0; c < 3; ++c) out[i].c[c] = S(v[i].c[c]);
+    return out;
+  };
+  both_layouts<S>(
+      [&](bool strided, std::vector<NdArray>& keep, int n) {
+        const Aggregates in(n);
+        std::vector<M> ms(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i)
+          for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) ms[size_t(i)].c[r][c] = S(in.m[size_t(i)].c[r][c]);
+        auto p = make_array(vecs(in.p), strided, keep), m = make_array(ms, strided, keep), N = make_array(in.n, strided, keep);
+        auto out = make_array(std::vector<V>(static_cast<size_t>(n)), strided, keep);
+        auto gp = make_array(std::vector<V>(static_cast<size_t>(n)), strided, keep), gm = make_array(std::vector<M>(static_cast<size_t>(n)), strided, keep);
+        auto gout = make_array(vecs(in.w), strided, keep);
+        launch(kernel, n, p, m, N, out);
+        launch_adjoint(kernel, n, {p, m, N, out}, {gp, gm, {}, gout});
+        const std::vector<V> g = read_array<V>(gp);
+        const std::vector<M> h = read_array<M>(gm);
+        std::vector<double> all;
+        for (int i = 0; i < n; ++i) {
+          for (int c = 0; c < 3; ++c) all.push_back(g[size_t(i)].c[c]);
+          for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) all.push_back(h[size_t(i)].c[r][c]);
+        }
+        return all;
+      },
+      [](int n) {
+        const Aggregates in(n);
+        std::vector<double> r;
+        int branched = 0;
+        for (int i = 0; i < n; ++i) {
+          const size_t k = size_t(i);
+          for (int component = 0; component < 12; ++component) {  // d (w . out) / d (p, then m)
+            V3<Dual> w0;
+            M3<Dual> a0;
+            for (int c = 0; c < 3; ++c) w0.c[c] = Dual(double(S(in.p[k].c[c])), component == c ? 1.0 : 0.0);
+            for (int row = 0; row < 3; ++row)
+              for (int c = 0; c < 3; ++c)
+                a0.c[row][c] = Dual(double(S(in.m[k].c[row][c])), component == 3 + 3 * row + c ? 1.0 : 0.0);
+            const V3<Dual> o = aggregates_ref(w0, a0, in.n[k], branched);
+            double d = 0.0;
+            for (int c = 0; c < 3; ++c) d += double(S(in.w[k].c[c])) * o.c[c].d;
+            r.push_back(d);
+          }
+        }
+        CHECK(branched > n);  // taken in many lanes' iterations (counted once per gradient component)
+        return r;
+      });
 }
 
 TEST_CASE("adjoint lanes: vector and matrix state through a divergent loop") {
-  each_layout([](bool strided, std::vector<NdArray>& keep, int n) {
-    std::vector<vec3d> ps(static_cast<size_t>(n)), wv(static_cast<size_t>(n));
-    std::vector<mat33d> ms(static_cast<size_t>(n));
-    std::vector<int32_t> ns(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      ps[size_t(i)] = vec3d{{input(i), -input(i + 1), 0.25 * double(i % 8)}};
-      wv[size_t(i)] = vec3d{{seed(i), seed(i + 1), -seed(i + 2)}};
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) ms[size_t(i)].c[r][c] = (r == c ? 1.0 : 0.1 * input(i + r + 3 * c));
-      ns[size_t(i)] = i % 6;
-    }
-    auto p = make_array(ps, strided, keep), m = make_array(ms, strided, keep), N = make_array(ns, strided, keep);
-    auto out = make_array(std::vector<vec3d>(static_cast<size_t>(n)), strided, keep);
-    auto gp = make_array(std::vector<vec3d>(static_cast<size_t>(n)), strided, keep), gm = make_array(std::vector<mat33d>(static_cast<size_t>(n)), strided, keep);
-    auto gout = make_array(wv, strided, keep);
-    launch(lane_adjoints::aggregates, n, p, m, N, out);
-    launch_adjoint(lane_adjoints::aggregates, n, {p, m, N, out}, {gp, gm, {}, gout});
-    const std::vector<vec3d> g = read_array<vec3d>(gp);
-    const std::vector<mat33d> h = read_array<mat33d>(gm);
-    int branched = 0;
-    for (int i = 0; i < n; ++i) {
-      const size_t k = size_t(i);
-      auto grad = [&](int component) {  // d (w . out) / d input component (0-2: p, 3-11: m)
-        V3<Dual> w0;
-        M3<Dual> a0;
-        for (int c = 0; c < 3; ++c) w0.c[c] = Dual(ps[k].c[c], component == c ? 1.0 : 0.0);
-        for (int r = 0; r < 3; ++r)
-          for (int c = 0; c < 3; ++c) a0.c[r][c] = Dual(ms[k].c[r][c], component == 3 + 3 * r + c ? 1.0 : 0.0);
-        const V3<Dual> o = aggregates_ref(w0, a0, ns[k], branched);
-        return wv[k].c[0] * o.c[0].d + wv[k].c[1] * o.c[1].d + wv[k].c[2] * o.c[2].d;
-      };
-      for (int c = 0; c < 3; ++c) near(g[k].c[c], grad(c));
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) near(h[k].c[r][c], grad(3 + 3 * r + c));
-    }
-    CHECK(branched > n);  // taken in many lanes' iterations (counted once per gradient component)
-  });
+  aggregates_case<double>(lane_adjoints::aggregates);
+  aggregates_case<float>(lane_adjoints::aggregates_f32);
 }
 
 TEST_CASE("adjoint lanes: a value every lane shares receives the sum of all lanes' adjoints") {
