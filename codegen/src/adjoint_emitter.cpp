@@ -38,8 +38,10 @@ class AdjointEmitter {
     // launch reports the error): a partial sweep would hand out wrong numbers.
     const int in = loops_.list.empty() ? 1 : 2;
     if (in == 2) w_.line("if (!kj_overflow) {", 1);
-    if (fn_.is_function && fn_.body.yield != ir::kNoValue && differentiable(fn_.body.yield))
+    if (fn_.is_function && fn_.body.yield != ir::kNoValue && differentiable(fn_.body.yield)) {
+      declare_adjoint(fn_.body.yield, in);
       w_.line(adj(fn_.body.yield) + " += kj_adj_ret;", in);
+    }
     reverse(fn_.body, in);
     if (in == 2) w_.line("}", 1);
     if (fn_.is_function) {  // hand the parameters' adjoints back to the caller
@@ -53,7 +55,10 @@ class AdjointEmitter {
   // ----- analysis --------------------------------------------------------------------------
   void analyze(const ir::Block& b) {
     for (const ir::Stmt& s : b.stmts) {
-      if (s.result != ir::kNoValue) defined_.insert(s.result);
+      if (s.result != ir::kNoValue) {
+        defined_.insert(s.result);
+        def_block_[s.result] = &b;
+      }
       if (s.op == ir::Op::For || s.op == ir::Op::While) loop_locs_.push_back(s.loc);
       for (const ir::Block& r : s.regions) {
         block_args_.insert(r.args.begin(), r.args.end());
@@ -69,13 +74,18 @@ class AdjointEmitter {
   std::string type(ir::ValueId id) const { return fn_.type_of(id).cpp(); }
   std::string var_type(int64_t var) const { return fn_.vars.at(size_t(var)).type.cpp(); }
   // ----- declarations ----------------------------------------------------------------------
+  /// Values at the top; the adjoints of parameters (handed back after the sweep) and of block
+  /// arguments too. Every other adjoint is declared where the sweep first reaches it
+  /// (declare_adjoint): an adjoint zeroed at the top and first touched thousands of
+  /// statements later is live through every block in between, and that made NVVM's time grow
+  /// with the square of the kernel (docs/BENCHMARKS.md, compile time against kernel size).
   void declare() {
     for (ir::ValueId id = 0; id < fn_.values.size(); ++id) {
       bool is_param = rules_.param_of().count(id) != 0;
       bool defined = defined_.count(id) != 0 || is_block_arg(id);
       if (!defined) continue;
       if (!is_param) w_.line(type(id) + " " + v(id) + ";", 1);
-      if (differentiable(id)) w_.line(type(id) + " " + adj(id) + " = {};", 1);
+      if ((is_param || is_block_arg(id)) && differentiable(id)) declare_adjoint(id, 1);
     }
     for (size_t var = 0; var < fn_.vars.size(); ++var) {
       w_.line(var_type(int64_t(var)) + " " + n_.var(int64_t(var)) + " = {};", 1);
@@ -99,6 +109,39 @@ class AdjointEmitter {
   }
 
   bool is_block_arg(ir::ValueId id) const { return block_args_.count(id) != 0; }
+
+  /// Declares the adjoint of `id`, zero, unless it already is; on the line of `loc` when known
+  /// (the statement whose reverse needs it: no #line directive in between).
+  void declare_adjoint(ir::ValueId id, int indent, const ir::SourceLoc& loc = ir::SourceLoc()) {
+    if (!differentiable(id) || !adj_declared_.insert(id).second) return;
+    w_.user_line(type(id) + " " + adj(id) + " = {};", indent, loc);
+  }
+
+  /// For each statement of `b`, the values defined in `b` whose adjoints the sweep first
+  /// touches when it reverses that statement: the last statement (in program order) that
+  /// defines or reads them, counting the statements inside its regions.
+  std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b) const {
+    std::map<ir::ValueId, size_t> last;
+    for (size_t i = 0; i < b.stmts.size(); ++i) {
+      auto touch = [&](ir::ValueId id) {
+        auto d = def_block_.find(id);
+        if (d != def_block_.end() && d->second == &b) last[id] = i;
+      };
+      const ir::Stmt& top = b.stmts[i];
+      if (top.result != ir::kNoValue) touch(top.result);
+      for (ir::ValueId a : top.args) touch(a);
+      for (const ir::Block& r : top.regions) {
+        ir::for_each_stmt(r, [&](const ir::Stmt& s) {
+          for (ir::ValueId a : s.args) touch(a);
+        });
+        if (r.yield != ir::kNoValue) touch(r.yield);
+      }
+    }
+    std::vector<std::vector<ir::ValueId>> at(b.stmts.size());
+    for (const auto& [id, i] : last)
+      if (rules_.param_of().count(id) == 0) at[i].push_back(id);
+    return at;
+  }
 
   // ----- forward replay --------------------------------------------------------------------
   void replay(const ir::Block& b, int indent) {
@@ -181,7 +224,11 @@ class AdjointEmitter {
 
   // ----- reverse sweep ---------------------------------------------------------------------
   void reverse(const ir::Block& b, int indent) {
-    for (auto it = b.stmts.rbegin(); it != b.stmts.rend(); ++it) reverse_stmt(*it, indent);
+    const std::vector<std::vector<ir::ValueId>> touches = first_touches(b);
+    for (size_t i = b.stmts.size(); i-- > 0;) {
+      for (ir::ValueId id : touches[i]) declare_adjoint(id, indent, b.stmts[i].loc);
+      reverse_stmt(b.stmts[i], indent);
+    }
   }
 
   void reverse_stmt(const ir::Stmt& s, int indent) {
@@ -251,9 +298,8 @@ class AdjointEmitter {
         },
         [&](int in) {
           induction(in);
-          for (ir::ValueId id : L.body_values) w_.user_line(adj(id) + " = {};", in, loc);
           replay(body, in);
-          reverse(body, in);
+          reverse(body, in);  // declares the body's adjoints: zero in every iteration
         });
   }
 
@@ -268,10 +314,24 @@ class AdjointEmitter {
   std::vector<ir::SourceLoc>& loop_locs_;
   const LiveName live_ = [this](int64_t var) { return n_.var(var); };
   std::set<ir::ValueId> defined_;
+  std::map<ir::ValueId, const ir::Block*> def_block_;  ///< the block each value is defined in
+  std::set<ir::ValueId> adj_declared_;
   std::set<ir::ValueId> block_args_;
 };
 
 }  // namespace
+
+std::string strong_zero(const std::string& adj_ret, const std::vector<std::string>& accumulators, const std::string& call) {
+  std::string saves, keeps;
+  std::set<std::string> seen;  // a rule may take one adjoint twice (x * x)
+  for (const std::string& name : accumulators) {
+    if (!seen.insert(name).second) continue;
+    const std::string saved = "kj_s" + std::to_string(seen.size() - 1);
+    saves += "KJ_SZ_SAVE(" + saved + ", " + name + ") ";
+    keeps += " KJ_SZ_KEEP(" + name + ", " + saved + ")";
+  }
+  return "KJ_SZ_IF(" + adj_ret + ") { KJ_SZ_NZ(" + adj_ret + ") " + saves + call + keeps + " }";
+}
 
 std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {
   // The same traversal as AdjointEmitter::analyze: program order, outer loops first.

@@ -16,7 +16,8 @@ namespace kjit::codegen {
 
 /// A dynamic loop of the adjoint: its id, the outer variables it changes (checkpointed every
 /// iteration block) and only reads (saved once at entry), and the floating values defined
-/// inside it (their adjoints restart every iteration).
+/// inside it. Their adjoints restart every iteration: the scalar body declares them inside
+/// the iteration, the lane function zeroes those it keeps in lane arrays (body_values).
 struct AdjointLoop {
   int id = 0;
   std::vector<int64_t> state;

@@ -97,7 +97,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       const BuiltinCodegen& g = builtin_codegen(s.builtin());
       if (!g.adjoint || !ir::builtin_info(s.builtin()).differentiable || !differentiable(s.result)) break;
       used_.need(g.adjoint_chunk);
-      RuleStep c{K::Call, {}, {std::string(g.adjoint) + "("}};
+      RuleStep c{K::Call, {}, {rule_by_reference(g.adjoint) + "("}};
       for (ir::ValueId a : s.args) c.text.back() += v(a) + ", ";
       c.text.back() += v(s.result);
       for (ir::ValueId a : s.args)
@@ -285,7 +285,11 @@ void write_scalar_rule(SourceWriter& w, const ReverseRule& r, const Names& n, in
     }
     const bool brace = st.kind == RuleStep::Kind::Call && line.back() == '}';  // a block, not a call
     line = when + line + (brace ? "" : ";");
-    if (!r.nonzero.empty()) line = "if (kj::adj_nonzero(" + r.nonzero + ")) " + line;
+    if (!r.nonzero.empty()) {
+      std::vector<std::string> accumulators;
+      for (const AdjTarget& t : st.outs) accumulators.push_back(adj_name(n, t));
+      line = strong_zero(r.nonzero, accumulators, line);
+    }
     w.user_line(line + (st.kind == RuleStep::Kind::Effect ? r.comment : ""), indent, loc);
   }
 }
