@@ -17,7 +17,7 @@ using namespace lane_adjoint_tests;
 
 TEST_CASE("every kernel of the suite's modules gets an adjoint lane function") {
   const std::string text = module_text("autodiff_lanes") + module_text("autodiff_lanes_bounded");
-  for (const char* k : {"branches", "trips", "exits", "scatter", "aggregates", "shared", "calls", "prints", "bounded",
+  for (const char* k : {"branches", "trips", "exits", "scatter", "aggregates", "shared", "copies", "calls", "prints", "bounded",
                         "branches_f32", "trips_f32", "exits_f32", "scatter_f32", "aggregates_f32"}) {
     CHECK_MESSAGE(text.find("__" + std::string(k) + "_fwd(") != std::string::npos, k);
     CHECK_MESSAGE(text.find("__" + std::string(k) + "_adj_lanes(") != std::string::npos, k);
@@ -75,6 +75,29 @@ void branches_case(const K& kernel) {
 TEST_CASE("adjoint lanes: If, ElseIf and Else give each lane its own branch's gradient") {
   branches_case<double>(lane_adjoints::branches);
   branches_case<float>(lane_adjoints::branches_f32);
+}
+
+TEST_CASE("adjoint lanes: variables assigned outside values in a branch take no adjoint from the lanes that skip it") {
+  // The adjoint of y (and z) flows into u (and v) only in the lanes that took the assigning
+  // branch; the others keep carrying it to the variable's earlier value.
+  both_layouts<double>(
+      [&](bool strided, std::vector<NdArray>& keep, int n) {
+        auto x = make_array(inputs(n), strided, keep), out = make_array(std::vector<double>(static_cast<size_t>(n), 0.0), strided, keep);
+        auto gx = make_array(std::vector<double>(static_cast<size_t>(n), 0.0), strided, keep), gout = make_array(seeds(n), strided, keep);
+        launch(lane_adjoints::copies, n, x, out);
+        launch_adjoint(lane_adjoints::copies, n, {x, out}, {gx, gout});
+        return read_array<double>(gx);
+      },
+      [](int n) {
+        std::vector<double> r(static_cast<size_t>(n));
+        int sides[3] = {0, 0, 0};
+        for (int i = 0; i < n; ++i) {
+          r[size_t(i)] = seed(i) * copies_ref(Dual(input(i), 1.0), i).d;
+          ++sides[input(i) > 1.5 ? 0 : input(i) < -1.5 ? 1 : 2];
+        }
+        for (int s : sides) CHECK(s > n / 6);  // each branch, and neither, in many lanes
+        return r;
+      });
 }
 
 /// Per-lane begin, end and step of the trips kernels: some lanes count down, some run none.

@@ -165,6 +165,24 @@ KJIT_KERNEL(shared, (Array<Double> x, Array<Double> s, Double c, Int n, Array<Do
   out[i] = y;
 }
 
+/// Variables assigned values from outside the branch that assigns them (a copy, a sum and a
+/// difference: their reverse rules are plain adds and subtracts into adjoints the other lanes
+/// also carry), in a small If (under a bit) and in one with a loop (under a mask); the lanes
+/// that skip a branch must add nothing through it.
+KJIT_KERNEL(copies, (Array<Double> x, Array<Double> out)) {
+  Int i = tid();
+  Double v = x[i];
+  Double u = v * v;
+  Var<Double> y = v, z = v * 0.5;
+  If(v > 1.5, [&] { y = u; z = z + u; });
+  If(v < -1.5, [&] {
+    y = u;
+    z = z - v;
+    For(0, i % 3 + 1, [&](Int) { y = y * 1.1; });
+  });
+  out[i] = y * 3.0 + z * z;
+}
+
 /// A device function per lane, under a divergent branch.
 KJIT_KERNEL(calls, (Array<Double> x, Array<Double> table, Array<Double> out)) {
   Int i = tid();
@@ -322,6 +340,20 @@ template <class T> T shared_ref(T x, T common, double c, int n) {
   }
   if (val(x) > 0.0) y = y * common;
   return y;
+}
+
+template <class T> T copies_ref(T v, int i) {
+  T u = v * v, y = v, z = v * 0.5;
+  if (val(v) > 1.5) {
+    y = u;
+    z = z + u;
+  }
+  if (val(v) < -1.5) {
+    y = u;
+    z = z - v;
+    for (int k = 0; k < i % 3 + 1; ++k) y = y * 1.1;
+  }
+  return y * 3.0 + z * z;
 }
 
 template <class T> T bounded_ref(T x, int n, int m) {
