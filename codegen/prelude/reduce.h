@@ -1,7 +1,7 @@
 // kjit prelude: sums over a launch's threads of the adjoints of value parameters (kjit/abi.h,
 // value_t). On CUDA a block reduces its threads' sums (warp shuffles, then one slot per warp)
 // and adds the total with one atomic; on the cpu an entry adds its threads' sums in order, one
-// partial per block of threads (a lane function's per-lane sums folded in lane order).
+// partial per block of threads.
 //@chunk reduce requires atomic array
 namespace kj {
 #if KJ_CUDA
@@ -50,13 +50,6 @@ template <class T, class S> KJ_FUNC_BIG void block_add(T* dst, S v) {
     if (threadIdx.x == 0) add_sum(dst, w);
   }
   __syncthreads();  // the slots are free for the next parameter's sum
-}
-#else
-/// The 16 lanes' sums added in lane order (the same order for every split of the launch).
-template <class S> KJ_FUNC S lane_total(const lanes<S>& acc) {
-  S s = acc.get(0);
-  for (int l = 1; l < KJ_LANES; ++l) s += acc.get(l);
-  return s;
 }
 #endif
 }  // namespace kj

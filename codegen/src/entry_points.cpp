@@ -48,7 +48,7 @@ bool by_reference(const std::string& type) {
 using Kind = EntryParam::Kind;
 
 /// Names the entry points give a Sum's pieces: its destination (the ABI's pointer), the host's
-/// sum over a block of threads, and one thread's sum (or a lane block's lanes).
+/// sum over a block of threads, and one thread's sum.
 std::string to(const EntryParam& p) { return "kj_to_" + p.name; }
 std::string acc(const EntryParam& p) { return "kj_acc_" + p.name; }
 std::string one(const EntryParam& p) { return "kj_t_" + p.name; }
@@ -57,8 +57,8 @@ std::string one(const EntryParam& p) { return "kj_t_" + p.name; }
 class HostLoops {
  public:
   HostLoops(SourceWriter& w, const std::string& body, const std::vector<EntryParam>& params,
-            const std::string& lanes)
-      : w_(w), body_(body), params_(params), lanes_(lanes) {}
+            const std::string& lanes, const std::string& tail, const std::string& block)
+      : w_(w), body_(body), params_(params), lanes_(lanes), tail_(tail), block_(block) {}
 
   /// The body called for thread `index` (dense arrays or not); each Sum gets `sum(p)`.
   template <class SumArg>
@@ -72,15 +72,13 @@ class HostLoops {
     }
     return out + ");";
   }
-  /// The lane function's call for the block at `base` (dense arrays; each Sum's lanes, named
-  /// by `lanes_of`).
-  std::string lane_call(const std::string& base, std::string (*lanes_of)(const EntryParam&)) const {
-    std::string out = lanes_ + "(dim, " + base;
+  /// A call of the lane function (or the tail function, `fn`) at `base`: dense arrays and the
+  /// values. Lane functions run only where no sum is wanted (plain()), so they take none.
+  std::string lane_call(const std::string& fn, const std::string& base) const {
+    std::string out = fn + "(dim, " + base;
     for (const EntryParam& p : params_)
       if (p.kind == Kind::Array || p.kind == Kind::Value)
         out += ", " + std::string(p.kind == Kind::Array ? "kj_dense_" : "") + p.name;
-    for (const EntryParam& p : params_)
-      if (p.kind == Kind::Sum) out += ", " + lanes_of(p);
     return out + ");";
   }
   /// "{ S kj_t_a = {}; ... <call> <after> }" around a call that hands sums back, or the call.
@@ -122,13 +120,15 @@ class HostLoops {
         w_.line(loop, indent + 1);
         w_.line(dropped("kj_i", true), indent + 2);
       } else {
-        for (const EntryParam& p : params_)  // the lane function adds into them; nothing reads them
-          if (p.kind == Kind::Sum) w_.line("kj::lanes<" + p.sum + "> " + acc(p) + " = {};", indent + 1);
         w_.line("kj_int32 kj_i = (kj_int32)kj_begin;", indent + 1);
-        w_.line("for (; kj_i + KJ_LANES <= (kj_int32)kj_end; kj_i += KJ_LANES)", indent + 1);
-        w_.line(lane_call("kj_i", acc), indent + 2);
-        w_.line("KJ_THREADS_INDEPENDENT for (; kj_i < (kj_int32)kj_end; ++kj_i)", indent + 1);
-        w_.line(dropped("kj_i", false), indent + 2);
+        w_.line("for (; kj_i + " + block_ + " <= (kj_int32)kj_end; kj_i += " + block_ + ")", indent + 1);
+        w_.line(lane_call(lanes_, "kj_i"), indent + 2);
+        if (tail_.empty()) {
+          w_.line("KJ_THREADS_INDEPENDENT for (; kj_i < (kj_int32)kj_end; ++kj_i)", indent + 1);
+          w_.line(dropped("kj_i", false), indent + 2);
+        } else {
+          w_.line(lane_call(tail_, "kj_i, (kj_int32)kj_end"), indent + 1);
+        }
       }
       w_.line(done, indent + 1);
       w_.line("}", indent);
@@ -142,39 +142,20 @@ class HostLoops {
   /// order, one partial per block and Sum (written when it has a destination). One call of the
   /// strided body serves dense and strided arrays, in a plain loop: the entry holds no more
   /// copies of the body than without sums (BENCHMARKS.md, value gradients, has the compile
-  /// times). Where there is a lane function, it runs the dense blocks' full lane blocks, each
-  /// into per-lane sums folded in lane order.
+  /// times). Lane functions hand back no sums (the adjoint's keep no per-lane adjoint of a
+  /// value parameter), so launches that want sums run the strided body only.
   void reduce(int indent) const {
     w_.line("const kj_int64 kj_block = kj::reduce_block(dim.size);", indent);
-    const std::string dense = lanes_.empty() ? "" : dense_test();
-    if (!dense.empty()) {
-      w_.line("const bool kj_dense = " + dense + ";", indent);
-      dense_copies(indent);
-    }
     w_.line("for (kj_int64 kj_b = kj_begin; kj_b < kj_end;) {", indent);
     const int in = indent + 1;
     w_.line("const kj_int64 kj_next = kj_b - kj_b % kj_block + kj_block;", in);
     w_.line("const kj_int32 kj_e = (kj_int32)(kj_next < kj_end ? kj_next : kj_end);", in);
     for (const EntryParam& p : params_)
       if (p.kind == Kind::Sum) w_.line(p.sum + " " + acc(p) + " = {};", in);
-    w_.line("kj_int32 kj_i = (kj_int32)kj_b;", in);
-    if (!dense.empty()) {
-      w_.line("if (kj_dense)", in);
-      w_.line("for (; kj_i + KJ_LANES <= kj_e; kj_i += KJ_LANES) {", in + 1);
-      std::string folded;
-      for (const EntryParam& p : params_)
-        if (p.kind == Kind::Sum) {
-          w_.line("kj::lanes<" + p.sum + "> " + one(p) + " = {};", in + 2);
-          folded += acc(p) + " += kj::lane_total(" + one(p) + "); ";
-        }
-      w_.line(lane_call("kj_i", one), in + 2);
-      w_.line(folded, in + 2);
-      w_.line("}", in + 1);
-    }
     std::string added;
     for (const EntryParam& p : params_)
       if (p.kind == Kind::Sum) added += " " + acc(p) + " += " + one(p) + ";";
-    w_.line("for (; kj_i < kj_e; ++kj_i)", in);
+    w_.line("for (kj_int32 kj_i = (kj_int32)kj_b; kj_i < kj_e; ++kj_i)", in);
     w_.line(with_sums(call("kj_i", false, one), added), in + 1);
     for (const EntryParam& p : params_)
       if (p.kind == Kind::Sum) w_.line("if (" + to(p) + ") " + to(p) + "[kj_b / kj_block] = " + acc(p) + ";", in);
@@ -187,6 +168,8 @@ class HostLoops {
   const std::string& body_;
   const std::vector<EntryParam>& params_;
   const std::string& lanes_;
+  const std::string& tail_;
+  const std::string& block_;
 };
 
 }  // namespace
@@ -206,8 +189,9 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 }
 
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
-                       const std::vector<EntryParam>& params, const std::string& lanes) {
-  HostLoops host(w, body, params, lanes);
+                       const std::vector<EntryParam>& params, const std::string& lanes, const std::string& tail,
+                       const std::string& block) {
+  HostLoops host(w, body, params, lanes, tail, block);
 
   w.line("#if KJ_CUDA");
   std::string sig = "extern \"C\" __global__ void " + entry + "(kj::launch_bounds_t dim";

@@ -43,21 +43,22 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 
 /// Both entry points (CUDA and host, selected by the preprocessor) calling `body`. With
 /// `lanes` (a lane function, lane_emitter.hpp), the host entry's dense path runs blocks of
-/// KJ_LANES threads through it and the rest through the strided body; a lane function of an
-/// entry with Sums takes one `kj::lanes<sum>&` per Sum after the parameters and adds each
-/// lane's adjoint into its lane.
+/// `block` threads (a prelude macro, KJ_LANES or KJ_WIDE_LANES) through it and the rest
+/// through the strided body, or through `tail` when given (a function `(dim, kj_begin, kj_end,
+/// <params as lanes takes them>)` running those threads one at a time). Lane and tail
+/// functions take the arrays (dense) and values only: they run where no sum is wanted.
 ///
 /// Sums: the CUDA entry keeps one sum per thread over its grid-stride iterations and adds the
 /// block's total to the destination (kj::block_add) when there is one. The host entry runs
 /// its dense loop when no Sum has a destination (each thread's sum then starts at zero and is
 /// dropped, which the compiler removes with the work that only fed it); otherwise, and for
 /// strided arrays, it walks the launch in blocks of kj::reduce_block(dim.size) threads
-/// through the strided body (the lane function first, where there is one, on dense arrays),
-/// adds the threads' sums in order and writes one partial per block with a destination
+/// through the strided body, adds the threads' sums in order and writes one partial per block with a destination
 /// (kjit/abi.h, value_t). So a kernel with value parameters gets no more copies of its adjoint
 /// body than one without. The two paths are functions of their own (`<entry>_plain`,
 /// `<entry>_sums`), so the dense loop compiles, registers included, as without sums.
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
-                       const std::vector<EntryParam>& params, const std::string& lanes = "");
+                       const std::vector<EntryParam>& params, const std::string& lanes = "",
+                       const std::string& tail = "", const std::string& block = "KJ_LANES");
 
 }  // namespace kjit::codegen

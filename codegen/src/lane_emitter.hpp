@@ -20,6 +20,10 @@ namespace kjit::codegen {
 /// bounds-checked (a check would report what inactive lanes compute).
 bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options);
 
+/// "static void <name>(const kj::launch_bounds_t& dim, kj_int32 kj_base, <params as
+/// kj::dense_array_t>)": the signature of a lane function.
+std::string lane_signature(const std::string& name, const std::vector<EntryParam>& params);
+
 /// Writes `static void <name>(const kj::launch_bounds_t& dim, kj_int32 kj_base, <params as
 /// kj::dense_array_t>)`, which runs threads kj_base .. kj_base + KJ_LANES - 1 of `fn`'s
 /// forward body with the results and effects of running each alone.

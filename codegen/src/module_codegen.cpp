@@ -3,6 +3,7 @@
 #include <set>
 
 #include "adjoint_emitter.hpp"
+#include "adjoint_lanes.hpp"
 #include "adjoint_obstacles.hpp"
 #include "builtin_codegen.hpp"
 #include "entry_points.hpp"
@@ -192,7 +193,15 @@ GeneratedModule generate_module(const std::string& module_name,
         w.line("}");
         for (const EntryParam& p : adj_params)
           if (p.kind == EntryParam::Kind::Sum) used.need("reduce");
-        emit_entry_points(w, adj, adj + "_body", adj_params);
+        std::string adj_lanes, adj_threads, block;
+        if (wants_lane_function(*fn, options))
+          block = emit_adjoint_lane_function(w, *fn, adj + "_lanes", adj + "_threads", adj + "_body", adj_params,
+                                             used, options, first, &plan.names);
+        if (!block.empty()) {
+          adj_lanes = adj + "_lanes";
+          adj_threads = adj + "_threads";
+        }
+        emit_entry_points(w, adj, adj + "_body", adj_params, adj_lanes, adj_threads, block.empty() ? "KJ_LANES" : block);
         out.entry_points.push_back(adj);
       }
     });
