@@ -99,7 +99,7 @@ class Lowerer {
         case ir::Op::Call: case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract:
         case ir::Op::Insert: case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar:
         case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic:
-        case ir::Op::ArrayShape: case ir::Op::Print: case ir::Op::CallFunc:
+        case ir::Op::ArrayShape: case ir::Op::Print: case ir::Op::CallFunc: case ir::Op::TangentCall:
           out.stmts.push_back(s);  // no region, no jump: unchanged
           break;
       }

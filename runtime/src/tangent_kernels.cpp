@@ -1,0 +1,93 @@
+// The tangent kernels of the process: for each module whose tangents were asked for, the
+// module "<module>.tangent" holding the tangent kernel of every kernel in it (so that its
+// key, and what `kjit precompile --tangent` builds, does not depend on which tangent was
+// asked for first), kept in step with the module's kernels and options.
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "kjit/codegen/tangent.hpp"
+#include "kjit/ir/serializer.hpp"
+#include "kjit/kernel.hpp"
+#include "kjit/runtime/launch.hpp"
+
+namespace kjit {
+
+namespace {
+
+/// One kernel's tangent, or why forward mode refused it.
+struct TangentEntry {
+  const KernelDef* primal = nullptr;
+  std::string identity;  ///< the primal's serialised IR: a new kernel under an old name is rebuilt
+  std::unique_ptr<KernelDef> tangent;
+  std::string error;
+};
+
+/// The tangents of one module's kernels, by kernel name.
+struct TangentModule {
+  uint64_t primal_generation = ~uint64_t(0);
+  std::map<std::string, TangentEntry> kernels;
+};
+
+struct Tangents {
+  std::mutex mutex;
+  std::map<std::string, TangentModule> modules;  ///< by the primal module's name
+};
+
+Tangents& tangents() {
+  static Tangents* t = new Tangents;  // never destroyed: its kernels stay registered
+  return *t;
+}
+
+/// Brings `t` up to date with the kernels and options of `primal`.
+void sync(TangentModule& t, const ModuleDef& primal) {
+  const uint64_t generation = primal.generation();
+  std::map<std::string, TangentEntry> kept;
+  for (const KernelDef* k : primal.kernels()) {
+    TangentEntry e;
+    e.primal = k;
+    try {
+      e.identity = ir::serialize(k->ir());
+    } catch (const Error& err) {  // a tracing error: this kernel has no tangent, the others do
+      e.error = err.what();
+      kept[k->name()] = std::move(e);
+      continue;
+    }
+    auto old = t.kernels.find(k->name());
+    if (old != t.kernels.end() && old->second.primal == k && old->second.identity == e.identity) {
+      kept[k->name()] = std::move(old->second);
+      continue;
+    }
+    try {
+      e.tangent = std::make_unique<KernelDef>(std::make_unique<ir::Function>(codegen::tangent_kernel(k->ir())),
+                                              codegen::tangent_module_name(primal.name()));
+    } catch (const Error& err) {
+      if (err.kind() != ErrorKind::User) throw;
+      e.error = err.what();
+    }
+    kept[k->name()] = std::move(e);
+  }
+  t.kernels = std::move(kept);  // the tangents of kernels no longer in the module go
+  ModuleOptions options = primal.options();
+  options.enable_adjoint = options.enable_adjoint && options.tangent_adjoint;
+  module(codegen::tangent_module_name(primal.name())).set_options(options);
+  t.primal_generation = generation;
+}
+
+}  // namespace
+
+const KernelDef& tangent_of(const KernelDef& kernel) {
+  Tangents& all = tangents();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  const ModuleDef& primal = module(kernel.module());
+  TangentModule& t = all.modules[kernel.module()];
+  if (t.primal_generation != primal.generation()) sync(t, primal);
+  auto it = t.kernels.find(kernel.name());
+  if (it == t.kernels.end())
+    throw Error(ErrorKind::User, "tangent of kernel '" + kernel.name() + "': the kernel is not in its module '" +
+                                     kernel.module() + "' (was it destroyed?)");
+  if (!it->second.tangent) throw Error(ErrorKind::User, it->second.error);  // names the kernel and the line
+  return *it->second.tangent;
+}
+
+}  // namespace kjit
