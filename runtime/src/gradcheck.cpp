@@ -34,6 +34,28 @@ bool checkable(const ir::Type& element) {
   return (element.scalar == ir::Scalar::F32 || element.scalar == ir::Scalar::F64) && element.lanes() > 0;
 }
 
+namespace {
+/// The parameters `fn` reads and writes as arrays, through the device functions it calls too.
+void array_uses(const ir::Function& fn, std::set<size_t>& read, std::set<size_t>& written) {
+  std::map<ir::ValueId, size_t> param_of;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::Param) param_of[s.result] = size_t(s.imm);
+    auto note = [&](ir::ValueId array, std::set<size_t>& into) {
+      auto p = param_of.find(array);
+      if (p != param_of.end()) into.insert(p->second);
+    };
+    if (s.op == ir::Op::ArrayLoad) note(s.args[0], read);
+    if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) note(s.args[0], written);
+    if (s.op == ir::Op::CallFunc) {
+      std::set<size_t> r, w;
+      array_uses(*fn.callees.at(size_t(s.imm)), r, w);
+      for (size_t k : r) note(s.args.at(k), read);
+      for (size_t k : w) note(s.args.at(k), written);
+    }
+  });
+}
+}  // namespace
+
 GradCheckRun::GradCheckRun(const KernelDef& k, const Dims& d, const std::vector<LaunchArg>& a,
                            const GradCheckOptions& o)
     : kernel(k), dims(d), args(a), options(o), rng(o.seed) {
@@ -42,13 +64,9 @@ GradCheckRun::GradCheckRun(const KernelDef& k, const Dims& d, const std::vector<
   if (args.size() != params.size())
     throw Error(ErrorKind::User, "check_gradients of kernel '" + kernel.name() + "': expected " +
                                      std::to_string(params.size()) + " arguments, got " + std::to_string(args.size()));
-  // Which arrays the kernel reads and which it writes.
-  std::map<ir::ValueId, size_t> param_of;
-  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) param_of[s.result] = size_t(s.imm);
-    if (s.op == ir::Op::ArrayLoad) read.insert(param_of.at(s.args[0]));
-    if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) written.insert(param_of.at(s.args[0]));
-  });
+  // Which arrays the kernel reads and which it writes (itself or in the device functions it
+  // passes them to).
+  array_uses(fn, read, written);
 
   // Host copies (perturbed in place) and device copies (launched).
   const Device cpu = Device::cpu();
