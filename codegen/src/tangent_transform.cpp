@@ -16,6 +16,10 @@ namespace kjit::codegen {
 
 std::string tangent_name(const std::string& kernel_name) { return kernel_name + ".tangent"; }
 std::string tangent_module_name(const std::string& module) { return module + ".tangent"; }
+bool is_tangent_module(const std::string& module) {
+  const std::string suffix = ".tangent";
+  return module.size() > suffix.size() && module.compare(module.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include "kjit/ir/serializer.hpp"
 #include "kjit/kernel.hpp"
 #include "kjit/runtime/launch.hpp"
+#include "kjit/runtime/modules.hpp"
 
 namespace kjit {
 
@@ -74,14 +75,30 @@ void sync(TangentModule& t, const ModuleDef& primal) {
   t.primal_generation = generation;
 }
 
+/// The tangents of module `name`, in step with it (the caller holds the lock).
+TangentModule& synced(Tangents& all, const std::string& name) {
+  const ModuleDef& primal = module(name);
+  TangentModule& t = all.modules[name];
+  if (t.primal_generation != primal.generation()) sync(t, primal);
+  return t;
+}
+
 }  // namespace
+
+std::string make_tangent_module(const std::string& module_name) {
+  if (!Registry::get().find_module(module_name))
+    throw Error(ErrorKind::User, "make_tangent_module: no module named '" + module_name + "'");
+  Tangents& all = tangents();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  for (const auto& [name, entry] : synced(all, module_name).kernels)
+    if (entry.tangent) return codegen::tangent_module_name(module_name);
+  return "";
+}
 
 const KernelDef& tangent_of(const KernelDef& kernel) {
   Tangents& all = tangents();
   std::lock_guard<std::mutex> lock(all.mutex);
-  const ModuleDef& primal = module(kernel.module());
-  TangentModule& t = all.modules[kernel.module()];
-  if (t.primal_generation != primal.generation()) sync(t, primal);
+  TangentModule& t = synced(all, kernel.module());
   auto it = t.kernels.find(kernel.name());
   if (it == t.kernels.end())
     throw Error(ErrorKind::User, "tangent of kernel '" + kernel.name() + "': the kernel is not in its module '" +

@@ -14,6 +14,8 @@ namespace kjit::codegen {
 std::string tangent_name(const std::string& kernel_name);
 /// The module that holds the tangent kernels of module `module`: "springs" -> "springs.tangent".
 std::string tangent_module_name(const std::string& module);
+/// Whether `module` is the module of another module's tangent kernels.
+bool is_tangent_module(const std::string& module);
 
 /// The tangent kernel of `kernel` (traced, verified IR):
 ///
