@@ -100,6 +100,17 @@ KJIT_KERNEL(step, (Value<Params> p, Array<Body> bodies, Array<Body> out, Array<D
   energy[i] = 0.5 * b.mass() * dot(b.vel(), b.vel()) + b.mass() * b.pos().z();
 }
 
+/// The kinks at their ties: min, max, clamp, abs, one-vector min.
+KJIT_KERNEL(ties, (Array<Double> a, Array<Double> b, Array<Double> out)) {
+  Int i = tid();
+  Double x = a[i], y = b[i];
+  out[5 * i] = min(x, y);
+  out[5 * i + 1] = max(x, y);
+  out[5 * i + 2] = clamp(x, y, y + 1.0);
+  out[5 * i + 3] = abs(x - y);
+  out[5 * i + 4] = min(Vec3d(y, x, y));
+}
+
 KJIT_KERNEL(printing, (Array<Double> x, Array<Double> out)) {
   Int i = tid();
   Double v = x[i] * x[i];
@@ -222,6 +233,36 @@ TEST_CASE("structs: a struct value's tangent and struct arrays' tangents against
       CHECK(t[size_t(i)].pos[c] == doctest::Approx((plus.first[size_t(i)].pos[c] - minus.first[size_t(i)].pos[c]) / (2 * h)).epsilon(1e-6));
       CHECK(t[size_t(i)].vel[c] == doctest::Approx((plus.first[size_t(i)].vel[c] - minus.first[size_t(i)].vel[c]) / (2 * h)).epsilon(1e-6));
     }
+  }
+}
+
+TEST_CASE("ties and kinks follow the adjoint's conventions, and the dot product holds there") {
+  // a == b: min, max and clamp (at its lower limit) pass the first operand's (x's) tangent,
+  // abs at 0 passes none, the one-vector min the first extreme component's (y).
+  auto A = from_vector(std::vector<double>{0.5, -1.0}), B = from_vector(std::vector<double>{0.5, -1.0});
+  auto dA = from_vector(std::vector<double>{2.0, 3.0}), dB = from_vector(std::vector<double>{-7.0, 5.0});
+  auto out = zeros<double>({10}), dout = zeros<double>({10});
+  launch_tangent(fwd_features::ties, 2, {A, B, out}, {dA, dB, dout});
+  auto d = dout.to_vector<double>();
+  for (int i = 0; i < 2; ++i) {
+    const double dx = i ? 3.0 : 2.0, dy = i ? 5.0 : -7.0;
+    CHECK(d[size_t(5 * i)] == dx);
+    CHECK(d[size_t(5 * i + 1)] == dx);
+    CHECK(d[size_t(5 * i + 2)] == dx);
+    CHECK(d[size_t(5 * i + 3)] == 0.0);
+    CHECK(d[size_t(5 * i + 4)] == dy);
+  }
+  // The adjoint gives the same Jacobian at the ties: <J v, w> = <v, J^T w> for w = e_k.
+  auto w = std::vector<double>(10, 0.0);
+  for (int k = 0; k < 10; ++k) {
+    w.assign(10, 0.0);
+    w[size_t(k)] = 1.0;
+    auto ga = zeros<double>({2}), gb = zeros<double>({2});
+    launch(fwd_features::ties, 2, A, B, out);
+    launch_adjoint(fwd_features::ties, 2, {A, B, out}, {ga, gb, from_vector(w)});
+    auto x = ga.to_vector<double>(), y = gb.to_vector<double>();
+    INFO("output " << k);
+    CHECK(d[size_t(k)] == doctest::Approx(x[0] * 2.0 + x[1] * 3.0 + y[0] * -7.0 + y[1] * 5.0));
   }
 }
 
