@@ -2,6 +2,7 @@
 // their tangents).
 #include "kjit/runtime/gradcheck.hpp"
 
+#include "array_uses.hpp"
 #include "gradcheck_run.hpp"
 #include "kjit/ir/ir.hpp"
 #include "kjit/kernel.hpp"
@@ -33,28 +34,6 @@ void set_component(NdArray& a, int64_t i, int c, double v) {
 bool checkable(const ir::Type& element) {
   return (element.scalar == ir::Scalar::F32 || element.scalar == ir::Scalar::F64) && element.lanes() > 0;
 }
-
-namespace {
-/// The parameters `fn` reads and writes as arrays, through the device functions it calls too.
-void array_uses(const ir::Function& fn, std::set<size_t>& read, std::set<size_t>& written) {
-  std::map<ir::ValueId, size_t> param_of;
-  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) param_of[s.result] = size_t(s.imm);
-    auto note = [&](ir::ValueId array, std::set<size_t>& into) {
-      auto p = param_of.find(array);
-      if (p != param_of.end()) into.insert(p->second);
-    };
-    if (s.op == ir::Op::ArrayLoad) note(s.args[0], read);
-    if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) note(s.args[0], written);
-    if (s.op == ir::Op::CallFunc) {
-      std::set<size_t> r, w;
-      array_uses(*fn.callees.at(size_t(s.imm)), r, w);
-      for (size_t k : r) note(s.args.at(k), read);
-      for (size_t k : w) note(s.args.at(k), written);
-    }
-  });
-}
-}  // namespace
 
 GradCheckRun::GradCheckRun(const KernelDef& k, const Dims& d, const std::vector<LaunchArg>& a,
                            const GradCheckOptions& o)

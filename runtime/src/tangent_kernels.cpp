@@ -5,12 +5,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
+#include "array_uses.hpp"
 #include "kjit/codegen/tangent.hpp"
 #include "kjit/ir/serializer.hpp"
 #include "kjit/kernel.hpp"
 #include "kjit/runtime/launch.hpp"
 #include "kjit/runtime/modules.hpp"
+#include "tangent_kernels.hpp"
 
 namespace kjit {
 
@@ -21,13 +24,15 @@ struct TangentEntry {
   const KernelDef* primal = nullptr;
   std::string identity;  ///< the primal's serialised IR: a new kernel under an old name is rebuilt
   std::unique_ptr<KernelDef> tangent;
+  detail::TangentKernel info;  ///< the tangent and its uses of the tangent slots
   std::string error;
 };
 
-/// The tangents of one module's kernels, by kernel name.
+/// The tangents of one module's kernels, by kernel name (entries stay where they are while
+/// kept: launches hold their TangentKernel without the lock).
 struct TangentModule {
   uint64_t primal_generation = ~uint64_t(0);
-  std::map<std::string, TangentEntry> kernels;
+  std::map<std::string, std::unique_ptr<TangentEntry>> kernels;
 };
 
 struct Tangents {
@@ -43,30 +48,39 @@ Tangents& tangents() {
 /// Brings `t` up to date with the kernels and options of `primal`.
 void sync(TangentModule& t, const ModuleDef& primal) {
   const uint64_t generation = primal.generation();
-  std::map<std::string, TangentEntry> kept;
+  std::map<std::string, std::unique_ptr<TangentEntry>> kept;
   for (const KernelDef* k : primal.kernels()) {
-    TangentEntry e;
+    auto entry = std::make_unique<TangentEntry>();
+    TangentEntry& e = *entry;
     e.primal = k;
     try {
       e.identity = ir::serialize(k->ir());
     } catch (const Error& err) {  // a tracing error: this kernel has no tangent, the others do
       e.error = err.what();
-      kept[k->name()] = std::move(e);
+      kept[k->name()] = std::move(entry);
       continue;
     }
     auto old = t.kernels.find(k->name());
-    if (old != t.kernels.end() && old->second.primal == k && old->second.identity == e.identity) {
+    if (old != t.kernels.end() && old->second->primal == k && old->second->identity == e.identity) {
       kept[k->name()] = std::move(old->second);
       continue;
     }
     try {
       e.tangent = std::make_unique<KernelDef>(std::make_unique<ir::Function>(codegen::tangent_kernel(k->ir())),
                                               codegen::tangent_module_name(primal.name()));
+      std::set<size_t> read, written;
+      detail::array_uses(e.tangent->ir(), read, written);
+      const size_t n = k->params().size();
+      e.info.kernel = e.tangent.get();
+      for (size_t p = 0; p < n; ++p) {
+        e.info.reads.push_back(read.count(n + p) != 0);
+        e.info.writes.push_back(written.count(n + p) != 0);
+      }
     } catch (const Error& err) {
       if (err.kind() != ErrorKind::User) throw;
       e.error = err.what();
     }
-    kept[k->name()] = std::move(e);
+    kept[k->name()] = std::move(entry);
   }
   t.kernels = std::move(kept);  // the tangents of kernels no longer in the module go
   ModuleOptions options = primal.options();
@@ -91,20 +105,35 @@ std::string make_tangent_module(const std::string& module_name) {
   Tangents& all = tangents();
   std::lock_guard<std::mutex> lock(all.mutex);
   for (const auto& [name, entry] : synced(all, module_name).kernels)
-    if (entry.tangent) return codegen::tangent_module_name(module_name);
+    if (entry->tangent) return codegen::tangent_module_name(module_name);
   return "";
 }
 
-const KernelDef& tangent_of(const KernelDef& kernel) {
+const detail::TangentKernel& detail::tangent_kernel(const KernelDef& kernel) {
+  // The launch path takes no lock once a thread has seen the kernel's tangent: its entry stays
+  // while the module's generation does (a change syncs, which may replace it).
+  struct Seen {
+    const ModuleDef* module;
+    uint64_t generation;
+    const TangentKernel* info;
+  };
+  thread_local std::map<const KernelDef*, Seen> seen;
+  auto hit = seen.find(&kernel);
+  if (hit != seen.end() && hit->second.module->generation() == hit->second.generation) return *hit->second.info;
   Tangents& all = tangents();
   std::lock_guard<std::mutex> lock(all.mutex);
+  const ModuleDef& primal = module(kernel.module());
+  const uint64_t generation = primal.generation();
   TangentModule& t = synced(all, kernel.module());
   auto it = t.kernels.find(kernel.name());
   if (it == t.kernels.end())
     throw Error(ErrorKind::User, "tangent of kernel '" + kernel.name() + "': the kernel is not in its module '" +
                                      kernel.module() + "' (was it destroyed?)");
-  if (!it->second.tangent) throw Error(ErrorKind::User, it->second.error);  // names the kernel and the line
-  return *it->second.tangent;
+  if (!it->second->tangent) throw Error(ErrorKind::User, it->second->error);  // names the kernel and the line
+  seen[&kernel] = Seen{&primal, generation, &it->second->info};
+  return it->second->info;
 }
+
+const KernelDef& tangent_of(const KernelDef& kernel) { return *detail::tangent_kernel(kernel).kernel; }
 
 }  // namespace kjit

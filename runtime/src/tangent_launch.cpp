@@ -1,10 +1,15 @@
 // launch_tangent: the launch of a kernel's tangent kernel, with its arguments' tangents
-// checked against them and the absent ones made up (zeros, or the unread slot's argument).
+// checked against them and the absent ones made up: a view of zeros for a direction the
+// kernel reads, scratch memory for an output tangent nobody wants, the argument itself for a
+// slot the kernel never touches.
 #include <cstring>
+#include <map>
+#include <vector>
 
 #include "kjit/ir/ir.hpp"
 #include "kjit/kernel.hpp"
 #include "kjit/runtime/launch.hpp"
+#include "tangent_kernels.hpp"
 
 namespace kjit {
 
@@ -15,13 +20,37 @@ std::string where(const KernelDef& k, size_t i) {
          k.params()[i].name + "')";
 }
 
+/// Memory this thread lends to the tangent slots of its launches, per device: zeros that are
+/// only ever read, and scratch that receives tangents nobody reads. It only grows; the
+/// memory it outgrows stays allocated, since a launch on a CUDA stream may still use it.
+struct Lent {
+  NdArray zeros, scratch;
+  std::vector<NdArray> outgrown;
+};
+
+/// A view of `shape` elements of `element` in this thread's buffer `which` of `device`.
+NdArray lent(NdArray Lent::*which, const ir::Type& element, const Shape& shape, const Device& device) {
+  thread_local std::map<std::string, Lent> by_device;
+  Lent& l = by_device[device.name()];
+  NdArray& buffer = l.*which;
+  int64_t count = 1;
+  for (int64_t e : shape) count *= e;
+  const int64_t bytes = count * element.element_bytes();
+  if (!buffer.defined() || buffer.size() < bytes) {
+    if (buffer.defined()) l.outgrown.push_back(buffer);
+    const int64_t grown = std::max<int64_t>(bytes, buffer.defined() ? 2 * buffer.size() : 0);
+    buffer = NdArray::zeros(ir::Type::scalar_of(ir::Scalar::U8), {std::max<int64_t>(grown, 1)}, device);
+  }
+  return NdArray::view(buffer.data(), element, shape, device);
+}
+
 /// The tangent slot of parameter `i` for the tangent kernel's launch.
-LaunchArg tangent_slot(const KernelDef& kernel, size_t i, const LaunchArg& arg, const LaunchArg& tangent,
-                       const LaunchOptions& options) {
-  const ir::Type& t = kernel.params()[i].type;
-  if (!t.is_differentiable()) return arg;  // never read: the argument itself fills the slot
+LaunchArg tangent_slot(const KernelDef& kernel, const detail::TangentKernel& t, size_t i, const LaunchArg& arg,
+                       const LaunchArg& tangent, const LaunchOptions& options) {
+  const ir::Type& type = kernel.params()[i].type;
+  if (!type.is_differentiable()) return arg;  // never read: the argument itself fills the slot
   if (!tangent.absent()) {
-    if (t.is_array()) {
+    if (type.is_array()) {
       if (!tangent.is_array())
         throw Error(ErrorKind::User, where(kernel, i) + " must be an array of the argument's shape");
       if (arg.is_array() && !tangent.array().same_shape(arg.array()))
@@ -29,13 +58,17 @@ LaunchArg tangent_slot(const KernelDef& kernel, size_t i, const LaunchArg& arg, 
     }
     return tangent;  // the launch checks its type like any argument's
   }
-  if (t.is_array()) {
+  if (type.is_array()) {
     if (!arg.is_array()) return arg;  // the launch names the missing argument
-    Device device = options.device ? *options.device : arg.array().device();
-    return NdArray::zeros(t.element(), arg.array().shape(), device);
+    const bool reads = t.reads[i], writes = t.writes[i];
+    if (!reads && !writes) return arg;  // never touched
+    const Device device = options.device ? *options.device : arg.array().device();
+    const Shape shape = arg.array().shape();
+    if (reads && writes) return NdArray::zeros(type.element(), shape, device);  // in place: its own zeros
+    return lent(reads ? &Lent::zeros : &Lent::scratch, type.element(), shape, device);
   }
   unsigned char zero[sizeof(double) * 36] = {};
-  return LaunchArg::from_bytes(t, zero);
+  return LaunchArg::from_bytes(type, zero);
 }
 
 }  // namespace
@@ -50,10 +83,11 @@ void launch_tangent(const KernelDef& kernel, const Dims& dims, const std::vector
   if (args.size() != params.size())
     throw Error(ErrorKind::User, "launch_tangent of kernel '" + kernel.name() + "': expected " +
                                      std::to_string(params.size()) + " arguments, got " + std::to_string(args.size()));
-  const KernelDef& tangent = tangent_of(kernel);
+  const detail::TangentKernel& t = detail::tangent_kernel(kernel);
   std::vector<LaunchArg> all = args;
-  for (size_t i = 0; i < params.size(); ++i) all.push_back(tangent_slot(kernel, i, args[i], tangents[i], options));
-  launch(tangent, dims, all, options);
+  all.reserve(2 * params.size());
+  for (size_t i = 0; i < params.size(); ++i) all.push_back(tangent_slot(kernel, t, i, args[i], tangents[i], options));
+  launch(*t.kernel, dims, all, options);
 }
 
 }  // namespace kjit

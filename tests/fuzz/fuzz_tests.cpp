@@ -99,6 +99,32 @@ TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program a
   CHECK(src.find("inline const auto fz_wrong_g") != std::string::npos);
 }
 
+TEST_CASE("the tester reports a wrong tangent (.jvp), and shrinks the program around it") {
+  fuzz::TempCache cache;
+  fuzz::CheckOptions o;
+  o.nvrtc = false;
+  o.opt_level = 1;
+  fuzz::Program p = fuzz::generate(11, fuzz::known_safe_options());
+  p.seed = 900002;
+  fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
+  call.i0 = 7;  // fz_wrong_t: d(x * x) given as x dx
+  call.a.push_back(load_a());
+  p.body.push_back(store_out(call));
+  std::function<void(std::vector<fuzz::Stmt>&)> drop = [&](std::vector<fuzz::Stmt>& b) {
+    b.erase(std::remove_if(b.begin(), b.end(), [](const fuzz::Stmt& s) { return s.k == fuzz::Stmt::Return; }), b.end());
+    for (fuzz::Stmt& s : b) { drop(s.body); drop(s.els); }
+  };
+  drop(p.body);
+  std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest_tangent", o);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].outcome == fuzz::Outcome::Failure);
+  CHECK(r[0].kind == "tangent");
+  CHECK(r[0].detail.find("kjit tangent") != std::string::npos);
+  fuzz::Program small = fuzz::shrink(p, "tangent", o);
+  CHECK(fuzz::program_size(small) <= 2);
+  CHECK(fuzz::to_dsl_source(small, "repro").find("fz_wrong_t(") != std::string::npos);
+}
+
 // F1 of FINDINGS.md, as the shrinker printed it: a jump in one loop of a kernel with a nested
 // loop elsewhere (and a Return after a nested loop) broke jump lowering.
 namespace fuzz_f1 {

@@ -101,8 +101,9 @@ const KernelDef& tangent_of(const Kernel<P...>& kernel) { return tangent_of(kern
 /// Runs the tangent kernel of `kernel`: `args` as in the forward launch, `tangents` one per
 /// parameter: the direction for an input (an array of the array's shape, a value of the
 /// value's type), the array that receives the tangent of an output, or `{}` (a zero
-/// direction, an output tangent not wanted, or a non-differentiable parameter; each absent
-/// differentiable array costs a zeroed array of its shape for the launch). The launch does
+/// direction, an output tangent not wanted, or a non-differentiable parameter: kjit lends the
+/// launch zeros, or scratch memory, that the calling thread keeps for its tangent launches).
+/// The launch does
 /// what `launch` does (it writes the outputs) and writes the tangent of every value stored
 /// into an output array's tangent; `atomic_add` adds the tangents of its operands to what the
 /// output's tangent array holds (pass the tangent of the output's initial contents, zeros for
