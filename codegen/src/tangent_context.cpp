@@ -2,6 +2,7 @@
 // components and TangentCall statements.
 #include <cstring>
 
+#include "ir_builder.hpp"
 #include "kjit/error.hpp"
 #include "tangent_rules.hpp"
 
@@ -19,16 +20,7 @@ TangentContext::TangentContext(ir::Function& fn, ir::Block& out, const ir::Stmt&
 
 ir::ValueId TangentContext::emit(ir::Op op, const ir::Type& t, std::vector<ir::ValueId> args, int64_t imm,
                                  uint64_t bits) {
-  ir::Stmt s;
-  s.op = op;
-  s.type = t;
-  s.args = std::move(args);
-  s.imm = imm;
-  s.bits = bits;
-  s.loc = call_.loc;
-  s.result = fn_.new_value(t);
-  out_.stmts.push_back(std::move(s));
-  return out_.stmts.back().result;
+  return IrBuilder(fn_).add(out_, op, t, std::move(args), imm, call_.loc, bits);
 }
 
 ir::ValueId TangentContext::call(ir::Builtin b, std::vector<ir::ValueId> args) {

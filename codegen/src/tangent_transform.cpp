@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "builtin_codegen.hpp"
+#include "ir_builder.hpp"
 #include "kjit/codegen/tangent.hpp"
 #include "kjit/dsl/results.hpp"
 #include "kjit/error.hpp"
@@ -151,17 +152,8 @@ class TangentTransform {
 
   // ----- emission --------------------------------------------------------------------------
   ir::ValueId emit(ir::Block& out, ir::Op op, const ir::Type& t, std::vector<ir::ValueId> args, int64_t imm,
-                   const ir::SourceLoc& loc, uint64_t bits = 0) {
-    ir::Stmt s;
-    s.op = op;
-    s.type = t;
-    s.args = std::move(args);
-    s.imm = imm;
-    s.bits = bits;
-    s.loc = loc;
-    if (!t.is_void()) s.result = out_.new_value(t);
-    out.stmts.push_back(std::move(s));
-    return out.stmts.back().result;
+                   const ir::SourceLoc& loc) {
+    return IrBuilder(out_).add(out, op, t, std::move(args), imm, loc);
   }
 
   ir::ValueId zero(ir::Block& out, const ir::Type& t, const ir::SourceLoc& loc) {
@@ -187,19 +179,8 @@ class TangentTransform {
 
   /// A copy of control flow statement `s` whose regions are transformed.
   void control(const ir::Stmt& s, ir::Block& out) {
-    ir::Stmt copy;
-    copy.op = s.op;
-    copy.type = s.type;
-    copy.args = s.args;
-    copy.imm = s.imm;
-    copy.bits = s.bits;
-    copy.loc = s.loc;
-    copy.regions.resize(s.regions.size());
-    for (size_t r = 0; r < s.regions.size(); ++r) {
-      copy.regions[r].args = s.regions[r].args;
-      copy.regions[r].yield = s.regions[r].yield;
-      block(s.regions[r], copy.regions[r]);
-    }
+    ir::Stmt copy = IrBuilder::shell(s);
+    for (size_t r = 0; r < s.regions.size(); ++r) block(s.regions[r], copy.regions[r]);
     out.stmts.push_back(std::move(copy));
   }
 

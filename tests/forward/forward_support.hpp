@@ -1,27 +1,19 @@
-// Helpers the forward-mode suites share: seeded random inputs and "the forward-mode checks
-// of check_gradients passed, for these many inputs".
+// Helpers the forward-mode suites share: the autodiff suites' seeded inputs, and "the
+// forward-mode checks of check_gradients passed, for these many inputs".
 #pragma once
 
 #include <doctest/doctest.h>
 
-#include <random>
 #include <set>
 #include <string>
-#include <vector>
 
+#include "gradient_support.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/gradcheck.hpp"
 
 namespace forward_support {
 
-/// `n` values uniform in [lo, hi), the same for the same seed.
-inline std::vector<double> random_values(int n, double lo, double hi, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = u(rng);
-  return v;
-}
+using autodiff_support::random_values;
 
 /// The report passed, the kernel has a tangent, `inputs` inputs had their tangents checked,
 /// each array input also against the adjoint, and every check compared something.

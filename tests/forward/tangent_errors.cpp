@@ -2,11 +2,11 @@
 // kernel, the line and what to do, never a crash or a wrong tangent.
 #include <doctest/doctest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "forward_support.hpp"
+#include "user_error.hpp"
 
 namespace fwd_errors {
 KJIT_MODULE(forward_errors)
@@ -29,19 +29,7 @@ KJIT_KERNEL(plain, (Array<Double> x, Double s, Array<Double> out)) { out[tid()] 
 }  // namespace fwd_errors
 
 using namespace kjit;
-
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::User);
-    return e.what();
-  }
-  FAIL("no error");
-  return "";
-}
-}  // namespace
+using kjit::test::error_of;
 
 TEST_CASE("atomic_min / atomic_max / atomic_exch of floats and used atomic results are refused, naming the line") {
   auto X = from_vector(std::vector<double>{1, 2, 3}), A = zeros<double>({1});

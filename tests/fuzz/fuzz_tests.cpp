@@ -60,6 +60,14 @@ fuzz::Expr load_a() {
   e.a.push_back(tid);
   return e;
 }
+/// Removes the statements `drop` picks from `b` and every block inside it.
+void drop_stmts(std::vector<fuzz::Stmt>& b, const std::function<bool(const fuzz::Stmt&)>& drop) {
+  b.erase(std::remove_if(b.begin(), b.end(), drop), b.end());
+  for (fuzz::Stmt& s : b) {
+    drop_stmts(s.body, drop);
+    drop_stmts(s.els, drop);
+  }
+}
 fuzz::Stmt store_out(fuzz::Expr value) {
   fuzz::Stmt s;
   s.k = fuzz::Stmt::StoreOut;
@@ -79,13 +87,7 @@ TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program a
   fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
   call.i0 = 6;
   call.a.push_back(load_a());
-  std::function<void(std::vector<fuzz::Stmt>&)> drop = [&](std::vector<fuzz::Stmt>& b) {
-    b.erase(std::remove_if(b.begin(), b.end(), [](const fuzz::Stmt& s) {
-              return s.k == fuzz::Stmt::StoreOut || s.k == fuzz::Stmt::Return;
-            }), b.end());
-    for (fuzz::Stmt& s : b) { drop(s.body); drop(s.els); }
-  };
-  drop(p.body);
+  drop_stmts(p.body, [](const fuzz::Stmt& s) { return s.k == fuzz::Stmt::StoreOut || s.k == fuzz::Stmt::Return; });
   p.body.push_back(store_out(call));
   std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest", o);
   REQUIRE(r.size() == 1);
@@ -109,12 +111,8 @@ TEST_CASE("the tester reports a wrong tangent (.jvp), and shrinks the program ar
   fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
   call.i0 = 7;  // fz_wrong_t: d(x * x) given as x dx
   call.a.push_back(load_a());
+  drop_stmts(p.body, [](const fuzz::Stmt& s) { return s.k == fuzz::Stmt::Return; });
   p.body.push_back(store_out(call));
-  std::function<void(std::vector<fuzz::Stmt>&)> drop = [&](std::vector<fuzz::Stmt>& b) {
-    b.erase(std::remove_if(b.begin(), b.end(), [](const fuzz::Stmt& s) { return s.k == fuzz::Stmt::Return; }), b.end());
-    for (fuzz::Stmt& s : b) { drop(s.body); drop(s.els); }
-  };
-  drop(p.body);
   std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest_tangent", o);
   REQUIRE(r.size() == 1);
   CHECK(r[0].outcome == fuzz::Outcome::Failure);
