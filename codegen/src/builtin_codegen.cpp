@@ -204,7 +204,7 @@ constexpr bool adjoints_match_table() {
 static_assert(adjoints_match_table(), "a builtin is differentiable exactly when it has an adjoint rule");
 constexpr bool tangents_match_table() {
   for (size_t i = 0; i < std::size(kTable); ++i)
-    if (kDifferentiable[i] != (kTable[i].tangent != nullptr)) return false;
+    if (kDifferentiable[i] != kTable[i].tangent.set) return false;
   return true;
 }
 // The same for forward mode: a differentiable builtin without a tangent rule would give the

@@ -5,6 +5,7 @@
 // the prelude evaluates (a dual-number evaluation of the builtin, or a prelude function).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "kjit/ir/ir.hpp"
@@ -65,8 +66,16 @@ class TangentContext {
 };
 
 /// A builtin's tangent rule: appends the IR of the tangent of `ctx.call()` and returns it
-/// (kNoValue: exactly zero).
-using TangentRule = ir::ValueId (*)(TangentContext& ctx);
+/// (kNoValue: exactly zero). `set` says, at compile time, whether there is one (the address
+/// of a function is not a constant to every compiler: GCC's sanitizer builds cannot compare
+/// it with null in a static_assert).
+struct TangentRule {
+  using Fn = ir::ValueId (*)(TangentContext& ctx);
+  constexpr TangentRule(Fn f) : fn(f), set(true) {}
+  constexpr TangentRule(std::nullptr_t) : fn(nullptr), set(false) {}
+  Fn fn;
+  bool set;
+};
 
 /// The rules the builtin table (builtin_codegen.cpp) names. Several builtins share one:
 /// `linear` (the call on the tangents), `bilinear` (f(da, b) + f(a, db)), `tangent_call`.

@@ -290,11 +290,11 @@ class TangentTransform {
 
   void call(const ir::Stmt& s, ir::Block& out) {
     const BuiltinCodegen& g = builtin_codegen(s.builtin());
-    KJIT_CHECK(g.tangent, std::string("no tangent rule for ") + ir::builtin_info(s.builtin()).name);
+    KJIT_CHECK(g.tangent.set, std::string("no tangent rule for ") + ir::builtin_info(s.builtin()).name);
     std::vector<ir::ValueId> tangents;
     for (ir::ValueId a : s.args) tangents.push_back(t(a));
     TangentContext ctx(out_, out, s, tangents);
-    tan_[s.result] = g.tangent(ctx);
+    tan_[s.result] = g.tangent.fn(ctx);
   }
 
   void atomic(const ir::Stmt& s, ir::Block& out) {

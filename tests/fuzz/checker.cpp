@@ -69,7 +69,7 @@ std::vector<kjit::LaunchArg> adjoint_args(const std::vector<RefArg>& init, const
 
 /// Runs one traced program on cpu and checks it. `solo`: the program has its own module, so
 /// a build error is its own.
-ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, bool solo) {
+ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, bool solo, bool tangents) {
   ProgramResult r;
   r.seed = prog.seed;
   const kjit::ir::Function& fn = def.ir();
@@ -138,7 +138,8 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
 
   // kjit tangents (forward mode): against finite differences along directions now, against
   // the adjoint once it has run.
-  TangentCheck tangent = check_tangent(prog, def, fn, init, scale);
+  TangentCheck tangent;
+  if (tangents) tangent = check_tangent(prog, def, fn, init, scale);
   r.tangent_components = tangent.components;
   r.tangent_nonsmooth = tangent.nonsmooth;
   r.tangent_refused = tangent.refused;
@@ -345,7 +346,7 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
       if (o.verbose) std::fprintf(stderr, "nvrtc %s: %.2f s\n", module.c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       if (a.image.size() < 16) throw std::runtime_error("NVRTC returned an empty image");
       // The tangent kernels of the module (those forward mode refuses are left out) too.
-      const std::string tangents = kjit::make_tangent_module(module);
+      const std::string tangents = o.tangents ? kjit::make_tangent_module(module) : "";
       if (!tangents.empty()) {
         kjit::compiler::ModuleSource ts = kjit::module_compile_input(tangents).source;
         kjit::compiler::Artifact ta = kjit::compiler::build_module(ts, kjit::compiler::Target::parse(getenv("FZ_TARGET") ? getenv("FZ_TARGET") : "sm_90"), fast);
@@ -364,7 +365,7 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
   for (size_t k = 0; k < live.size(); ++k) {
     size_t i = live[k];
     try {
-      results[i] = check_program(programs[i], regs[i]->def(), solo);
+      results[i] = check_program(programs[i], regs[i]->def(), solo, o.tangents);
     } catch (const ModuleFailure& f) {
       for (size_t q = k; q < live.size(); ++q) { regs[live[q]].reset(); redo->push_back(live[q]); }
       *why = f.what();

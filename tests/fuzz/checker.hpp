@@ -41,6 +41,7 @@ struct CheckOptions {
   bool shrink = true;    ///< shrink failures and print them as DSL source
   int jobs = 1;          ///< batches checked at once
   bool verbose = false;
+  bool tangents = true;  ///< forward mode too: tangents, dot products, NVRTC of the tangent modules
   int opt_level = 3;     ///< the host compile's -O level (ModuleOptions::opt_level)
   /// Threads per launch (and elements per array) instead of the generator's few; 16 or more
   /// run the cpu's lane functions (blocks of 16 threads under masks) beside the tail.
