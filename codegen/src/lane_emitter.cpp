@@ -104,7 +104,7 @@ class LaneEmitter {
         case ir::Op::ArrayStore: case ir::Op::Print:
           break;
         case ir::Op::Call: case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract:
-        case ir::Op::Insert: case ir::Op::ArrayShape:
+        case ir::Op::Insert: case ir::Op::ArrayShape: case ir::Op::TangentCall:
           if (s.result != ir::kNoValue && any_varying(s.args)) changed |= set(varying_, s.result);
           break;
         case ir::Op::LoadVar:
@@ -169,7 +169,7 @@ class LaneEmitter {
         return !s.type.is_void() && !varying(s.result);
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
       case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
-      case ir::Op::LoadVar: case ir::Op::ArrayLoad: case ir::Op::ArrayShape:
+      case ir::Op::LoadVar: case ir::Op::ArrayLoad: case ir::Op::ArrayShape: case ir::Op::TangentCall:
         return !varying(s.result);
       case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
       case ir::Op::Continue: case ir::Op::Return:
@@ -236,7 +236,7 @@ class LaneEmitter {
           case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
           case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
           case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar: case ir::Op::ArrayLoad:
-          case ir::Op::ArrayStore: case ir::Op::ArrayShape:
+          case ir::Op::ArrayStore: case ir::Op::ArrayShape: case ir::Op::TangentCall:
             break;
           case ir::Op::ArrayAtomic: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
           case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print: case ir::Op::CallFunc:
@@ -295,6 +295,7 @@ class LaneEmitter {
       case ir::Op::Cast: case ir::Op::Construct: case ir::Op::DeclVar: case ir::Op::LoadVar:
       case ir::Op::StoreVar: case ir::Op::ArrayShape: case ir::Op::If: case ir::Op::For:
       case ir::Op::While: case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
+      case ir::Op::TangentCall:
         return false;
     }
     return false;
@@ -459,6 +460,7 @@ class LaneEmitter {
         break;
       case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
       case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::ArrayShape:
+      case ir::Op::TangentCall:
         value(ex_.expr(s));
         break;
       case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::If: case ir::Op::For: case ir::Op::While:
@@ -550,7 +552,7 @@ class LaneEmitter {
       case ir::Op::Insert: case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar:
       case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::ArrayShape:
       case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
-      case ir::Op::CallFunc:
+      case ir::Op::CallFunc: case ir::Op::TangentCall:
         KJIT_CHECK(false, std::string("lane codegen: ") + ir::op_name(s.op) + " is not control flow");
         break;
     }
