@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _library
+from . import _forward, _library
 from ._compat import typed_as, typed_like, vary_together
 from ._options import ModulePreloadMode, option, preload
 from ._signature import (Layout, Param, Signature, array_dims, check_array, is_traced, kernel_signature,
@@ -43,6 +43,8 @@ class KernelFunction:
         self.has_side_effect = has_side_effect
         self.block_dim = block_dim
         self._vjp_cache: dict[Any, Any] = {}
+        #: Why jax.jvp cannot differentiate this kernel (it is then a custom_vjp), or "".
+        self.forward_mode_error = ""
         self._lock = threading.Lock()
         if enable_backward:
             _check_differentiable(sig, layout)
@@ -71,14 +73,25 @@ class KernelFunction:
         return call.finish(self._differentiable(call)(*operands))
 
     def _differentiable(self, call: "_Call") -> Any:
-        """The custom_vjp function for this call's static configuration (cached)."""
+        """The differentiable function for this call's static configuration (cached): a
+        custom_jvp over the tangent kernel (forward and reverse mode, second order), or, for
+        kernels forward mode cannot take (in/out arrays, a refused tangent), the custom_vjp."""
         key = (call.static_key, call.launch_key, call.out_key, call.vmap_method)
         with self._lock:
             fn = self._vjp_cache.get(key)
             if fn is None:
-                fn = _make_vjp(self, call)
+                tsig, self.forward_mode_error = self._tangent_signature()
+                fn = _forward.make_jvp(self, call, tsig) if tsig is not None else _make_vjp(self, call)
                 self._vjp_cache[key] = fn
         return fn
+
+    def _tangent_signature(self) -> tuple[Any, str]:
+        """The tangent kernel's signature, or None and why this kernel has no forward mode."""
+        if self.layout.in_out:
+            return None, (f"kernel '{self.name}' has in/out arguments "
+                          f"({', '.join(p.name for p in self.layout.in_out)}), which forward mode from JAX does not "
+                          "take: it is differentiated in reverse mode only (jax.custom_vjp)")
+        return _forward.tangent_signature(self.name)
 
 
 class _Call:
