@@ -1,5 +1,7 @@
 """jax_kernel: a kjit kernel as a JAX function through the kjit_launch FFI target, with
-optional reverse-mode differentiation through the kjit_adjoint target (jax.custom_vjp).
+optional differentiation: forward and reverse mode through the tangent kernel and the
+kjit_adjoint target (jax.custom_jvp, _forward.py), or reverse mode only (jax.custom_vjp) for
+kernels forward mode does not take.
 
 A call's operands are its input arrays, then its traced values (value parameters given JAX
 values, which travel as buffers: ``kjit_traced`` names them); static values are attributes.
@@ -28,7 +30,7 @@ Dims = int | Sequence[int]
 class KernelFunction:
     """A kjit kernel callable from JAX: ``f(*inputs)`` returns the outputs (one array when
     ``num_outputs == 1``, else a list) and works under jit, vmap, shard_map and, with
-    ``enable_backward``, grad."""
+    ``enable_backward``, grad, jvp and hessian."""
 
     def __init__(self, sig: Signature, layout: Layout, vmap_method: str | None, launch_dims: Dims | None,
                  output_dims: Dims | Mapping[str, Dims] | None, preload_mode: ModulePreloadMode,
@@ -278,7 +280,9 @@ def jax_kernel(name: str, num_outputs: int = 1, vmap_method: str | None = "broad
         in_out_argnames: arrays that are inputs and outputs (XLA aliases the buffers).
         module_preload_mode: where to build and load the module before XLA runs (a
             ModulePreloadMode, its value or its name).
-        enable_backward: differentiable with jax.grad / jax.vjp through the kernel's adjoint.
+        enable_backward: differentiable with jax.grad / vjp / jacrev (the kernel's adjoint),
+            jax.jvp / jacfwd (its tangent kernel) and jax.hessian (docs/JAX.md); kernels
+            with in/out arrays are reverse mode only.
         has_side_effect: keep the call even when its outputs are unused.
         block_dim: CUDA threads per block, 1..1024 (default: the module's).
 
