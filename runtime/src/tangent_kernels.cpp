@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string_view>
 
 #include "array_uses.hpp"
 #include "kjit/codegen/tangent.hpp"
@@ -135,5 +136,15 @@ const detail::TangentKernel& detail::tangent_kernel(const KernelDef& kernel) {
 }
 
 const KernelDef& tangent_of(const KernelDef& kernel) { return *detail::tangent_kernel(kernel).kernel; }
+
+const KernelDef* find_kernel_or_tangent(std::string_view name) {
+  // The primal first: a registered tangent kernel may be one its module's next sync replaces,
+  // and tangent_of syncs.
+  const std::string_view suffix = ".tangent";
+  if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+    if (const KernelDef* primal = find_kernel_or_tangent(name.substr(0, name.size() - suffix.size())))
+      return &tangent_of(*primal);
+  return Registry::get().find_kernel(name);
+}
 
 }  // namespace kjit

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "kjit/dsl/kernel_handle.hpp"  // Kernel<P...>; KernelDef's members are in kjit/kernel.hpp
@@ -97,6 +98,14 @@ void launch_adjoint(const KernelDef& kernel, const Dims& dims, const std::vector
 const KernelDef& tangent_of(const KernelDef& kernel);
 template <class... P>
 const KernelDef& tangent_of(const Kernel<P...>& kernel) { return tangent_of(kernel.def()); }
+
+/// The kernel named `name`, for callers that know kernels by name only (the FFI handlers,
+/// from the names the JAX shim sends): "<kernel>.tangent" is tangent_of the kernel named
+/// "<kernel>" (recursively: "<kernel>.tangent.tangent" is forward over forward), made on first
+/// use, so a tangent kernel is found before anything in the process has asked for it; any
+/// other name is Registry::find_kernel's. nullptr when there is no such kernel; tangent_of's
+/// User error when forward mode refuses the kernel.
+const KernelDef* find_kernel_or_tangent(std::string_view name);
 
 /// Runs the tangent kernel of `kernel`: `args` as in the forward launch, `tangents` one per
 /// parameter: the direction for an input (an array of the array's shape, a value of the
