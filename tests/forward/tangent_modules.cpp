@@ -62,6 +62,15 @@ TEST_CASE("tangent kernels by name, as the FFI finds kernels: made on first use,
   REQUIRE(tt);
   CHECK(tt == &tangent_of(*t));
   CHECK(tt->params().size() == 12);
+  // Forward over forward asked first, when not even the first tangent exists.
+  auto k2 = make_kernel<dsl::Array<double>, dsl::Array<double>>(
+      "fwd_byname::cube", "forward_by_name_2", {"x", "out"},
+      [](dsl::Array<double> x, dsl::Array<double> out) { out[dsl::tid()] = x[dsl::tid()] * x[dsl::tid()] * x[dsl::tid()]; });
+  CHECK(Registry::get().find_kernel("fwd_byname::cube.tangent") == nullptr);
+  const KernelDef* tt2 = find_kernel_or_tangent("fwd_byname::cube.tangent.tangent");
+  REQUIRE(tt2);
+  CHECK(tt2 == &tangent_of(tangent_of(k2)));
+  CHECK(tt2->params().size() == 8);
   for (const char* missing : {"fwd_byname::nope", "fwd_byname::nope.tangent", ".tangent", "fwd_byname::square.tan"})
     CHECK_MESSAGE(find_kernel_or_tangent(missing) == nullptr, missing);
   CHECK(error_of([] { find_kernel_or_tangent("fwd_errors::maximum.tangent"); }).find("atomic_max on array 'hi'") !=
