@@ -73,7 +73,7 @@ template <class T> KJ_FUNC bool adj_nonzero(const T& x) { return !(x == T(0)); }
 /// GCC little). CUDA always runs it and puts back what a zero adjoint added, the same bits
 /// without a branch: NVVM's time grew with the square of the number of these branches.
 /// (C++11: modules may be compiled with any -std kjit accepts.)
-#if KJ_CUDA
+#if KJ_CUDA || defined(KJ_STRONG_ZERO_SELECT)  // (CUDA's variant on the cpu: ctest *strong_zero_select)
 #define KJ_SZ_IF(a)
 #define KJ_SZ_NZ(a) const bool kj_nz = kj::adj_nonzero(a);
 #define KJ_SZ_SAVE(saved, acc) const auto saved = acc;
