@@ -24,6 +24,18 @@ long allocations_in(F&& f) {
   return kjit::test::stop_counting_allocations();
 }
 
+/// Calls the cpu launch and adjoint handlers on `forward` and `adjoint` once (which prepares the
+/// kernel and may allocate), then again: those calls succeed and allocate nothing.
+void expect_handlers_allocate_nothing(FrameBuilder& forward, FrameBuilder& adjoint) {
+  REQUIRE(kjit::test::call(&kjit_xla_launch_cpu, forward.frame()).ok);
+  REQUIRE(kjit::test::call(&kjit_xla_adjoint_cpu, adjoint.frame()).ok);
+  xla::Error* errors[2] = {};
+  CHECK(allocations_in([&] { errors[0] = kjit_xla_launch_cpu(forward.frame()); }) == 0);
+  CHECK(allocations_in([&] { errors[1] = kjit_xla_adjoint_cpu(adjoint.frame()); }) == 0);
+  CHECK(errors[0] == nullptr);
+  CHECK(errors[1] == nullptr);
+}
+
 }  // namespace
 
 TEST_CASE("decoding a forward and an adjoint call allocates nothing once the kernel is known") {
@@ -46,13 +58,7 @@ TEST_CASE("decoding a forward and an adjoint call allocates nothing once the ker
   CHECK(plan->fill_count == 2);  // dx and dy are zeroed before the launch
 
   // The whole cpu handlers too: decode, zero the gradients, dispatch on the pool.
-  REQUIRE(kjit::test::call(&kjit_xla_launch_cpu, f.frame()).ok);
-  REQUIRE(kjit::test::call(&kjit_xla_adjoint_cpu, a.frame()).ok);
-  xla::Error* errors[2] = {};
-  CHECK(allocations_in([&] { errors[0] = kjit_xla_launch_cpu(f.frame()); }) == 0);
-  CHECK(allocations_in([&] { errors[1] = kjit_xla_adjoint_cpu(a.frame()); }) == 0);
-  CHECK(errors[0] == nullptr);
-  CHECK(errors[1] == nullptr);
+  expect_handlers_allocate_nothing(f, a);
   CHECK(out[5] == 4.f);
   CHECK(dx[5] == 2.f);
 }
@@ -70,13 +76,7 @@ TEST_CASE("a traced value and its gradient's partial sums allocate nothing after
   b.arg(xla::kF32, {n}, g.data()).arg(xla::kF32, {}, &a);
   b.ret(xla::kF32, {n}, dx.data()).ret(xla::kF32, {n}, dy.data()).ret(xla::kF32, {}, &da);
   b.attr_string("kjit_kernel", "demo::saxpy").attr_array<int64_t>("kjit_traced", xla::kS64, {2});
-  REQUIRE(kjit::test::call(&kjit_xla_launch_cpu, f.frame()).ok);
-  REQUIRE(kjit::test::call(&kjit_xla_adjoint_cpu, b.frame()).ok);
-  xla::Error* errors[2] = {};
-  CHECK(allocations_in([&] { errors[0] = kjit_xla_launch_cpu(f.frame()); }) == 0);
-  CHECK(allocations_in([&] { errors[1] = kjit_xla_adjoint_cpu(b.frame()); }) == 0);
-  CHECK(errors[0] == nullptr);
-  CHECK(errors[1] == nullptr);
+  expect_handlers_allocate_nothing(f, b);
   CHECK(out[5] == 4.f);
   CHECK(da == 0.5f * n);
 }
