@@ -16,7 +16,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _common import kj, load_libraries  # noqa: E402
+from _common import central, decay_jnp, kj, load_libraries  # noqa: E402
 
 load_libraries()
 
@@ -36,20 +36,6 @@ def iterate_ref(x, c, n):
     for _ in range(n):
         y = y * c + jnp.sin(y)
     return y
-
-
-def decay_ref(x, k, n):
-    y = x
-    for _ in range(n):
-        y = y * k + jnp.sin(y)
-    return jnp.where(y > 0, y, y * k)
-
-
-def central(f, a, h):
-    """Richardson-extrapolated central difference of scalar f at a."""
-    d1 = (f(a + h) - f(a - h)) / (2 * h)
-    d2 = (f(a + h / 2) - f(a - h / 2)) / h
-    return (4 * d2 - d1) / 3
 
 
 def close(test, got, want, rtol=RTOL, atol=1e-12, msg=""):
@@ -152,15 +138,15 @@ class ForwardModeTests(unittest.TestCase):
         x = jnp.sin(jnp.arange(37, dtype=jnp.float64))
         # k static (a Python float: an attribute, its tangent zero), n static.
         f = lambda x: self.decay(x, 0.9, 3)  # noqa: E731
-        r = lambda x: decay_ref(x, 0.9, 3)  # noqa: E731
+        r = lambda x: decay_jnp(x, 0.9, 3)  # noqa: E731
         close(self, jax.jvp(f, (x,), (jnp.cos(x),)), jax.jvp(r, (x,), (jnp.cos(x),)))
         # k traced, n static; then both traced (n an integer: no tangent).
         g = jax.jvp(lambda x, k: self.decay(x, k, 3), (x, jnp.float64(0.9)), (jnp.cos(x), jnp.float64(0.5)))
-        close(self, g, jax.jvp(lambda x, k: decay_ref(x, k, 3), (x, jnp.float64(0.9)), (jnp.cos(x), jnp.float64(0.5))))
+        close(self, g, jax.jvp(lambda x, k: decay_jnp(x, k, 3), (x, jnp.float64(0.9)), (jnp.cos(x), jnp.float64(0.5))))
         h = jax.jit(lambda x, k, n: jax.jvp(lambda x, k: self.decay(x, k, n), (x, k), (jnp.cos(x), jnp.float64(0.5))))
         close(self, h(x, jnp.float64(0.9), jnp.int32(3)), g)
         gk = jax.grad(lambda k, n: jnp.sum(self.decay(x, k, n)))(jnp.float64(0.9), jnp.int32(3))
-        close(self, gk, jax.grad(lambda k: jnp.sum(decay_ref(x, k, 3)))(jnp.float64(0.9)))
+        close(self, gk, jax.grad(lambda k: jnp.sum(decay_jnp(x, k, 3)))(jnp.float64(0.9)))
 
     def test_vmap_of_jvp_and_grad_and_grad_of_vmap(self) -> None:
         p, q = points(37, 16), points(37, 17)
