@@ -105,6 +105,7 @@ class Structure:
                  [n + p.index for p in self.outs])
         t["kjit_array_order"] = np.array(order, dtype=np.int64)
         self.tangent_attrs = t
+        self.adjoint_fn: Any = None  # adjoint(self), made on first use
 
     # -- the FFI calls -------------------------------------------------------------------------
 
@@ -256,15 +257,11 @@ ad.primitive_transposes[tangent_p] = _tangent_transpose
 
 # -- the adjoint as a custom_jvp (second order) ------------------------------------------------
 
-_adjoints: dict[int, Any] = {}
-
-
 def adjoint(st: Structure) -> Any:
     """J^T ct as a function of (primal operands, outputs, output cotangents) whose jvp is the
     adjoint of the tangent kernel: reverse over forward, for jacfwd(jacrev(f))."""
-    fn = _adjoints.get(id(st))
-    if fn is not None:
-        return fn
+    if st.adjoint_fn is not None:
+        return st.adjoint_fn
 
     @jax.custom_jvp
     def adj(primals: list[Any], outs: list[Any], cts: list[Any]) -> list[Any]:
@@ -281,8 +278,7 @@ def adjoint(st: Structure) -> Any:
         # (jacfwd's vmap), and JAX wants the primal unbatched.
         return adj(primals, outs, cts), dg
 
-    st._adjoint_fn = adj  # keeps id(st) from being reused while the entry lives
-    _adjoints[id(st)] = adj
+    st.adjoint_fn = adj
     return adj
 
 
