@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "forward_support.hpp"
@@ -67,6 +69,22 @@ TEST_CASE("the examples' tangents pass check_gradients at sizes with lane blocks
     expect_tangents_pass(check_gradients(demo::iterate, n, {X, C, 7, zeros<double>({n})}, o), 2);
     expect_tangents_pass(check_gradients(demo::daxpy, n, {X, C, 0.7, zeros<double>({n})}, o), 3);
   }
+}
+
+TEST_CASE("check_gradients checks a value parameter three ways: its summed adjoint, its tangent, the dot product") {
+  const int n = 37;
+  auto X = from_vector(random_values(n, -1, 1, 21)), Y = from_vector(random_values(n, -1, 1, 22));
+  GradCheckReport r = check_gradients(demo::daxpy, n, {X, Y, 0.7, zeros<double>({n})});
+  INFO(r.str());
+  CHECK(r.passed());
+  std::set<std::string> rows;
+  for (const GradCheckParam& p : r.params) rows.insert("adjoint " + p.name);
+  for (const GradCheckParam& p : r.tangents) rows.insert(p.check + " " + p.name);
+  CHECK(rows.count("adjoint a") == 1);     // d L / d a: the sum over the threads
+  CHECK(rows.count("tangent a -> out") == 1);  // J v for a direction of a: a broadcast
+  CHECK(rows.count("dot a") == 1);         // <J v, w> = <v, J^T w> with J^T w that sum
+  for (const GradCheckParam& p : r.tangents)
+    if (p.check == "dot" && p.name == "a") CHECK(p.worst_adjoint == doctest::Approx(p.worst_numeric).epsilon(1e-12));
 }
 
 TEST_CASE("springs: tangents of atomic_add outputs against finite differences and the adjoint") {
