@@ -394,8 +394,7 @@ class AdjointEmitter {
           w_.user_line("if (" + a + ".data) " + elem + " += " + adj(s.result) + ";  // own element: plain add",
                        indent, loc);
         } else {
-          used_.need("atomic");
-          w_.user_line("if (" + a + ".data) kj::atomic_add(&" + elem + ", " + adj(s.result) + ");", indent, loc);
+          w_.user_line("if (" + a + ".data) " + ex_.add_into(a, elem, adj(s.result), s.type) + ";", indent, loc);
         }
         break;
       }

@@ -13,6 +13,7 @@
 #include "lane_emitter.hpp"
 #include "module_plan.hpp"
 #include "prelude_requirements.hpp"
+#include "private_adds.hpp"
 #include "text_escape.hpp"
 
 namespace kjit::codegen {
@@ -93,6 +94,15 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   nlohmann::json shared = {{"forward", 0}};
   if (with_adjoint) shared["adjoint"] = 0;
   k["dynamic_shared_bytes"] = shared;
+  // The arrays each cpu entry point only adds into (the runtime may privatize them).
+  auto adds = [&](EntryKind kind) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const PrivateAdd& a : private_adds(fn, kind)) list.push_back({{"param", a.param}, {"adds", a.adds}});
+    return list;
+  };
+  nlohmann::json private_targets = {{"forward", adds(EntryKind::Forward)}};
+  if (with_adjoint) private_targets["adjoint"] = adds(EntryKind::Adjoint);
+  k["private_adds"] = private_targets;
   return k;
 }
 

@@ -43,7 +43,8 @@ void run_cpu(const xla::CallFrame* frame, bool adjoint) {
   static_cast<kj::launch_bounds_t*>(plan.pointers[0])->status = status.slot();
   for (int64_t b = 0; b < plan.batch_count; ++b) {
     if (plan.batch_rank) plan.select_batch(b);
-    kjit::detail::run_cpu_entry(entry, plan.pointers, plan.bounds.size, e.cpu_cost[adjoint ? 1 : 0]);
+    kjit::detail::run_cpu_entry(entry, plan.pointers, plan.bounds.size, e.cpu_cost[adjoint ? 1 : 0],
+                                &e.cpu_private[adjoint ? 1 : 0]);
   }
   status.check(*e.module, *plan.kernel->def, nullptr);
 }

@@ -55,7 +55,7 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   if (bounds.size == 0) return;
   if (device.is_cpu()) {
     detail::run_cpu_entry(reinterpret_cast<detail::CpuEntry>(fn), params.pointers(), bounds.size,
-                          entry.cpu_cost[adj_args ? 1 : 0]);
+                          entry.cpu_cost[adj_args ? 1 : 0], &entry.cpu_private[adj_args ? 1 : 0]);
   } else {
     detail::launch_cuda_entry(entry, kernel, adj_args != nullptr, bounds.size, options.block_dim,
                               stream, params.pointers());

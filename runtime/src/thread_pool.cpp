@@ -32,8 +32,14 @@ ThreadPool& ThreadPool::global() {
   return *pool;
 }
 
+namespace {
+thread_local unsigned t_slot = 0;  ///< ThreadPool::current_slot(): set by each worker
+}  // namespace
+
+unsigned ThreadPool::current_slot() { return t_slot; }
+
 ThreadPool::ThreadPool(unsigned threads) {
-  for (unsigned i = 1; i < std::max(1u, threads); ++i) workers_.emplace_back([this] { work(); });
+  for (unsigned i = 1; i < std::max(1u, threads); ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -55,7 +61,8 @@ void ThreadPool::run_chunks(Job& job) {
   }
 }
 
-void ThreadPool::work() {
+void ThreadPool::work(unsigned slot) {
+  t_slot = slot;
   for (;;) {
     Job* job = nullptr;
     {
