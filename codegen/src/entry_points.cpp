@@ -41,7 +41,7 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 }
 
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
-                       const std::vector<EntryParam>& params, const std::string& lanes) {
+                       const std::vector<EntryParam>& params, const std::string& lanes, bool fence) {
   auto args = [&](const std::string& index, bool dense) {
     std::string out = "(dim, " + index;
     for (const EntryParam& p : params) out += std::string(", ") + (dense && !p.element.empty() ? "kj_dense_" : "") + p.name;
@@ -91,6 +91,7 @@ void emit_entry_points(SourceWriter& w, const std::string& entry, const std::str
       w.line(lanes + args("kj_i", true), 3);
       w.line("KJ_THREADS_INDEPENDENT for (; kj_i < (kj_int32)kj_end; ++kj_i)", 2);
       w.line(call("kj_i", false), 3);
+      if (fence) w.line("kj::stream_fence();", 2);
     }
     w.line("return;", 2);
     w.line("}", 1);

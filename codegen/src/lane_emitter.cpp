@@ -12,9 +12,12 @@
 // anything that may fault or has an effect (array accesses, atomics, device functions,
 // prints, dynamic component indices, random draws) runs only for active lanes. Atomics get
 // lane loops of their own. Early exits are lowered to flags first (lower_jumps), so Break,
-// Continue and Return become masks like any branch.
+// Continue and Return become masks like any branch. A block store (an array a kernel only
+// writes, each thread its own element) collects its 16 values and writes them as one block,
+// non-temporally when the array is large (kj::store_block).
 #include "lane_emitter.hpp"
 
+#include <map>
 #include <set>
 
 #include "builtin_codegen.hpp"
@@ -45,6 +48,50 @@ bool call_needs_guard(const ir::Stmt& call) {
          ir::builtin_info(call.builtin()).category == ir::BuiltinCategory::Random;
 }
 
+/// Whether an element of `t` is whole 4-byte words (16 of them fill whole cache lines).
+bool whole_words(const ir::Type& t) {
+  return t.shape != ir::Shape::Struct && t.shape != ir::Shape::Void && ir::scalar_bytes(t.scalar) >= 4;
+}
+
+/// The block stores of `fn`: stores at its top level (every lane runs them) into a 1-D array
+/// parameter at the thread's index, of elements of whole words, where that store is all the
+/// kernel does with the array (its shape aside).
+std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
+  std::map<ir::ValueId, const ir::Stmt*> def;
+  std::map<ir::ValueId, int> param_of;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.result != ir::kNoValue) def[s.result] = &s;
+    if (s.op == ir::Op::Param && fn.params[size_t(s.imm)].type.is_array()) param_of[s.result] = int(s.imm);
+  });
+  auto own_index = [&](ir::ValueId i) {
+    auto d = def.find(i);
+    return d != def.end() && d->second->op == ir::Op::ThreadId &&
+           (d->second->imm == -1 || (d->second->imm == 0 && fn.launch_ndim == 1));
+  };
+  std::map<int, const ir::Stmt*> store;  // by parameter: its one block store, or null
+  for (const ir::Stmt& s : fn.body.stmts) {
+    auto p = s.op == ir::Op::ArrayStore ? param_of.find(s.args[0]) : param_of.end();
+    if (p == param_of.end()) continue;
+    const ir::Type& t = fn.params[size_t(p->second)].type;
+    const bool fits = t.ndim == 1 && s.args.size() == 3 && own_index(s.args[1]) && whole_words(t.element());
+    auto [at, fresh] = store.emplace(p->second, fits ? &s : nullptr);
+    if (!fresh) at->second = nullptr;  // two stores: the later one must win, lane by lane
+  }
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::ArrayShape) return;
+    for (ir::ValueId a : s.args) {
+      auto p = param_of.find(a);
+      if (p == param_of.end()) continue;
+      auto at = store.find(p->second);
+      if (at != store.end() && at->second != &s) at->second = nullptr;
+    }
+  });
+  std::set<const ir::Stmt*> out;
+  for (const auto& [param, s] : store)
+    if (s) out.insert(s);
+  return out;
+}
+
 class LaneEmitter {
  public:
   LaneEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions)
@@ -64,9 +111,11 @@ class LaneEmitter {
     });
     int run = 0;
     assign_runs(fn_.body, run);
+    blocks_ = block_stores(fn_);
   }
 
-  void emit(const std::string& name, const std::vector<EntryParam>& params) {
+  /// Returns whether the function writes block stores (its entry then fences them).
+  bool emit(const std::string& name, const std::vector<EntryParam>& params) {
     std::string sig = "static void " + name + "(const kj::launch_bounds_t& dim, kj_int32 kj_base";
     for (const EntryParam& p : params)
       sig += p.element.empty() ? ", " + p.type + " " + p.name
@@ -74,6 +123,7 @@ class LaneEmitter {
     w_.line(sig + ") {");
     emit_block(fn_.body, "", 1);
     w_.line("}");
+    return !blocks_.empty();
   }
 
  private:
@@ -275,6 +325,8 @@ class LaneEmitter {
   /// The declaration of a lane array of type `t`.
   static std::string lanes_of(const ir::Type& t) { return "kj::lanes<" + t.cpp() + "> "; }
   std::string new_mask() { return "kj_m" + std::to_string(masks_++); }
+  /// The block a block store collects its lanes' values in (one per array: named after it).
+  std::string block_name(const ir::Stmt& store) const { return "kj_s_" + n_.value(store.args[0]); }
 
   /// Whether `s` may fault or do work for a lane that should not run it, so that it runs
   /// only for active lanes.
@@ -366,6 +418,12 @@ class LaneEmitter {
     for_each_in_loop(run, [&](const ir::Stmt& s) {
       if (s.result != ir::kNoValue && lane_array_[s.result]) w_.line(lanes_of(s.type) + lane_name(s.result) + ";", indent);
     });
+    std::vector<const ir::Stmt*> blocks;  // this run's block stores, each into its kj_sN
+    for (const ir::Stmt* s : run)
+      if (blocks_.count(s)) {
+        blocks.push_back(s);
+        w_.line("alignas(64) " + fn_.type_of(s->args.back()).cpp() + " " + block_name(*s) + "[KJ_LANES];", indent);
+      }
     w_.line(std::string(kLaneLoop) + " {", indent);
     const int in = indent + 1;
     w_.line("const kj_int32 kj_index = kj_base + kj_l; (void)kj_index;", in);
@@ -388,6 +446,11 @@ class LaneEmitter {
     });
     emit_in_loop(run, mask.empty() ? "" : mask + "[kj_l]", in);
     w_.line("}", indent);
+    for (const ir::Stmt* s : blocks) {
+      const std::string a = n_.value(s->args[0]);
+      w_.user_line("kj::store_block(&kj::elem(" + a + ", kj_base), " + block_name(*s) + ", kj::streams(" + a + "));",
+                   indent, s->loc);
+    }
     run.clear();
   }
 
@@ -437,8 +500,11 @@ class LaneEmitter {
         break;
       }
       case ir::Op::ArrayStore:
-        w_.user_line(when + "kj::store_to(" + ex_.element(s, s.args.size() - 2) + ", " + n_.value(s.args.back()) + ");",
-                     in, s.loc);
+        if (blocks_.count(&s))  // every lane stores (top level): into the block, written after the loop
+          w_.user_line("kj::store_to(" + block_name(s) + "[kj_l], " + n_.value(s.args.back()) + ");", in, s.loc);
+        else
+          w_.user_line(when + "kj::store_to(" + ex_.element(s, s.args.size() - 2) + ", " + n_.value(s.args.back()) + ");",
+                       in, s.loc);
         break;
       case ir::Op::ArrayAtomic:
         value(ex_.atomic(s));
@@ -567,6 +633,7 @@ class LaneEmitter {
   std::vector<const ir::Stmt*> def_;
   std::vector<int> run_of_;
   std::set<const ir::Stmt*> flat_;  // divergent Ifs run inside their lane loop
+  std::set<const ir::Stmt*> blocks_;  // block stores (block_stores)
   int masks_ = 0;
   int bits_ = 0;
 };
@@ -577,13 +644,13 @@ bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options) 
   if (options.bounds_check) return false;
   bool control = false;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { control |= is_control(s) || runs_alone(s); });
-  return control;
+  return control || !block_stores(fn).empty();
 }
 
-void emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+bool emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
                         const std::vector<EntryParam>& params, PreludeUse& prelude,
                         const FunctionNames* functions) {
-  LaneEmitter(w, fn, prelude, functions).emit(name, params);
+  return LaneEmitter(w, fn, prelude, functions).emit(name, params);
 }
 
 }  // namespace kjit::codegen

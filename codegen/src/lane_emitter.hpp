@@ -16,14 +16,17 @@
 namespace kjit::codegen {
 
 /// Whether `fn`'s forward entry gets a lane function: it has control flow or atomics (a
-/// straight-line body without them already vectorizes across threads) and the module is not
-/// bounds-checked (a check would report what inactive lanes compute).
+/// straight-line body without them already vectorizes across threads), or block stores (an
+/// array it only writes, each thread its own element: written in blocks, non-temporally when
+/// large), and the module is not bounds-checked (a check would report what inactive lanes
+/// compute).
 bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options);
 
 /// Writes `static void <name>(const kj::launch_bounds_t& dim, kj_int32 kj_base, <params as
 /// kj::dense_array_t>)`, which runs threads kj_base .. kj_base + KJ_LANES - 1 of `fn`'s
-/// forward body with the results and effects of running each alone.
-void emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+/// forward body with the results and effects of running each alone. Returns whether it writes
+/// block stores (kj::store_block), whose non-temporal stores the entry must fence.
+bool emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
                         const std::vector<EntryParam>& params, PreludeUse& prelude,
                         const FunctionNames* functions);
 

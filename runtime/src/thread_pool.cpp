@@ -97,8 +97,12 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int6
   job.body = body;
   job.context = context;
   job.n = n;
-  // Several chunks per thread balance uneven work; the grain keeps them large enough.
+  // Several chunks per thread balance uneven work; the grain keeps them large enough. Chunks
+  // start at multiples of 64 indices: a cpu entry's lane blocks (16 threads) then start at
+  // cache-line boundaries of its arrays (whole lines for non-temporal block stores, and no
+  // line written by two threads).
   job.chunk = std::max(grain, (n + int64_t(size()) * 4 - 1) / (int64_t(size()) * 4));
+  job.chunk = (job.chunk + 63) / 64 * 64;
   job.chunks = (n + job.chunk - 1) / job.chunk;
   {
     std::lock_guard<std::mutex> lock(mutex_);
