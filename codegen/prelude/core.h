@@ -212,8 +212,9 @@ template <class T> KJ_FUNC void store_to(T& dst, const T& x) { dst = x; }
 /// Arrays of at least this many bytes that a lane function writes in whole blocks (each thread
 /// its own element, and nothing else done with the array: lane_emitter.cpp's block stores) get
 /// non-temporal stores, which do not read the lines first and keep them out of the caches (as
-/// Dr.Jit writes its outputs); smaller ones stay in cache for whoever reads them next.
-#define KJ_STREAM_MIN_BYTES ((kj_int64)1 << 21)
+/// Dr.Jit writes its outputs); smaller ones stay in cache for whoever reads them next (up to
+/// 4 MiB, streaming lost even without a reader on the development VM: docs/BENCHMARKS.md).
+#define KJ_STREAM_MIN_BYTES ((kj_int64)1 << 23)
 template <class T> KJ_FUNC bool streams(const array_t<T>& a) {
   return (kj_int64)a.shape[0] * (kj_int64)sizeof(T) >= KJ_STREAM_MIN_BYTES;
 }
