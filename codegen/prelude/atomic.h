@@ -154,11 +154,21 @@ template <class S> KJ_FUNC S private_add(S* p, S v, bool sub) {
   __atomic_store(p, &next, __ATOMIC_RELAXED);
   return old;
 }
-template <int N, class S> KJ_FUNC vec_t<N, S> private_add(vec_t<N, S>* p, const vec_t<N, S>& v, bool sub) { vec_t<N, S> old; for (int i = 0; i < N; ++i) old.c[i] = private_add(&p->c[i], v.c[i], sub); return old; }
-template <int R, int C, class S> KJ_FUNC mat_t<R, C, S> private_add(mat_t<R, C, S>* p, const mat_t<R, C, S>& v, bool sub) { mat_t<R, C, S> old; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) old.c[i][j] = private_add(&p->c[i][j], v.c[i][j], sub); return old; }
+// Aggregates component by component, unrolled (GCC leaves a loop of atomic accesses rolled,
+// with the operand spilled to the stack).
+template <int N, class S> KJ_FUNC vec_t<N, S> private_add(vec_t<N, S>* p, const vec_t<N, S>& v, bool sub) {
+  vec_t<N, S> old;
+  _Pragma("GCC unroll 16") for (int i = 0; i < N; ++i) old.c[i] = private_add(&p->c[i], v.c[i], sub);
+  return old;
+}
+template <int R, int C, class S> KJ_FUNC mat_t<R, C, S> private_add(mat_t<R, C, S>* p, const mat_t<R, C, S>& v, bool sub) {
+  mat_t<R, C, S> old;
+  _Pragma("GCC unroll 16") for (int i = 0; i < R * C; ++i) old.c[i / C][i % C] = private_add(&p->c[i / C][i % C], v.c[i / C][i % C], sub);
+  return old;
+}
 template <template <class> class X, class S> KJ_FUNC X<S> private_add(X<S>* p, const X<S>& v, bool sub) {
   X<S> old;
-  for (int i = 0; i < int(sizeof(X<S>) / sizeof(S)); ++i) ((S*)&old)[i] = private_add((S*)p + i, ((const S*)&v)[i], sub);
+  _Pragma("GCC unroll 16") for (int i = 0; i < int(sizeof(X<S>) / sizeof(S)); ++i) ((S*)&old)[i] = private_add((S*)p + i, ((const S*)&v)[i], sub);
   return old;
 }
 template <class A, class T> KJ_FUNC T array_add(const A& a, T* p, const T& v) { return (a.flags & kArrayPrivate) ? private_add(p, v, false) : atomic_add(p, v); }
