@@ -241,19 +241,26 @@ struct MergeJob {
   int components;
   MergeKind kind;
   std::vector<char*> copies;  ///< each participating thread's copy (dense)
-  bool dense;                 ///< the array is dense row-major: element e is at e * element_bytes
+  bool dense;                 ///< the array is dense row-major: element e at e * element_bytes
 };
 
-/// The address of element `e` (flat row-major index) of `a`.
-char* element_address(const MergeJob& job, int64_t e) {
-  const kj::array_t<void>& a = *job.array;
-  if (job.dense) return static_cast<char*>(a.data) + e * job.element_bytes;
+/// The address of element `e` (flat row-major index) of a strided array.
+char* strided_element(const kj::array_t<void>& a, int64_t e) {
   int64_t offset = 0;
   for (int d = a.ndim - 1; d >= 0; --d) {
     offset += (e % a.shape[d]) * a.strides[d];
     e /= a.shape[d];
   }
   return static_cast<char*>(a.data) + offset;
+}
+
+/// Adds `v` into *p atomically unless it is +0, which changes nothing (but a -0 to +0: an
+/// element no thread added to keeps its bits, and a private copy cannot carry a -0 sum either).
+template <class S, class Bits>
+inline void add_nonzero(S* p, S v) {
+  Bits bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  if (bits != 0) atomic_add_to<S, Bits>(p, v);
 }
 
 /// Sums the copies over elements [begin, end), zeroes them, and adds each sum into the array.
@@ -274,16 +281,14 @@ void merge_range(const MergeJob& job, int64_t begin, int64_t end) {
         c[j] = S(0);
       }
     }
+    if (job.dense) {  // the block's scalars are contiguous in the array too
+      S* out = reinterpret_cast<S*>(static_cast<char*>(job.array->data) + e0 * job.element_bytes);
+      for (int64_t j = 0; j < n; ++j) add_nonzero<S, Bits>(out + j, sum[j]);
+      continue;
+    }
     for (int64_t e = e0; e < e1; ++e) {
-      S* out = reinterpret_cast<S*>(element_address(job, e));
-      for (int k = 0; k < C; ++k) {
-        const S v = sum[(e - e0) * C + k];
-        Bits bits;
-        std::memcpy(&bits, &v, sizeof bits);
-        // Adding +0 changes nothing (but a -0 to +0: an element no thread added to keeps its
-        // bits, and a private copy cannot carry a -0 sum either).
-        if (bits != 0) atomic_add_to<S, Bits>(out + k, v);
-      }
+      S* out = reinterpret_cast<S*>(strided_element(*job.array, e));
+      for (int k = 0; k < C; ++k) add_nonzero<S, Bits>(out + k, sum[(e - e0) * C + k]);
     }
   }
 }
