@@ -66,6 +66,23 @@ struct bfloat16;
 /// so an inf or NaN partial on a dead path contributes 0, not 0 * inf = NaN. Scalars here
 /// (float, double, half and bfloat16 through their ==); aggregates beside their types.
 template <class T> KJ_FUNC bool adj_nonzero(const T& x) { return !(x == T(0)); }
+/// The reverse sweep's strong zero around one adjoint rule (codegen's strong_zero):
+///   KJ_SZ_IF(adj_ret) { KJ_SZ_NZ(adj_ret) KJ_SZ_SAVE(kj_s0, adj_a) ... rule; KJ_SZ_KEEP(adj_a, kj_s0) ... }
+/// The host skips the rule when adj_ret is zero (the work saved is worth a branch, which costs
+/// GCC little). CUDA always runs it and puts back what a zero adjoint added, the same bits
+/// without a branch: NVVM's time grew with the square of the number of these branches.
+/// (C++11: modules may be compiled with any -std kjit accepts.)
+#if KJ_CUDA
+#define KJ_SZ_IF(a)
+#define KJ_SZ_NZ(a) const bool kj_nz = kj::adj_nonzero(a);
+#define KJ_SZ_SAVE(saved, acc) const auto saved = acc;
+#define KJ_SZ_KEEP(acc, saved) acc = kj_nz ? acc : saved;
+#else
+#define KJ_SZ_IF(a) if (kj::adj_nonzero(a))
+#define KJ_SZ_NZ(a)
+#define KJ_SZ_SAVE(saved, acc)
+#define KJ_SZ_KEEP(acc, saved)
+#endif
 
 /// The bits of a float or double (for classification that fast-math cannot fold away).
 KJ_FUNC kj_uint32 bits_of(float x) { union { float f; kj_uint32 u; } c; c.f = x; return c.u; }
@@ -161,15 +178,27 @@ template <bool Dense> struct array_layout { template <class T> using array = arr
 template <> struct array_layout<true> { template <class T> using array = dense_array_t<T>; };
 template <bool Dense, class T>
 using array_of = typename array_layout<Dense>::template array<T>;
-/// Whether `a` is dense row-major (an absent array counts as dense: nothing indexes it).
-template <class T>
-KJ_FUNC bool is_dense(const array_t<T>& a) {
-  kj_int64 s = (kj_int64)sizeof(T);
-  for (int d = a.ndim - 1; d >= 0; --d) {
-    if (a.strides[d] != s) return a.data == 0;
-    s *= a.shape[d];
+/// Whether the array at `data` with elements of `elem_bytes` is dense row-major (an absent
+/// array counts as dense: nothing indexes it). Out of line on the host: called once per array
+/// and chunk, and inlined into every entry its loop took GCC about 15 % of a small module's
+/// compile (it threaded the dense and strided paths through it).
+#if KJ_CUDA
+KJ_FUNC
+#else
+__attribute__((noinline)) inline
+#endif
+bool dense_layout(const void* data, const kj_int32* shape, const kj_int64* strides, int ndim, kj_int64 elem_bytes) {
+  kj_int64 s = elem_bytes;
+  for (int d = ndim - 1; d >= 0; --d) {
+    if (strides[d] != s) return data == 0;
+    s *= shape[d];
   }
   return true;
+}
+/// Whether `a` is dense row-major (see dense_layout).
+template <class T>
+KJ_FUNC bool is_dense(const array_t<T>& a) {
+  return dense_layout(a.data, a.shape, a.strides, a.ndim, (kj_int64)sizeof(T));
 }
 
 #if !KJ_CUDA

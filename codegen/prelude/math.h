@@ -1,15 +1,32 @@
 // kjit prelude: scalar math builtins, each forward function beside its adjoint. float and
 // double map to the C math library (CUDA's under NVRTC); 16-bit floats compute in float32.
 //@chunk math requires core
+// CUDA's float sine, cosine and tangent carry their slow path (Payne-Hanek reduction for
+// |x| >= 105615: a loop over a local array) inline, where the double ones call it. In a
+// module with many of them (codegen defines KJ_OUTLINE_TRIG, prelude_requirements.hpp says
+// when) each is one out-of-line copy of the same function, called: the same results, and
+// NVVM's time no longer grows with the square of the kernel (docs/BENCHMARKS.md).
+#if KJ_CUDA && defined(KJ_OUTLINE_TRIG)
+__device__ __noinline__ float kj_sinf_call(float x) { return ::sinf(x); }
+__device__ __noinline__ float kj_cosf_call(float x) { return ::cosf(x); }
+__device__ __noinline__ float kj_tanf_call(float x) { return ::tanf(x); }
+#define KJ_SINF kj_sinf_call
+#define KJ_COSF kj_cosf_call
+#define KJ_TANF kj_tanf_call
+#else
+#define KJ_SINF sinf
+#define KJ_COSF cosf
+#define KJ_TANF tanf
+#endif
 namespace kj {
 // Forward functions: float, double, and a fallback for float16/bfloat16 through float32.
 #define KJ_MATH1(name, f32, f64)                                         \
   KJ_FUNC float name(float x) { return ::f32(x); }                       \
   KJ_FUNC double name(double x) { return ::f64(x); }                     \
   template <class T> KJ_FUNC T name(T x) { return T(::f32(float(x))); }
-KJ_MATH1(sin, sinf, sin)
-KJ_MATH1(cos, cosf, cos)
-KJ_MATH1(tan, tanf, tan)
+KJ_MATH1(sin, KJ_SINF, sin)
+KJ_MATH1(cos, KJ_COSF, cos)
+KJ_MATH1(tan, KJ_TANF, tan)
 KJ_MATH1(exp, expf, exp)
 KJ_MATH1(log, logf, log)
 KJ_MATH1(sqrt, sqrtf, sqrt)

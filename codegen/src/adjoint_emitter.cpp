@@ -18,14 +18,13 @@ namespace {
 
 const std::string kZero = "{}";
 
-/// A dynamic loop of the adjoint: its id, the outer variables it changes (checkpointed every
-/// iteration block) and only reads (saved once at entry), and the floating values defined
-/// inside it (their adjoints restart every iteration).
+/// A dynamic loop of the adjoint: its id, and the outer variables it changes (checkpointed
+/// every iteration block) and only reads (saved once at entry). The adjoints of the values
+/// defined inside it restart every iteration: they are declared inside the iteration.
 struct LoopInfo {
   int id = 0;
   std::vector<int64_t> state;
   std::vector<int64_t> readonly;
-  std::vector<ir::ValueId> body_values;
 };
 
 class AdjointEmitter {
@@ -49,8 +48,10 @@ class AdjointEmitter {
     // launch reports the error): a partial sweep would hand out wrong numbers.
     const int in = loop_list_.empty() ? 1 : 2;
     if (in == 2) w_.line("if (!kj_overflow) {", 1);
-    if (fn_.is_function && fn_.body.yield != ir::kNoValue && differentiable(fn_.body.yield))
+    if (fn_.is_function && fn_.body.yield != ir::kNoValue && differentiable(fn_.body.yield)) {
+      declare_adjoint(fn_.body.yield, in);
       w_.line(adj(fn_.body.yield) + " += kj_adj_ret;", in);
+    }
     reverse(fn_.body, in);
     if (in == 2) w_.line("}", 1);
     if (fn_.is_function) {  // hand the parameters' adjoints back to the caller
@@ -64,7 +65,10 @@ class AdjointEmitter {
   // ----- analysis --------------------------------------------------------------------------
   void analyze(const ir::Block& b) {
     for (const ir::Stmt& s : b.stmts) {
-      if (s.result != ir::kNoValue) def_[s.result] = &s;
+      if (s.result != ir::kNoValue) {
+        def_[s.result] = &s;
+        def_block_[s.result] = &b;
+      }
       if (s.op == ir::Op::Param) param_of_[s.result] = size_t(s.imm);
       if (s.op == ir::Op::For || s.op == ir::Op::While) analyze_loop(s);
       for (const ir::Block& r : s.regions) {
@@ -83,7 +87,6 @@ class AdjointEmitter {
         if (s.op == ir::Op::DeclVar) declared.insert(s.imm);
         if (s.op == ir::Op::StoreVar) stored.insert(s.imm);
         if (s.op == ir::Op::LoadVar) loaded.insert(s.imm);
-        if (s.result != ir::kNoValue && differentiable(s.result)) info.body_values.push_back(s.result);
       });
     }
     for (int64_t v : stored)
@@ -118,13 +121,18 @@ class AdjointEmitter {
   std::string L_(const LoopInfo& L, const char* what) const { return std::string("kj_") + what + std::to_string(L.id); }
 
   // ----- declarations ----------------------------------------------------------------------
+  /// Values at the top; the adjoints of parameters (handed back after the sweep) and of block
+  /// arguments too. Every other adjoint is declared where the sweep first reaches it
+  /// (declare_adjoint): an adjoint zeroed at the top and first touched thousands of
+  /// statements later is live through every block in between, and that made NVVM's time grow
+  /// with the square of the kernel (docs/BENCHMARKS.md, compile time against kernel size).
   void declare() {
     for (ir::ValueId id = 0; id < fn_.values.size(); ++id) {
       bool is_param = param_of_.count(id) != 0;
       bool defined = def_.count(id) != 0 || is_block_arg(id);
       if (!defined) continue;
       if (!is_param) w_.line(type(id) + " " + v(id) + ";", 1);
-      if (differentiable(id)) w_.line(type(id) + " " + adj(id) + " = {};", 1);
+      if ((is_param || is_block_arg(id)) && differentiable(id)) declare_adjoint(id, 1);
     }
     for (size_t var = 0; var < fn_.vars.size(); ++var) {
       w_.line(var_type(int64_t(var)) + " " + n_.var(int64_t(var)) + " = {};", 1);
@@ -148,6 +156,39 @@ class AdjointEmitter {
   }
 
   bool is_block_arg(ir::ValueId id) const { return block_args_.count(id) != 0; }
+
+  /// Declares the adjoint of `id`, zero, unless it already is; on the line of `loc` when known
+  /// (the statement whose reverse needs it: no #line directive in between).
+  void declare_adjoint(ir::ValueId id, int indent, const ir::SourceLoc& loc = ir::SourceLoc()) {
+    if (!differentiable(id) || !adj_declared_.insert(id).second) return;
+    w_.user_line(type(id) + " " + adj(id) + " = {};", indent, loc);
+  }
+
+  /// For each statement of `b`, the values defined in `b` whose adjoints the sweep first
+  /// touches when it reverses that statement: the last statement (in program order) that
+  /// defines or reads them, counting the statements inside its regions.
+  std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b) const {
+    std::map<ir::ValueId, size_t> last;
+    for (size_t i = 0; i < b.stmts.size(); ++i) {
+      auto touch = [&](ir::ValueId id) {
+        auto d = def_block_.find(id);
+        if (d != def_block_.end() && d->second == &b) last[id] = i;
+      };
+      const ir::Stmt& top = b.stmts[i];
+      if (top.result != ir::kNoValue) touch(top.result);
+      for (ir::ValueId a : top.args) touch(a);
+      for (const ir::Block& r : top.regions) {
+        ir::for_each_stmt(r, [&](const ir::Stmt& s) {
+          for (ir::ValueId a : s.args) touch(a);
+        });
+        if (r.yield != ir::kNoValue) touch(r.yield);
+      }
+    }
+    std::vector<std::vector<ir::ValueId>> at(b.stmts.size());
+    for (const auto& [id, i] : last)
+      if (param_of_.count(id) == 0) at[i].push_back(id);
+    return at;
+  }
 
   // ----- forward replay --------------------------------------------------------------------
   void replay(const ir::Block& b, int indent) {
@@ -267,7 +308,11 @@ class AdjointEmitter {
 
   // ----- reverse sweep ---------------------------------------------------------------------
   void reverse(const ir::Block& b, int indent) {
-    for (auto it = b.stmts.rbegin(); it != b.stmts.rend(); ++it) reverse_stmt(*it, indent);
+    const std::vector<std::vector<ir::ValueId>> touches = first_touches(b);
+    for (size_t i = b.stmts.size(); i-- > 0;) {
+      for (ir::ValueId id : touches[i]) declare_adjoint(id, indent, b.stmts[i].loc);
+      reverse_stmt(b.stmts[i], indent);
+    }
   }
 
   /// Whether `array` has an adjoint array here (a parameter's; arrays built in the kernel
@@ -317,18 +362,22 @@ class AdjointEmitter {
         const BuiltinCodegen& g = builtin_codegen(s.builtin());
         if (!g.adjoint || !ir::builtin_info(s.builtin()).differentiable || !differentiable(s.result)) break;
         used_.need(g.adjoint_chunk);
-        std::string call = std::string(g.adjoint) + "(";
+        std::string call = rule_by_reference(g.adjoint) + "(";
         for (ir::ValueId a : s.args) call += v(a) + ", ";
         call += v(s.result);
+        std::vector<std::string> accumulators;
         for (ir::ValueId a : s.args)
-          if (differentiable(a)) call += ", " + adj(a);
+          if (differentiable(a)) {
+            call += ", " + adj(a);
+            accumulators.push_back(adj(a));
+          }
         call += ", " + adj(s.result) + ");";
         // Strong zero: an exactly zero incoming adjoint contributes nothing, even through an
         // inf or NaN partial (a dead, overflowing intermediate would otherwise turn 0 * inf
         // into NaN in the adjoints of live inputs). User structs come from no builtin; linear
         // rules have no partial that could be inf.
         if (s.type.shape != ir::Shape::Struct && !g.adjoint_linear)
-          call = "if (kj::adj_nonzero(" + adj(s.result) + ")) " + call;
+          call = strong_zero(adj(s.result), accumulators, call);
         w_.user_line(call, indent, loc);
         break;
       }
@@ -550,9 +599,8 @@ class AdjointEmitter {
     w_.user_line("for (kj_int32 " + k + " = " + k1 + " - 1; " + k + " >= " + k0 + "; --" + k + ") {", in + 1, loc);
     load_state(L, k + " - " + k0, true, in + 2, loc);
     induction(in + 2);
-    for (ir::ValueId id : L.body_values) w_.user_line(adj(id) + " = {};", in + 2, loc);
     replay(body, in + 2);
-    reverse(body, in + 2);
+    reverse(body, in + 2);  // declares the body's adjoints: zero in every iteration
     w_.user_line("}", in + 1, loc);
     w_.user_line("}", in, loc);
   }
@@ -566,6 +614,8 @@ class AdjointEmitter {
   int next_loop_;
   std::vector<ir::SourceLoc>& loop_locs_;
   std::map<ir::ValueId, const ir::Stmt*> def_;
+  std::map<ir::ValueId, const ir::Block*> def_block_;  ///< the block each value is defined in
+  std::set<ir::ValueId> adj_declared_;
   std::map<ir::ValueId, size_t> param_of_;
   std::vector<LoopInfo> loop_list_;             ///< in program order (ids ascending)
   std::map<const ir::Stmt*, size_t> loop_index_;
@@ -574,6 +624,18 @@ class AdjointEmitter {
 };
 
 }  // namespace
+
+std::string strong_zero(const std::string& adj_ret, const std::vector<std::string>& accumulators, const std::string& call) {
+  std::string saves, keeps;
+  std::set<std::string> seen;  // a rule may take one adjoint twice (x * x)
+  for (const std::string& name : accumulators) {
+    if (!seen.insert(name).second) continue;
+    const std::string saved = "kj_s" + std::to_string(seen.size() - 1);
+    saves += "KJ_SZ_SAVE(" + saved + ", " + name + ") ";
+    keeps += " KJ_SZ_KEEP(" + name + ", " + saved + ")";
+  }
+  return "KJ_SZ_IF(" + adj_ret + ") { KJ_SZ_NZ(" + adj_ret + ") " + saves + call + keeps + " }";
+}
 
 std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {
   // The same traversal as AdjointEmitter::analyze: program order, outer loops first.

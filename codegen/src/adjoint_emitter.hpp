@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "expr_emitter.hpp"
 #include "kjit/codegen/codegen.hpp"
@@ -22,6 +23,16 @@ std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn);
 int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
                       const CodegenOptions& options, int first_loop,
                       std::vector<ir::SourceLoc>& loops, const FunctionNames* functions = nullptr);
+
+/// The reverse sweep's call `call` of an adjoint rule under strong-zero semantics (an exactly
+/// zero incoming adjoint `adj_ret` contributes nothing, even through an inf or NaN partial;
+/// docs/AUTODIFF.md). On CUDA without a branch: the rule runs into the accumulators it adds
+/// to (`accumulators`), and those take back their earlier values unless
+/// `adj_ret` has a nonzero component, the same bits as skipping the rule; one branch per
+/// statement made NVVM's time grow with the square of the kernel (docs/BENCHMARKS.md). The
+/// host skips the rule (the KJ_SZ_ macros of the prelude's core chunk): GCC's time grows
+/// linearly with the branches, and running every rule made damp's adjoint 1.8x slower.
+std::string strong_zero(const std::string& adj_ret, const std::vector<std::string>& accumulators, const std::string& call);
 
 /// Whether device function `f` has an adjoint: it takes a differentiable value or array.
 /// Its adjoint is `adj_<name>(dim, kj_index, args..., [ret,] adjoint of each differentiable

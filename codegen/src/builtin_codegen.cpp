@@ -200,4 +200,18 @@ static_assert(adjoints_match_table(), "a builtin is differentiable exactly when 
 
 const BuiltinCodegen& builtin_codegen(ir::Builtin b) { return kTable[size_t(b)]; }
 
+std::string rule_by_reference(const char* rule) { return std::string(rule) + "_ref"; }
+
+std::string rule_wrappers(const std::set<std::string>& chunks) {
+  std::set<std::string> rules;  // several builtins share a rule (quat and transform chunks)
+  for (const BuiltinCodegen& g : kTable)
+    if (g.adjoint && chunks.count(g.adjoint_chunk)) rules.insert(g.adjoint);
+  std::string out;
+  for (const std::string& rule : rules) {
+    const std::string name = rule.substr(rule.rfind(':') + 1);  // "kj::adj_mul" -> "adj_mul"
+    out += "template <class... A> KJ_FUNC void " + name + "_ref(A&... a) { " + name + "(a...); }\n";
+  }
+  return out.empty() ? out : "namespace kj {  // adjoint rules by reference (rule_by_reference)\n" + out + "}\n";
+}
+
 }  // namespace kjit::codegen

@@ -2,6 +2,9 @@
 // chunks it needs. One row per builtin of kjit/ir/builtins.def, checked at compile time.
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "kjit/ir/builtins.hpp"
 
 namespace kjit::codegen {
@@ -34,5 +37,16 @@ struct BuiltinCodegen {
 
 /// The row of `b`.
 const BuiltinCodegen& builtin_codegen(ir::Builtin b);
+
+/// What generated code calls to apply adjoint rule `rule` ("kj::adj_mul"): a wrapper taking
+/// every argument by non-const reference ("kj::adj_mul_ref"). NVRTC's C++17 front end takes
+/// time quadratic in the number of calls in one function that pass two or more variables by
+/// value or by const reference (4,000 such calls: 5 s; 8,000: 16 s), and linear time for
+/// calls whose arguments bind to non-const references; a long reverse sweep is such calls.
+std::string rule_by_reference(const char* rule);
+
+/// The definitions of those wrappers for every adjoint rule of the table whose chunk is in
+/// `chunks` (one line each, for the text after the prelude).
+std::string rule_wrappers(const std::set<std::string>& chunks);
 
 }  // namespace kjit::codegen

@@ -84,6 +84,32 @@ void need_function(PreludeUse& use, const ir::Function& fn, bool with_adjoint,
 
 }  // namespace
 
+namespace {
+int trig_calls(const ir::Function& fn, std::set<const ir::Function*>& seen) {
+  if (!seen.insert(&fn).second) return 0;
+  int n = 0;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::CallFunc) n += trig_calls(*fn.callees.at(size_t(s.imm)), seen);
+    if (s.op != ir::Op::Call) return;
+    const ir::Builtin b = s.builtin();
+    const ir::Scalar t = s.type.scalar;
+    if ((b == ir::Builtin::Sin || b == ir::Builtin::Cos || b == ir::Builtin::Tan) &&
+        (t == ir::Scalar::F32 || t == ir::Scalar::F16 || t == ir::Scalar::BF16))
+      ++n;
+  });
+  if (fn.custom_adjoint) n += trig_calls(*fn.custom_adjoint, seen);
+  if (fn.custom_replay) n += trig_calls(*fn.custom_replay, seen);
+  return n;
+}
+}  // namespace
+
+bool outline_trig(const std::vector<const ir::Function*>& kernels) {
+  std::set<const ir::Function*> seen;
+  int n = 0;
+  for (const ir::Function* fn : kernels) n += trig_calls(*fn, seen);
+  return n >= kOutlineTrigCalls;
+}
+
 PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, bool with_adjoint) {
   PreludeUse use;
   std::set<const ir::Function*> seen;

@@ -12,6 +12,8 @@ namespace {
 constexpr uint32_t kShtSymtab = 2;
 constexpr uint32_t kShtDynsym = 11;
 constexpr uint32_t kShtNobits = 8;
+constexpr uint32_t kShtDynamic = 6;
+constexpr int64_t kDtNull = 0, kDtNeeded = 1;
 constexpr uint16_t kShnUndef = 0;
 constexpr unsigned kSttFunc = 2;
 constexpr unsigned kStbGlobal = 1, kStbWeak = 2;
@@ -119,6 +121,34 @@ std::optional<std::set<std::string>> elf_defined_functions(std::string_view byte
     if (s.shndx != kShnUndef && s.type == kSttFunc && (s.bind == kStbGlobal || s.bind == kStbWeak))
       names.insert(s.name);
   return names;
+}
+
+std::optional<std::vector<std::string>> elf_needed_libraries(std::string_view bytes, std::string* error) {
+  std::vector<Section> secs = read_sections(bytes, error);
+  if (secs.empty()) return std::nullopt;
+  std::vector<std::string> out;
+  for (const Section& s : secs) {
+    if (s.type != kShtDynamic) continue;
+    if (s.link >= secs.size()) {
+      if (error) *error = "malformed ELF dynamic section";
+      return std::nullopt;
+    }
+    const Section& strs = secs[s.link];
+    for (uint64_t off = 0; off + 16 <= s.size; off += 16) {  // Elf64_Dyn: d_tag, d_val
+      int64_t tag = 0;
+      uint64_t val = 0;
+      if (!read_at(bytes, s.offset + off, &tag) || !read_at(bytes, s.offset + off + 8, &val)) break;
+      if (tag == kDtNull) break;
+      if (tag != kDtNeeded) continue;
+      if (val >= strs.size) {
+        if (error) *error = "malformed ELF dynamic string";
+        return std::nullopt;
+      }
+      const char* p = bytes.data() + strs.offset + val;
+      out.emplace_back(p, strnlen(p, strs.size - val));
+    }
+  }
+  return out;
 }
 
 std::map<std::string, KernelResources> cubin_resources(std::string_view bytes) {

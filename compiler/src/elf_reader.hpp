@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kjit::compiler {
 
@@ -20,6 +21,10 @@ bool is_elf(std::string_view bytes);
 /// kernels). Returns nullopt and sets *error when the image is not a well-formed ELF64 file.
 std::optional<std::set<std::string>> elf_defined_functions(std::string_view bytes, bool dynamic,
                                                            std::string* error);
+
+/// The libraries a shared object names as DT_NEEDED, in order. Returns nullopt and sets
+/// *error when the image is not a well-formed ELF64 file.
+std::optional<std::vector<std::string>> elf_needed_libraries(std::string_view bytes, std::string* error);
 
 /// Resources of one GPU kernel as the cubin records them.
 struct KernelResources {

@@ -43,8 +43,25 @@ constexpr const char* kHostArch = "unknown-arch";
 /// depend on the cpu's ISA level (x86-64-v3 and up have FMA) and match the host compiler's.
 /// -fno-math-errno: kernels never read errno, and without it sqrt cannot be one instruction
 /// inside a vectorized loop.
+/// -nostdlib (with kLinkLibraries after the source): a module needs no C++ runtime, start
+/// files or libgcc_s; reading libstdc++'s and libc's symbol tables was most of ld's time
+/// (90 -> 17 M instructions for the saxpy module). The C library's functions (printf)
+/// resolve against the process, which always has libc loaded.
 const char* const kFixedFlags[] = {"-x", "c++", "-shared", "-fPIC", "-fvisibility=hidden", "-w",
-                                   "-ffp-contract=off", "-fno-math-errno"};
+                                   "-ffp-contract=off", "-fno-math-errno", "-nostdlib"};
+
+/// Linked after the source: the math library (a module may call sinf, which the process need
+/// not have loaded) and libgcc's static helpers (128-bit division, popcount below x86-64-v2).
+const char* const kLinkLibraries[] = {"-lm", "-lgcc"};
+
+/// GCC's flags that keep a small module's compile short with the same vector code (docs/
+/// BENCHMARKS.md, small-module host compile). -fno-unswitch-loops: the adjoint's tests for
+/// absent gradient arrays (`if (adj.data)`) are loop-invariant, and unswitching gave each
+/// entry loop one copy per combination, each vectorized (a third of saxpy's compile); AVX-512
+/// and AVX2 vectorize the one loop with masked loads and stores instead.
+/// --param=vect-epilogues-nomask=0: no second, narrower vector loop for the remainder of
+/// each vectorized loop (at most 15 iterations of a chunk of thousands run scalar).
+const char* const kGccFlags[] = {"-fno-unswitch-loops", "--param=vect-epilogues-nomask=0"};
 
 /// The x86-64 micro-architecture level of this cpu ("x86-64-v4" ... "x86-64"), as GCC and
 /// Clang name them for -march: the widest vector ISA modules may use here.
@@ -83,10 +100,20 @@ std::string isa_flag() {
   return "-march=" + isa;
 }
 
-/// kFixedFlags and the -march flag: what every host compile gets and the identity names.
-std::vector<std::string> fixed_flags() {
+/// Whether the first line of `--version` names GCC (not Clang, which also calls itself g++
+/// compatible but takes none of kGccFlags).
+bool is_gcc(const std::string& version_line) {
+  if (version_line.find("clang") != std::string::npos) return false;
+  return version_line.find("g++") != std::string::npos || version_line.find("gcc") != std::string::npos ||
+         version_line.find("GCC") != std::string::npos;
+}
+
+/// kFixedFlags, the -march flag and, for GCC, kGccFlags: what every host compile gets ahead
+/// of the source, and the identity names (with kLinkLibraries).
+std::vector<std::string> fixed_flags(bool gcc) {
   std::vector<std::string> flags(std::begin(kFixedFlags), std::end(kFixedFlags));
   if (std::string isa = isa_flag(); !isa.empty()) flags.push_back(std::move(isa));
+  if (gcc) flags.insert(flags.end(), std::begin(kGccFlags), std::end(kGccFlags));
   return flags;
 }
 
@@ -122,11 +149,11 @@ std::string host_compiler_path() {
   return *found;
 }
 
-std::string host_compiler_identity() {
-  std::string suffix = std::string(" ") + kHostArch + "-linux flags";
-  for (const std::string& f : fixed_flags()) suffix += " " + f;
-  if (env_cxx().empty()) return std::string("host ") + KJIT_HOST_CXX_ID + suffix;
-
+namespace {
+/// The default compiler's CMake id ("GNU-12.2.0"), or the first line of `$KJIT_CXX --version`
+/// (run once per compiler path).
+std::string compiler_name() {
+  if (env_cxx().empty()) return KJIT_HOST_CXX_ID;
   static std::mutex mu;
   static std::map<std::string, std::string> known;  // compiler path -> first line of --version
   std::string path = host_compiler_path();
@@ -145,11 +172,24 @@ std::string host_compiler_identity() {
                                        "); set KJIT_CXX to a working compiler or unset it");
     it = known.emplace(path, first).first;
   }
-  return "host " + it->second + suffix;
+  return it->second;
+}
+
+bool compiler_is_gcc() {
+  if (env_cxx().empty()) return std::string(KJIT_HOST_CXX_ID).rfind("GNU", 0) == 0;
+  return is_gcc(compiler_name());
+}
+}  // namespace
+
+std::string host_compiler_identity() {
+  std::string suffix = std::string(" ") + kHostArch + "-linux flags";
+  for (const std::string& f : fixed_flags(compiler_is_gcc())) suffix += " " + f;
+  for (const char* l : kLinkLibraries) suffix += std::string(" ") + l;
+  return "host " + compiler_name() + suffix;
 }
 
 std::vector<std::string> host_options(const CompileOptions& options) {
-  std::vector<std::string> o = fixed_flags();
+  std::vector<std::string> o = fixed_flags(compiler_is_gcc());
   o.push_back("-std=" + options.cxx_standard);
   if (options.debug) {
     o.push_back("-O0");
@@ -175,6 +215,7 @@ CompileOutput host_compile(const std::string& text, const CompileOptions& option
   std::vector<std::string> args = host_options(options);
   for (const std::string& a : args) out.options += (out.options.empty() ? "" : " ") + a;
   args.push_back(src);
+  for (const char* l : kLinkLibraries) args.push_back(l);
   args.push_back("-o");
   args.push_back(lib);
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "elf_reader.hpp"
 #include "host_compiler.hpp"
@@ -102,6 +103,44 @@ TEST_CASE("compile options become host compiler flags") {
   d.debug = true;
   CHECK(has(host_options(d), "-O0"));
   CHECK(has(host_options(d), "-g"));
+  // No C++ runtime or start files to link (most of ld's time); the libraries modules may
+  // need come after the source, and every flag is in the key.
+  CHECK(has(base, "-nostdlib"));
+  const std::string id = host_compiler_identity();
+  CHECK(id.find(" -nostdlib") != std::string::npos);
+  CHECK(id.find(" -lm -lgcc") != std::string::npos);
+#if defined(__GNUC__) && !defined(__clang__)
+  // GCC (kjit's default compiler here): no unswitched or epilogue copies of vector loops.
+  CHECK(has(base, "-fno-unswitch-loops"));
+  CHECK(has(base, "--param=vect-epilogues-nomask=0"));
+  CHECK(id.find("-fno-unswitch-loops --param=vect-epilogues-nomask=0") != std::string::npos);
+#endif
+}
+
+TEST_CASE("a cpu module links no C++ runtime, and the math library when it calls it") {
+  kjit::test::TempDir dir("host_libs");
+  CacheConfig cfg;
+  cfg.dir = dir.path();
+  Cache cache(cfg);
+  // A tiny module whose entry writes sinf(i) (the C library's, declared as the prelude does).
+  ModuleSource m = kjit::test::tiny_module("sin_fill", 0.0f);
+  const std::string fill = "out[i] = 0.000000f;";
+  REQUIRE(m.text.find(fill) != std::string::npos);
+  m.text.replace(m.text.find(fill, m.text.find("#else")), fill.size(), "out[i] = sinf((float)i);");
+  m.text.replace(m.text.find("#else\n") + 6, 0, "extern \"C\" float sinf(float);\n");
+  Artifact a = build_module(m, Target::host(), CompileOptions{}, cache);
+  std::string error;
+  auto needed = elf_needed_libraries(kjit::test::read_file(a.library_path), &error);
+  REQUIRE_MESSAGE(needed, error);
+  CHECK(*needed == std::vector<std::string>{"libm.so.6"});
+  std::vector<float> out = kjit::test::run_tiny(a, "sin_fill");
+  for (size_t i = 0; i < out.size(); ++i) CHECK(out[i] == ::sinf(float(i)));
+
+  // saxpy calls nothing outside itself: no library at all.
+  Artifact s = build_module(kjit::test::saxpy_module("saxpy_libs"), Target::host(), CompileOptions{}, cache);
+  needed = elf_needed_libraries(kjit::test::read_file(s.library_path), &error);
+  REQUIRE_MESSAGE(needed, error);
+  CHECK(needed->empty());
 }
 
 TEST_CASE("KJIT_CPU_ISA picks the -march of cpu modules, enters the key, and is checked") {
