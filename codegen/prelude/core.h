@@ -205,31 +205,43 @@ KJ_FUNC bool is_dense(const array_t<T>& a) {
 /// Threads per block of the cpu's lane functions (codegen/src/lane_emitter.hpp): 16 floats
 /// fill an AVX-512 register, two AVX2 ones.
 #define KJ_LANES 16
-/// The loop over a block's lanes. Not unrolled: GCC would unroll its 16 iterations before
-/// the loop vectorizer sees them, and vectorizes the straight-line copies much less well.
-#define KJ_LANE_LOOP _Pragma("GCC unroll 1") KJ_THREADS_INDEPENDENT for (kj_int32 kj_l = 0; kj_l < KJ_LANES; ++kj_l)
-/// Whether any lane of a mask is on. Masks are int32 0/1, not bool: GCC's vectorizer does
-/// not negate vectors of bool, and a mask as wide as a float keeps one vector length.
+/// Threads per block of the adjoint lane functions of kernels whose values are all 32 bits or
+/// narrower (codegen/src/adjoint_lanes.hpp): with AVX-512, two vectors per value, as doubles
+/// take at 16, so that a dependent chain (a division feeding a square root, an adjoint through
+/// a loop) overlaps with a second one instead of waiting on its latency.
+#if defined(__AVX512F__)
+#define KJ_WIDE_LANES 32
+#else
+#define KJ_WIDE_LANES KJ_LANES
+#endif
+/// The loop over a block's n lanes. Not unrolled: GCC would unroll its iterations before the
+/// loop vectorizer sees them, and vectorizes the straight-line copies much less well.
+#define KJ_LANE_LOOP_N(n) _Pragma("GCC unroll 1") KJ_THREADS_INDEPENDENT for (kj_int32 kj_l = 0; kj_l < (n); ++kj_l)
+#define KJ_LANE_LOOP KJ_LANE_LOOP_N(KJ_LANES)
+/// Whether any lane of a mask of N lanes is on. Masks are int32 0/1, not bool: GCC's
+/// vectorizer does not negate vectors of bool, and a mask as wide as a float keeps one vector
+/// length.
+template <int N = KJ_LANES>
 KJ_FUNC bool lanes_any(const kj_int32* m) {
   bool any = false;
-  for (int l = 0; l < KJ_LANES; ++l) any |= m[l];
+  for (int l = 0; l < N; ++l) any |= m[l];
   return any;
 }
-/// A value of type T per lane. Vectors and matrices specialize it as one array per
-/// component (vec.h), so that each component of 16 lanes is one contiguous vector; other
+/// A value of type T per lane (N lanes). Vectors and matrices specialize it as one array per
+/// component (vec.h), so that each component of the lanes is one contiguous vector; other
 /// types are stored whole.
-template <class T>
+template <class T, int N = KJ_LANES>
 struct lanes {
-  T v[KJ_LANES];
+  T v[N];
   KJ_FUNC T get(int l) const { return v[l]; }
   KJ_FUNC void set(int l, const T& x) { v[l] = x; }
   /// Lane l becomes x where `on`, else keeps its value.
   KJ_FUNC void select(int l, bool on, const T& x) { v[l] = on ? x : v[l]; }
 };
 /// Bools per lane are int32 0/1, as masks are.
-template <>
-struct lanes<bool> {
-  kj_int32 v[KJ_LANES];
+template <int N>
+struct lanes<bool, N> {
+  kj_int32 v[N];
   KJ_FUNC bool get(int l) const { return v[l] != 0; }
   KJ_FUNC void set(int l, bool x) { v[l] = x; }
   KJ_FUNC void select(int l, bool on, bool x) { v[l] = on ? x : v[l]; }
@@ -283,6 +295,15 @@ KJ_FUNC void stream_fence() {
   __builtin_ia32_sfence();
 #endif
 }
+/// Adjoints under a lane bit (the adjoint's lane function): `acc` += / -= x, or zeroed, where
+/// `on`, else unchanged, written as selects so that the lane loop stays one vector loop.
+/// Vectors and matrices overload them component by component (vec.h).
+template <class T> KJ_FUNC void add_if(T& acc, bool on, const T& x) { T t = acc; t += x; acc = on ? t : acc; }
+template <class T> KJ_FUNC void sub_if(T& acc, bool on, const T& x) { T t = acc; t -= x; acc = on ? t : acc; }
+template <class T> KJ_FUNC void zero_if(T& acc, bool on) { acc = on ? T{} : acc; }
+/// adj_nonzero without branches (a vector's components or'ed bitwise, not with ||): a bit that
+/// is a branch's result stops GCC 12 vectorizing the lane loop around it.
+template <class T> KJ_FUNC bool lane_nonzero(const T& x) { return adj_nonzero(x); }
 #endif
 
 /// A contiguous row-major array over `address` (the DSL's array(address, n...)); it has no

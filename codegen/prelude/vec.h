@@ -31,15 +31,19 @@ template <int N, class T> KJ_FUNC vec_t<N, T>& operator*=(vec_t<N, T>& a, T s) {
 
 #if !KJ_CUDA
 /// A vector per lane, one array per component.
-template <int N, class T>
-struct lanes<vec_t<N, T>> {
-  T c[N][KJ_LANES];
+template <int N, class T, int L>
+struct lanes<vec_t<N, T>, L> {
+  T c[N][L];
   KJ_FUNC vec_t<N, T> get(int l) const { vec_t<N, T> r; for (int i = 0; i < N; ++i) r.c[i] = c[i][l]; return r; }
   KJ_FUNC void set(int l, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) c[i][l] = x.c[i]; }
   KJ_FUNC void select(int l, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) c[i][l] = on ? x.c[i] : c[i][l]; }
 };
 template <int N, class T> KJ_FUNC vec_t<N, T> load_of(const vec_t<N, T>& x) { vec_t<N, T> r; for (int i = 0; i < N; ++i) r.c[i] = x.c[i]; return r; }
 template <int N, class T> KJ_FUNC void store_to(vec_t<N, T>& dst, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) dst.c[i] = x.c[i]; }
+template <int N, class T> KJ_FUNC void add_if(vec_t<N, T>& a, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) a.c[i] = on ? a.c[i] + x.c[i] : a.c[i]; }
+template <int N, class T> KJ_FUNC void sub_if(vec_t<N, T>& a, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) a.c[i] = on ? a.c[i] - x.c[i] : a.c[i]; }
+template <int N, class T> KJ_FUNC bool lane_nonzero(const vec_t<N, T>& a) { bool r = false; for (int i = 0; i < N; ++i) r = r | adj_nonzero(a.c[i]); return r; }
+template <int N, class T> KJ_FUNC void zero_if(vec_t<N, T>& a, bool on) { for (int i = 0; i < N; ++i) a.c[i] = on ? T{} : a.c[i]; }
 #endif
 
 template <int N, class T> KJ_FUNC T extract(const vec_t<N, T>& v, kj_int32 i) { return v.c[i]; }
@@ -80,15 +84,19 @@ template <int R, int C, int K, class T> KJ_FUNC mat_t<R, K, T> operator*(const m
 
 #if !KJ_CUDA
 /// A matrix per lane, one array per component.
-template <int R, int C, class T>
-struct lanes<mat_t<R, C, T>> {
-  T c[R][C][KJ_LANES];
+template <int R, int C, class T, int L>
+struct lanes<mat_t<R, C, T>, L> {
+  T c[R][C][L];
   KJ_FUNC mat_t<R, C, T> get(int l) const { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = c[i][j][l]; return r; }
   KJ_FUNC void set(int l, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) c[i][j][l] = x.c[i][j]; }
   KJ_FUNC void select(int l, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) c[i][j][l] = on ? x.c[i][j] : c[i][j][l]; }
 };
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> load_of(const mat_t<R, C, T>& x) { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = x.c[i][j]; return r; }
 template <int R, int C, class T> KJ_FUNC void store_to(mat_t<R, C, T>& dst, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) dst.c[i][j] = x.c[i][j]; }
+template <int R, int C, class T> KJ_FUNC void add_if(mat_t<R, C, T>& a, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = on ? a.c[i][j] + x.c[i][j] : a.c[i][j]; }
+template <int R, int C, class T> KJ_FUNC void sub_if(mat_t<R, C, T>& a, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = on ? a.c[i][j] - x.c[i][j] : a.c[i][j]; }
+template <int R, int C, class T> KJ_FUNC bool lane_nonzero(const mat_t<R, C, T>& a) { bool r = false; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r = r | adj_nonzero(a.c[i][j]); return r; }
+template <int R, int C, class T> KJ_FUNC void zero_if(mat_t<R, C, T>& a, bool on) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = on ? T{} : a.c[i][j]; }
 #endif
 
 template <int R, int C, class T> KJ_FUNC vec_t<C, T> extract(const mat_t<R, C, T>& m, kj_int32 i) { vec_t<C, T> r; for (int j = 0; j < C; ++j) r.c[j] = m.c[i][j]; return r; }

@@ -41,7 +41,8 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 }
 
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
-                       const std::vector<EntryParam>& params, const std::string& lanes, bool fence) {
+                       const std::vector<EntryParam>& params, const std::string& lanes, const std::string& tail,
+                       const std::string& block, bool fence) {
   auto args = [&](const std::string& index, bool dense) {
     std::string out = "(dim, " + index;
     for (const EntryParam& p : params) out += std::string(", ") + (dense && !p.element.empty() ? "kj_dense_" : "") + p.name;
@@ -90,10 +91,14 @@ void emit_entry_points(SourceWriter& w, const std::string& entry, const std::str
       w.line(call("kj_i", true), 3);
     } else {
       w.line("kj_int32 kj_i = (kj_int32)kj_begin;", 2);
-      w.line("for (; kj_i + KJ_LANES <= (kj_int32)kj_end; kj_i += KJ_LANES)", 2);
+      w.line("for (; kj_i + " + block + " <= (kj_int32)kj_end; kj_i += " + block + ")", 2);
       w.line(lanes + args("kj_i", true), 3);
-      w.line("KJ_THREADS_INDEPENDENT for (; kj_i < (kj_int32)kj_end; ++kj_i)", 2);
-      w.line(call("kj_i", false), 3);
+      if (tail.empty()) {
+        w.line("KJ_THREADS_INDEPENDENT for (; kj_i < (kj_int32)kj_end; ++kj_i)", 2);
+        w.line(call("kj_i", false), 3);
+      } else {
+        w.line(tail + args("kj_i, (kj_int32)kj_end", true), 2);
+      }
       if (fence) w.line("kj::stream_fence();", 2);
     }
     w.line("return;", 2);

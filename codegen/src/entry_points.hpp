@@ -31,10 +31,13 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 
 /// Both entry points (CUDA and host, selected by the preprocessor) calling `body`. With
 /// `lanes` (a lane function, lane_emitter.hpp), the host entry's dense path runs blocks of
-/// KJ_LANES threads through it and the rest through the strided body; `fence`: the lane
+/// KJ_LANES threads through it and the rest through the strided body, or through `tail` when
+/// given (a function `(dim, kj_begin, kj_end, <params as lanes takes them>)` running those
+/// threads one at a time). `block`: the lanes per block (a prelude macro). `fence`: the lane
 /// function writes non-temporal block stores, which the entry fences before it returns.
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
                        const std::vector<EntryParam>& params, const std::string& lanes = "",
+                       const std::string& tail = "", const std::string& block = "KJ_LANES",
                        bool fence = false);
 
 }  // namespace kjit::codegen

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "adjoint_emitter.hpp"
+#include "adjoint_lanes.hpp"
 #include "adjoint_obstacles.hpp"
 #include "builtin_codegen.hpp"
 #include "entry_points.hpp"
@@ -179,13 +180,13 @@ GeneratedModule generate_module(const std::string& module_name,
       w.line("}");
       std::string lanes;
       bool blocks = false;
-      if (wants_lane_function(*fn, options)) {
+      if (wants_forward_lane_function(*fn, options)) {
         lanes = fwd + "_lanes";
         w.line("#if !KJ_CUDA");
         blocks = emit_lane_function(w, *fn, lanes, params, used, &plan.names);
         w.line("#endif");
       }
-      emit_entry_points(w, fwd, fwd + "_body", params, lanes, blocks);
+      emit_entry_points(w, fwd, fwd + "_body", params, lanes, "", "KJ_LANES", blocks);
       out.entry_points.push_back(fwd);
 
       bool with_adjoint = options.enable_adjoint && plan.obstacles[kernel_index].empty();
@@ -201,7 +202,15 @@ GeneratedModule generate_module(const std::string& module_name,
           KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
                      "adjoint loop numbering differs from the module plan");
         w.line("}");
-        emit_entry_points(w, adj, adj + "_body", adj_params);
+        std::string adj_lanes, adj_threads, block;
+        if (wants_lane_function(*fn, options))
+          block = emit_adjoint_lane_function(w, *fn, adj + "_lanes", adj + "_threads", adj + "_body", adj_params,
+                                             used, options, first, &plan.names);
+        if (!block.empty()) {
+          adj_lanes = adj + "_lanes";
+          adj_threads = adj + "_threads";
+        }
+        emit_entry_points(w, adj, adj + "_body", adj_params, adj_lanes, adj_threads, block.empty() ? "KJ_LANES" : block);
         out.entry_points.push_back(adj);
       }
     });

@@ -187,7 +187,10 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
   if (!m.contains("kernels")) return fail("lacks 'kernels'");
   if (std::string p = parse_kernel_descriptions(m["kernels"], &c.kernels); !p.empty())
     return fail("has bad kernel descriptions: " + p);
-  if (m.value("kernels_sha256", nlohmann::json()) != kernels_hash(m["kernels"]))
+  // Entries from before descriptions were hashed are stale, not tampered with: say which.
+  if (!m.contains("kernels_sha256"))
+    return fail("lacks 'kernels_sha256' (written by an older kjit; `kjit cache prune` removes it)");
+  if (m["kernels_sha256"] != kernels_hash(m["kernels"]))
     return fail("has kernel descriptions that do not match their recorded SHA-256 (edited)");
   // (Hand-written modules describe no kernels; generated ones describe every entry point.)
   if (!c.kernels.empty() &&

@@ -14,7 +14,7 @@ using namespace kjit;
 
 TEST_CASE("the autodiff suite's modules compile with NVRTC for sm_80 and sm_90, adjoints included") {
   for (const char* module : {"autodiff_control_flow", "autodiff_arrays", "autodiff_bounded", "autodiff_overwrites",
-                             "autodiff_combinations"}) {
+                             "autodiff_combinations", "autodiff_lanes"}) {
     compiler::ModuleSource s = module_compile_input(module).source;
     size_t adjoints = 0;
     for (const std::string& e : s.entry_points) adjoints += e.size() > 4 && e.compare(e.size() - 4, 4, "_adj") == 0;

@@ -45,6 +45,8 @@ const std::vector<Edit>& edits() {
        [](nlohmann::json& m) { m["kernels"][0]["params"][2]["type"] = "float64"; }},
       {"a parameter's type changed, hash not updated", "do not match their recorded SHA-256", true, false,
        [](nlohmann::json& m) { m["kernels"][0]["params"][2]["type"] = "float64"; }},
+      {"descriptions not hashed (an older kjit)", "lacks 'kernels_sha256' (written by an older kjit", true, false,
+       [](nlohmann::json& m) { m.erase("kernels_sha256"); }},
       {"a parameter removed", "'params' otherwise than its code generator does", false, true,
        [](nlohmann::json& m) { m["kernels"][0]["params"].erase(0); }},
       {"checks turned off", "'checks' otherwise", false, true,

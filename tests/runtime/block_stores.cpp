@@ -39,6 +39,14 @@ KJIT_KERNEL(not_blocks, (Array<Float> x, Array<Float> rw, Array<Float> twice, Ar
   shifted[(i + 1) % shifted.shape(0)] = x[i];
   h[i] = Half(x[i]);
 }
+// A block store after a branch on the thread's value: the forward's lane function has both,
+// and the adjoint gets a lane function of its own (its replay stores nothing).
+KJIT_KERNEL(halved, (Array<Float> x, Array<Float> out)) {
+  Int i = tid();
+  Var<Float> y = x[i] * 3.0f;
+  If(x[i] > 0.25f, [&] { y = y * 0.5f; });
+  out[i] = y;
+}
 }  // namespace bs_tests
 
 namespace {
@@ -73,6 +81,10 @@ TEST_CASE("block stores are the stores into arrays a kernel only writes, each th
     CHECK(text.find(std::string("kj::store_block(&kj::elem(") + a) == std::string::npos);
   }
   CHECK(text.find("kj::stream_fence();") != std::string::npos);
+  // Block stores give a forward lane function only: a straight-line adjoint vectorizes as it
+  // is; a kernel with a branch has an adjoint lane function too (its replay stores nothing).
+  CHECK(text.find("affine_adj_lanes") == std::string::npos);
+  CHECK(text.find("halved_adj_lanes") != std::string::npos);
   // The sizes below stream (or not) for this threshold: 8 MiB.
   CHECK(text.find("#define KJ_STREAM_MIN_BYTES ((kj_int64)1 << 23)") != std::string::npos);
 }
@@ -158,5 +170,27 @@ TEST_CASE("stores that are not block stores keep their meaning") {
     REQUIRE(float(h[size_t(i)]) == float(half(s)));
     REQUIRE(echo[size_t(i)] == s * 2.0f);
     REQUIRE(back[size_t(i)] == s * 2.0f + 1.0f);
+  }
+}
+
+TEST_CASE("a kernel with a branch and a block store: forward values and adjoint") {
+  for (int64_t n : {int64_t(37), int64_t(1003), (int64_t(1) << 21) + 11}) {  // the last streams
+    CAPTURE(n);
+    const std::vector<float> x = inputs(n);
+    auto X = from_vector(x), OUT = zeros<float>({n});
+    launch(bs_tests::halved, n, X, OUT);
+    auto out = OUT.to_vector<float>();
+    std::vector<float> seed(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) seed[size_t(i)] = float(i % 5) - 2.0f;
+    auto GX = zeros<float>({n});
+    launch_adjoint(bs_tests::halved, n, {X, OUT}, {GX, from_vector(seed)});
+    auto gx = GX.to_vector<float>();
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float s = x[size_t(i)], y = s * 3.0f;
+      wrong += out[size_t(i)] != (s > 0.25f ? y * 0.5f : y);
+      wrong += gx[size_t(i)] != seed[size_t(i)] * (s > 0.25f ? 1.5f : 3.0f);
+    }
+    CHECK(wrong == 0);
   }
 }

@@ -3,6 +3,8 @@
 // diverge — an If, loop trip counts, Break, Continue and Return per lane, effects and loads
 // under a mask, uniform loops inside divergent code — must give each thread exactly what it
 // computes alone: the strided path (one thread at a time) and a C++ reference agree with it.
+// The suite runs with KJIT_BOUNDS_CHECK=1, whose modules have no lane functions: these cases
+// turn it off.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,8 +13,12 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "strided_views.hpp"
+#include "test_support.hpp"
 
 using namespace kjit;
+using kjit::test::make_array;
+using kjit::test::read_array;
 
 namespace lane_tests {
 using namespace kjit::dsl;
@@ -177,26 +183,6 @@ KJIT_KERNEL(grid, (Array<Double, 2> x, Array<Double, 2> out)) {
 
 namespace {
 
-/// A dense array, or (`strided`) a view taking every other element of a buffer twice as
-/// long: that launch runs one thread at a time, the dense one in lane blocks.
-template <class T>
-NdArray make(const std::vector<T>& v, bool strided, std::vector<NdArray>& keep) {
-  if (!strided) return NdArray::from_vector(v, {int64_t(v.size())});
-  std::vector<T> wide(v.size() * 2, T{});
-  for (size_t k = 0; k < v.size(); ++k) wide[2 * k] = v[k];
-  NdArray buffer = NdArray::from_vector(wide, {int64_t(wide.size())});
-  keep.push_back(buffer);
-  return NdArray::view(buffer.data(), ir_type_of<T>(), {int64_t(v.size())}, Device::cpu(), {int64_t(2 * sizeof(T))});
-}
-
-template <class T>
-std::vector<T> read(const NdArray& a) {
-  std::vector<T> out(size_t(a.size()));
-  const char* base = static_cast<const char*>(a.data());
-  for (int64_t k = 0; k < a.size(); ++k) out[size_t(k)] = *reinterpret_cast<const T*>(base + k * a.strides()[0]);
-  return out;
-}
-
 const int kN = 1003;  // 62 full blocks of 16 lanes and a tail of 11
 
 /// Inputs that make neighbouring lanes take different paths.
@@ -206,6 +192,8 @@ double input(int i) { return std::sin(double(i) * 1.7) * 3.0; }
 /// at a time); xs are kN inputs from input(), `keep` holds the strided views' buffers.
 template <class Check>
 void each_layout(Check check) {
+  // The suite runs with KJIT_BOUNDS_CHECK=1, whose modules have no lane functions.
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
   std::vector<double> xs(kN);
   for (int i = 0; i < kN; ++i) xs[size_t(i)] = input(i);
   for (bool strided : {false, true}) {
@@ -219,11 +207,11 @@ void each_layout(Check check) {
 
 TEST_CASE("a divergent If gives each lane its own branch") {
   each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
-    auto x = make(xs, strided, keep);
-    auto out = make(std::vector<double>(kN, 7.0), strided, keep);
-    auto side = make(std::vector<double>(kN, 0.0), strided, keep);
+    auto x = make_array(xs, strided, keep);
+    auto out = make_array(std::vector<double>(kN, 7.0), strided, keep);
+    auto side = make_array(std::vector<double>(kN, 0.0), strided, keep);
     launch(lane_tests::divergent_if, kN, x, out, side);
-    auto o = read<double>(out), s = read<double>(side);
+    auto o = read_array<double>(out), s = read_array<double>(side);
     int sides[3] = {0, 0, 0};
     for (int i = 0; i < kN; ++i) {
       double v = xs[size_t(i)];
@@ -249,10 +237,10 @@ TEST_CASE("loops whose begin, end and step differ per lane run each lane's own i
       if (st[size_t(i)] < 0) std::swap(lo[size_t(i)], hi[size_t(i)]);
     }
     const int uniform_n = 2;
-    auto out = make(std::vector<double>(kN, 0.0), strided, keep);
-    launch(lane_tests::trip_counts, kN, make(lo, strided, keep), make(hi, strided, keep), make(st, strided, keep),
+    auto out = make_array(std::vector<double>(kN, 0.0), strided, keep);
+    launch(lane_tests::trip_counts, kN, make_array(lo, strided, keep), make_array(hi, strided, keep), make_array(st, strided, keep),
            uniform_n, out);
-    auto o = read<double>(out);
+    auto o = read_array<double>(out);
     for (int i = 0; i < kN; ++i) {
       double acc = 0.0;
       int s = st[size_t(i)];
@@ -268,14 +256,14 @@ TEST_CASE("loops whose begin, end and step differ per lane run each lane's own i
 
 TEST_CASE("Break, Continue and Return act per lane") {
   each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
-    auto x = make(xs, strided, keep);
+    auto x = make_array(xs, strided, keep);
     const int n = 9;
     {
-      auto out = make(std::vector<double>(kN, 0.0), strided, keep);
-      auto steps = make(std::vector<int32_t>(kN, -1), strided, keep);
+      auto out = make_array(std::vector<double>(kN, 0.0), strided, keep);
+      auto steps = make_array(std::vector<int32_t>(kN, -1), strided, keep);
       launch(lane_tests::while_break, kN, x, n, out, steps);
-      auto o = read<double>(out);
-      auto k = read<int32_t>(steps);
+      auto o = read_array<double>(out);
+      auto k = read_array<int32_t>(steps);
       int broke = 0;
       for (int i = 0; i < kN; ++i) {
         double y = xs[size_t(i)];
@@ -293,9 +281,9 @@ TEST_CASE("Break, Continue and Return act per lane") {
       CHECK(broke < kN - 100);
     }
     {
-      auto out = make(std::vector<double>(kN, 0.0), strided, keep);
+      auto out = make_array(std::vector<double>(kN, 0.0), strided, keep);
       launch(lane_tests::lane_continue, kN, x, n, out);
-      auto o = read<double>(out);
+      auto o = read_array<double>(out);
       for (int i = 0; i < kN; ++i) {
         double y = xs[size_t(i)];
         for (int k = 0; k < n; ++k) {
@@ -306,11 +294,11 @@ TEST_CASE("Break, Continue and Return act per lane") {
       }
     }
     {
-      auto out = make(std::vector<double>(kN, 9.0), strided, keep);
-      auto tag = make(std::vector<int32_t>(kN, 0), strided, keep);
+      auto out = make_array(std::vector<double>(kN, 9.0), strided, keep);
+      auto tag = make_array(std::vector<int32_t>(kN, 0), strided, keep);
       launch(lane_tests::lane_return, kN, x, n, out, tag);
-      auto o = read<double>(out);
-      auto t = read<int32_t>(tag);
+      auto o = read_array<double>(out);
+      auto t = read_array<int32_t>(tag);
       int tags[3] = {0, 0, 0};
       for (int i = 0; i < kN; ++i) {
         double v = xs[size_t(i)];
@@ -345,11 +333,11 @@ TEST_CASE("inactive lanes neither read out of bounds nor run effects") {
   each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
     std::vector<double> table(37);
     for (size_t k = 0; k < table.size(); ++k) table[k] = 0.5 * double(k);
-    auto out = make(std::vector<double>(kN, 0.0), strided, keep);
-    auto counts = make(std::vector<int32_t>(4, 0), strided, keep);
-    launch(lane_tests::masked_effects, kN, make(xs, strided, keep), make(table, strided, keep), counts, out);
-    auto o = read<double>(out);
-    auto c = read<int32_t>(counts);
+    auto out = make_array(std::vector<double>(kN, 0.0), strided, keep);
+    auto counts = make_array(std::vector<int32_t>(4, 0), strided, keep);
+    launch(lane_tests::masked_effects, kN, make_array(xs, strided, keep), make_array(table, strided, keep), counts, out);
+    auto o = read_array<double>(out);
+    auto c = read_array<int32_t>(counts);
     int expect[4] = {0, 0, 0, 0};
     for (int i = 0; i < kN; ++i) {
       double v = xs[size_t(i)];
@@ -370,13 +358,13 @@ TEST_CASE("vector, matrix and bool variables keep each lane's value through dive
       ps[size_t(i)] = vec3d{{input(i), -input(i + 1), 0.25 * double(i % 8)}};
       ns[size_t(i)] = i % 6;
     }
-    auto out = make(std::vector<vec3d>(kN), strided, keep);
-    auto mats = make(std::vector<mat33d>(kN), strided, keep);
-    auto flags = make(std::vector<int32_t>(kN, -1), strided, keep);
-    launch(lane_tests::aggregates, kN, make(ps, strided, keep), make(ns, strided, keep), out, mats, flags);
-    auto o = read<vec3d>(out);
-    auto m = read<mat33d>(mats);
-    auto f = read<int32_t>(flags);
+    auto out = make_array(std::vector<vec3d>(kN), strided, keep);
+    auto mats = make_array(std::vector<mat33d>(kN), strided, keep);
+    auto flags = make_array(std::vector<int32_t>(kN, -1), strided, keep);
+    launch(lane_tests::aggregates, kN, make_array(ps, strided, keep), make_array(ns, strided, keep), out, mats, flags);
+    auto o = read_array<vec3d>(out);
+    auto m = read_array<mat33d>(mats);
+    auto f = read_array<int32_t>(flags);
     for (int i = 0; i < kN; ++i) {
       vec3d w = ps[size_t(i)];
       double scale = 1.0;
@@ -398,11 +386,11 @@ TEST_CASE("vector, matrix and bool variables keep each lane's value through dive
 
 TEST_CASE("uniform values stored under divergent branches make their variables differ per lane") {
   each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
-    auto out = make(std::vector<double>(kN, 0.0), strided, keep);
-    auto count = make(std::vector<int32_t>(kN, 0), strided, keep);
-    launch(lane_tests::uniform_stores, kN, make(xs, strided, keep), out, count);
-    auto o = read<double>(out);
-    auto c = read<int32_t>(count);
+    auto out = make_array(std::vector<double>(kN, 0.0), strided, keep);
+    auto count = make_array(std::vector<int32_t>(kN, 0), strided, keep);
+    launch(lane_tests::uniform_stores, kN, make_array(xs, strided, keep), out, count);
+    auto o = read_array<double>(out);
+    auto c = read_array<int32_t>(count);
     for (int i = 0; i < kN; ++i) {
       double v = xs[size_t(i)];
       int k = 0, n = 0;
@@ -418,9 +406,9 @@ TEST_CASE("uniform values stored under divergent branches make their variables d
 
 TEST_CASE("small, long and looping divergent branches give each lane its own result") {
   each_layout([](bool strided, std::vector<NdArray>& keep, const std::vector<double>& xs) {
-    auto out = make(std::vector<double>(kN, 0.0), strided, keep);
-    launch(lane_tests::branch_forms, kN, make(xs, strided, keep), out);
-    auto o = read<double>(out);
+    auto out = make_array(std::vector<double>(kN, 0.0), strided, keep);
+    launch(lane_tests::branch_forms, kN, make_array(xs, strided, keep), out);
+    auto o = read_array<double>(out);
     for (int i = 0; i < kN; ++i) {
       double v = xs[size_t(i)], y = v;
       y = v > 0.0 ? y * 2.0 : y - 1.0;
@@ -434,6 +422,7 @@ TEST_CASE("small, long and looping divergent branches give each lane its own res
 }
 
 TEST_CASE("divergent control flow in a 2-D launch whose lanes cross rows") {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);  // bounds-checked modules have no lane functions
   const int rows = 9, cols = 13;  // 117 threads: blocks of 16 span rows
   std::vector<double> xs(rows * cols);
   for (int k = 0; k < rows * cols; ++k) xs[size_t(k)] = double(k % 17);

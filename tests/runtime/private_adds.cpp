@@ -65,6 +65,14 @@ KJIT_KERNEL(gather, (Array<Vec3f> x, Array<Int> idx, Array<Vec3f> out)) {
   Int i = tid();
   out[i] = x[idx[i]] * 2.0f + x[idx[(i + 5) % idx.shape(0)]];
 }
+// The same gathers, the second under a branch on the thread: the adjoint runs through a lane
+// function (blocks of lanes, the gather's adjoint add under a mask) into the private copy.
+KJIT_KERNEL(gather_if, (Array<Vec3f> x, Array<Int> idx, Array<Vec3f> out)) {
+  Int i = tid();
+  Var<Vec3f> y = x[idx[i]] * 2.0f;
+  If(i % 3 != 1, [&] { y = y + x[idx[(i + 5) % idx.shape(0)]]; });
+  out[i] = y;
+}
 
 // Not privatizable: each does something besides adding.
 KJIT_KERNEL(reads_target, (Array<Int> idx, Array<Float> t, Array<Float> out)) {
@@ -129,6 +137,7 @@ TEST_CASE("codegen lists the arrays an entry point only adds into") {
   // The adjoint's d x (parameter 3 of gather + 0) takes two adds at gathered indices; d out is read.
   CHECK(listed(gather.def(), "forward") == "[]");
   CHECK(listed(gather.def(), "adjoint") == R"([{"adds":2,"param":3}])");
+  CHECK(listed(gather_if.def(), "adjoint") == R"([{"adds":2,"param":3}])");
   CHECK(listed(own_reads.def(), "adjoint") == "[]");  // plain adds at the thread's own index
   for (const KernelDef* k : {&reads_target.def(), &claims_slots.def(), &maxes.def(), &halves.def(),
                              &through_function.def()}) {
@@ -304,6 +313,12 @@ TEST_CASE("strided and 2-D targets: the merge adds into the array's own layout")
 
 TEST_CASE("adjoint arrays of gathers are privatized and accumulate into existing gradients") {
   const int64_t E = 33;
+  // gather_if's adjoint has a lane function (blocks of lanes, its second add under a mask).
+  const compiler::ModuleSource src = module_compile_input("runtime_private_adds").source;
+  const std::string text = src.text.empty() ? src.generate() : src.text;
+  CHECK(text.find("gather_if_adj_lanes") != std::string::npos);
+  CHECK(text.find("kj::array_add(adj_p_x, &kj::elem(adj_p_x") != std::string::npos);
+  for (bool branch : {false, true})
   for (int64_t n : {int64_t(37), int64_t(4099), int64_t(150001)}) {
     const std::vector<int32_t> idx = indices(n, E);
     std::vector<vec3f> seed(static_cast<size_t>(n));
@@ -312,16 +327,18 @@ TEST_CASE("adjoint arrays of gathers are privatized and accumulate into existing
     for (int64_t i = 0; i < n; ++i)
       for (int c = 0; c < 3; ++c) {
         want[size_t(idx[size_t(i)])][size_t(c)] += 2.0 * seed[size_t(i)].c[c];
-        want[size_t(idx[size_t((i + 5) % n)])][size_t(c)] += seed[size_t(i)].c[c];
+        if (!branch || i % 3 != 1) want[size_t(idx[size_t((i + 5) % n)])][size_t(c)] += seed[size_t(i)].c[c];
       }
     for (PrivatizeMode mode : kModes) {
+      CAPTURE(branch);
       CAPTURE(n);
       CAPTURE(name(mode));
       ModeScope scope(mode);
       auto X = zeros<vec3f>({E}), OUT = zeros<vec3f>({n});
       auto GX = from_vector(std::vector<vec3f>(size_t(E), vec3f{{1.0f, 1.0f, 1.0f}}));
       const uint64_t before = detail::privatized_arrays();
-      launch_adjoint(pa_tests::gather, n, {X, from_vector(idx), OUT}, {GX, {}, from_vector(seed)});
+      launch_adjoint(branch ? pa_tests::gather_if.def() : pa_tests::gather.def(), n, {X, from_vector(idx), OUT},
+                     {GX, {}, from_vector(seed)});
       if (mode == PrivatizeMode::Always) CHECK(detail::privatized_arrays() - before == 1);
       if (mode == PrivatizeMode::Never) CHECK(detail::privatized_arrays() == before);
       auto g = GX.to_vector<vec3f>();

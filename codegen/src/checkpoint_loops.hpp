@@ -1,0 +1,64 @@
+// The checkpointing of the adjoint's dynamic loops (docs/AUTODIFF.md "Dynamic loops"),
+// written once for both adjoints: the scalar body (adjoint_emitter.hpp) and the cpu's lane
+// function (adjoint_lanes.hpp), which keeps one counter for all its lanes and each slot for
+// all of them (kj::lanes<T>).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "expr_emitter.hpp"
+#include "source_writer.hpp"
+
+namespace kjit::codegen {
+
+/// A dynamic loop of the adjoint: its id, the outer variables it changes (checkpointed every
+/// iteration block) and only reads (saved once at entry), and the floating values defined
+/// inside it. Their adjoints restart every iteration: the scalar body declares them inside
+/// the iteration, the lane function zeroes those it keeps in lane arrays (body_values).
+struct AdjointLoop {
+  int id = 0;
+  std::vector<int64_t> state;
+  std::vector<int64_t> readonly;
+  std::vector<ir::ValueId> body_values;
+
+  /// The name of the loop's `what` ("n", "stride", "count", "ovf", ...): "kj_n3".
+  std::string name(const char* what) const { return std::string("kj_") + what + std::to_string(id); }
+  /// The checkpoint slots, segment slots and read-only copy of variable `var`.
+  std::string ckpt(const Names& n, int64_t var) const { return "kj_ckpt" + std::to_string(id) + "_" + n.var(var); }
+  std::string seg(const Names& n, int64_t var) const { return "kj_seg" + std::to_string(id) + "_" + n.var(var); }
+  std::string ro(const Names& n, int64_t var) const { return "kj_ro" + std::to_string(id) + "_" + n.var(var); }
+};
+
+/// The dynamic loops of a lowered function, numbered in program order (outer loops first)
+/// from `first`.
+struct AdjointLoops {
+  AdjointLoops(const ir::Function& lowered, int first);
+  const AdjointLoop& of(const ir::Stmt& loop) const { return list.at(index.at(&loop)); }
+  std::vector<AdjointLoop> list;
+  std::map<const ir::Stmt*, size_t> index;
+};
+
+/// What a variable's storage is called where the loop code copies it (its slot holds the same
+/// type): "var3" in the scalar body, "var3_l" for a lane function's varying variable.
+using LiveName = std::function<std::string(int64_t var)>;
+
+/// The start of an iteration of `L` in the forward replay: keeps at most `checkpoints` (C)
+/// copies of the changing state, one every `stride` iterations, the stride doubling (and every
+/// other checkpoint dropped) when they run out. Past C*C iterations the bound is exceeded: the
+/// loop stops checkpointing and runs `on_overflow` (lines).
+void emit_checkpoint_step(SourceWriter& w, const AdjointLoop& L, const Names& n, int checkpoints, const LiveName& live,
+                          const std::vector<std::string>& on_overflow, int indent, const ir::SourceLoc& loc);
+
+/// The reverse of `L`, segment by segment (last first): restore the segment's checkpoint, run
+/// it forward recording every iteration's start state (`record(indent)` replays iteration
+/// L.name("k")), then for each iteration from last to first restore its state and
+/// `reverse(indent)` it. With `single_direct`, a segment of one iteration is reversed from
+/// its checkpoint without the copies into and out of the segment slots.
+void emit_reverse_segments(SourceWriter& w, const AdjointLoop& L, const Names& n, const LiveName& live, int indent,
+                           const ir::SourceLoc& loc, const std::function<void(int)>& record,
+                           const std::function<void(int)>& reverse, bool single_direct = false);
+
+}  // namespace kjit::codegen

@@ -1,0 +1,296 @@
+// Reverse rules of IR statements: which adjoints each statement's adjoint adds to, and how.
+#include "reverse_rules.hpp"
+
+#include "adjoint_emitter.hpp"
+#include "builtin_codegen.hpp"
+#include "kjit/error.hpp"
+
+namespace kjit::codegen {
+
+namespace {
+RuleStep step(RuleStep::Kind kind, AdjTarget out, std::string text = "") {
+  return RuleStep{kind, {out}, {std::move(text)}};
+}
+AdjTarget value_target(ir::ValueId v) { return AdjTarget{false, int64_t(v)}; }
+AdjTarget var_target(int64_t var) { return AdjTarget{true, var}; }
+}  // namespace
+
+std::string adj_name(const Names& n, const AdjTarget& t) {
+  return t.var ? n.adj_var(t.id) : n.adj_value(ir::ValueId(t.id));
+}
+
+OwnedArrays::OwnedArrays(const ir::Function& fn) : fn_(fn) {
+  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+    if (s.result != ir::kNoValue) def_[s.result] = &s;
+  });
+}
+
+ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex, PreludeUse& used)
+    : fn_(fn), names_(names), ex_(ex), used_(used), owned_(fn) {
+  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::Param) param_of_[s.result] = size_t(s.imm);
+  });
+}
+
+bool ReverseRules::differentiable(ir::ValueId v) const {
+  const ir::Type& t = fn_.type_of(v);
+  return !t.is_array() && t.is_differentiable();
+}
+
+bool ReverseRules::var_differentiable(int64_t var) const {
+  return fn_.vars.at(size_t(var)).type.is_differentiable();
+}
+
+/// Whether the indices of access `s` are exactly this thread's launch index: the flat index
+/// for a 1-D array, or components 0..N-1 in order for an N-D launch of an N-D array.
+bool OwnedArrays::own_index(const ir::Stmt& s, size_t index_count) const {
+  const ir::Type& a = fn_.type_of(s.args[0]);
+  std::vector<int64_t> components;
+  for (size_t k = 1; k <= index_count; ++k) {
+    auto d = def_.find(s.args[k]);
+    if (d == def_.end() || d->second->op != ir::Op::ThreadId) return false;
+    components.push_back(d->second->imm);
+  }
+  if (a.ndim == 1 && components == std::vector<int64_t>{-1}) return true;
+  if (fn_.launch_ndim == 0 || int(a.ndim) != fn_.launch_ndim || int(index_count) != fn_.launch_ndim) return false;
+  for (int k = 0; k < fn_.launch_ndim; ++k)
+    if (components[size_t(k)] != k) return false;
+  return true;
+}
+
+bool OwnedArrays::operator()(ir::ValueId array) {
+  auto it = owned_.find(array);
+  if (it != owned_.end()) return it->second;
+  // Inside device functions the caller's indices are unknown; an array passed to a device
+  // function may be read there anywhere. One read elsewhere makes every add atomic.
+  bool all = !fn_.is_function;
+  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::ArrayLoad && s.args[0] == array) all = all && own_index(s, s.args.size() - 1);
+    if (s.op == ir::Op::CallFunc)
+      for (ir::ValueId a : s.args) all = all && a != array;
+  });
+  owned_[array] = all;
+  return all;
+}
+
+std::string ReverseRules::component(const std::string& value, const ir::Type& t, int i) const {
+  switch (t.shape) {
+    case ir::Shape::Vector: return value + ".c[" + std::to_string(i) + "]";
+    case ir::Shape::Matrix:
+      return value + ".c[" + std::to_string(i / t.cols) + "][" + std::to_string(i % t.cols) + "]";
+    case ir::Shape::Quat:
+    case ir::Shape::Transform: return "kj::extract(" + value + ", " + std::to_string(i) + ")";
+    case ir::Shape::Struct: return value + "." + field_name(t, i);
+    default: break;
+  }
+  KJIT_CHECK(false, "adjoint of constructing a " + t.str() + " is not implemented");
+  return "";
+}
+
+ReverseRule ReverseRules::rule(const ir::Stmt& s) {
+  ReverseRule r;
+  auto v = [&](ir::ValueId id) { return names_.value(id); };
+  auto adj = [&](ir::ValueId id) { return names_.adj_value(id); };
+  using K = RuleStep::Kind;
+  switch (s.op) {
+    case ir::Op::Call: {
+      const BuiltinCodegen& g = builtin_codegen(s.builtin());
+      if (!g.adjoint || !ir::builtin_info(s.builtin()).differentiable || !differentiable(s.result)) break;
+      used_.need(g.adjoint_chunk);
+      RuleStep c{K::Call, {}, {rule_by_reference(g.adjoint) + "("}};
+      for (ir::ValueId a : s.args) c.text.back() += v(a) + ", ";
+      c.text.back() += v(s.result);
+      for (ir::ValueId a : s.args)
+        if (differentiable(a)) {
+          c.text.back() += ", ";
+          c.outs.push_back(value_target(a));
+          c.text.push_back("");
+        }
+      c.text.back() += ", " + adj(s.result) + ")";
+      r.steps.push_back(std::move(c));
+      // Strong zero: an exactly zero incoming adjoint contributes nothing, even through an
+      // inf or NaN partial (a dead, overflowing intermediate would otherwise turn 0 * inf
+      // into NaN in the adjoints of live inputs). User structs come from no builtin; linear
+      // rules have no partial that could be inf.
+      if (s.type.shape != ir::Shape::Struct && !g.adjoint_linear) r.nonzero = adj(s.result);
+      break;
+    }
+    case ir::Op::Cast:
+      if (differentiable(s.result) && differentiable(s.args[0]))
+        r.steps.push_back({K::Call, {value_target(s.args[0])},
+                           {"kj::adj_cast(" + v(s.args[0]) + ", " + v(s.result) + ", ", ", " + adj(s.result) + ")"}});
+      break;
+    case ir::Op::Construct:
+      if (s.args.empty() || !differentiable(s.result)) break;
+      for (size_t i = 0; i < s.args.size(); ++i)
+        if (differentiable(s.args[i]))
+          r.steps.push_back(step(K::Add, value_target(s.args[i]), component(adj(s.result), s.type, int(i))));
+      break;
+    case ir::Op::Extract: {
+      const ir::Type& whole = fn_.type_of(s.args[0]);
+      if (whole.shape == ir::Shape::Struct) {
+        if (differentiable(s.result))
+          r.steps.push_back({K::Call, {value_target(s.args[0])},
+                             {"", "." + field_name(whole, s.imm) + " += " + adj(s.result)}});
+        break;
+      }
+      if (!differentiable(s.result) || !differentiable(s.args[0])) break;
+      std::string call = "kj::adj_extract(" + v(s.args[0]);
+      for (size_t i = 1; i < s.args.size(); ++i) call += ", " + v(s.args[i]);
+      r.steps.push_back({K::Call, {value_target(s.args[0])}, {call + ", " + v(s.result) + ", ", ", " + adj(s.result) + ")"}});
+      break;
+    }
+    case ir::Op::Insert:
+      if (!differentiable(s.result)) break;
+      if (s.type.shape == ir::Shape::Struct) {
+        const std::string f = field_name(s.type, s.imm);
+        if (differentiable(s.args[1])) r.steps.push_back(step(K::Add, value_target(s.args[1]), adj(s.result) + "." + f));
+        r.steps.push_back({K::Call, {value_target(s.args[0])},
+                           {"{ " + s.type.cpp() + " kj_t = " + adj(s.result) + "; kj_t." + f + " = {}; ", " += kj_t; }"}});
+      } else {
+        std::string call = "kj::adj_insert(" + v(s.args[0]);
+        for (size_t i = 2; i < s.args.size(); ++i) call += ", " + v(s.args[i]);
+        r.steps.push_back({K::Call, {value_target(s.args[0]), value_target(s.args[1])},
+                           {call + ", " + v(s.args[1]) + ", " + v(s.result) + ", ", ", ", ", " + adj(s.result) + ")"}});
+      }
+      break;
+    case ir::Op::LoadVar:
+      if (var_differentiable(s.imm)) r.steps.push_back(step(K::Add, var_target(s.imm), adj(s.result)));
+      break;
+    case ir::Op::StoreVar:
+      if (var_differentiable(s.imm)) {
+        r.steps.push_back(step(K::Add, value_target(s.args[0]), names_.adj_var(s.imm)));
+        r.steps.push_back(step(K::Zero, var_target(s.imm)));
+      }
+      break;
+    case ir::Op::DeclVar:
+      if (var_differentiable(s.imm)) r.steps.push_back(step(K::Zero, var_target(s.imm)));
+      break;
+    case ir::Op::ArrayLoad: {
+      if (!differentiable(s.result) || !has_adj_array(s.args[0])) break;
+      const std::string a = adj_array(s.args[0]);
+      std::string elem = "kj::elem(" + a;
+      for (size_t i = 1; i < s.args.size(); ++i) elem += ", " + v(s.args[i]);
+      elem += ")";
+      used_.need("array");
+      r.when = a + ".data";
+      if (owned(s.args[0])) {
+        r.steps.push_back({K::Effect, {}, {elem + " += " + adj(s.result)}});
+        r.comment = "  // own element: plain add";
+      } else {
+        r.steps.push_back({K::Effect, {}, {ex_.add_into(a, elem, adj(s.result), s.type)}});
+        r.atomic = true;
+      }
+      break;
+    }
+    case ir::Op::ArrayStore: {
+      ir::ValueId value = s.args.back();
+      if (!differentiable(value) || !has_adj_array(s.args[0])) break;
+      const std::string a = adj_array(s.args[0]);
+      std::string elem = "kj::elem(" + a;
+      for (size_t i = 1; i + 1 < s.args.size(); ++i) elem += ", " + v(s.args[i]);
+      r.when = a + ".data";
+      r.steps.push_back(step(K::Add, value_target(value), elem + ")"));
+      break;
+    }
+    case ir::Op::ArrayAtomic: {
+      ir::ValueId value = s.args.back();
+      if (!differentiable(value) || !has_adj_array(s.args[0])) break;
+      const std::string a = adj_array(s.args[0]);
+      std::string idx;
+      for (size_t i = 1; i + 1 < s.args.size(); ++i) idx += ", " + v(s.args[i]);
+      const std::string elem = "kj::elem(" + a + idx + ")";
+      r.when = a + ".data";
+      switch (s.atomic_op()) {
+        case ir::AtomicOp::Add:
+          r.steps.push_back(step(K::Add, value_target(value), elem));
+          break;
+        case ir::AtomicOp::Sub:
+          r.steps.push_back(step(K::Sub, value_target(value), elem));
+          break;
+        case ir::AtomicOp::Min:
+        case ir::AtomicOp::Max:  // one winner per component (see kj::adj_atomic_select)
+          used_.need("atomic");
+          r.steps.push_back({K::Call, {value_target(value)},
+                             {"kj::adj_atomic_select(kj::elem(" + v(s.args[0]) + idx + "), " + v(value) + ", ",
+                              ", &" + elem + ")"}});
+          r.atomic = true;
+          break;
+        case ir::AtomicOp::And: case ir::AtomicOp::Or: case ir::AtomicOp::Xor:  // integers only
+        case ir::AtomicOp::Exch: case ir::AtomicOp::Cas:  // refused on floats (adjoint_obstacles)
+          KJIT_CHECK(false, std::string("the adjoint reached atomic_") + ir::atomic_op_name(s.atomic_op()) +
+                                " on a differentiable value");
+          break;
+      }
+      break;
+    }
+    case ir::Op::Print:  // print(): the adjoints of the printed values
+      if (s.bits == 1) r.steps.push_back({K::Effect, {}, {ex_.print(s, true)}});
+      break;
+    case ir::Op::CallFunc: {
+      // The adjoint of a device function (see function_codegen.hpp for the signature):
+      // arguments, result, the adjoint of each differentiable argument, adj_ret.
+      const ir::Function& f = *fn_.callees.at(size_t(s.imm));
+      if (!function_has_adjoint(f)) break;
+      RuleStep c{K::Call, {}, {"adj_" + ex_.function_name(f) + "(dim, kj_index"}};
+      for (ir::ValueId a : s.args) c.text.back() += ", " + v(a);
+      if (!s.type.is_void()) c.text.back() += ", " + v(s.result);
+      for (ir::ValueId a : s.args) {
+        const ir::Type& t = fn_.type_of(a);
+        if (!t.is_differentiable()) continue;
+        if (t.is_array()) {
+          c.text.back() += ", " + (has_adj_array(a) ? adj_array(a) : t.cpp() + "{}");
+        } else {
+          c.text.back() += ", ";
+          c.outs.push_back(value_target(a));
+          c.text.push_back("");
+        }
+      }
+      if (!s.type.is_void() && differentiable(s.result)) c.text.back() += ", " + adj(s.result);
+      c.text.back() += ")";
+      r.steps.push_back(std::move(c));
+      break;
+    }
+    case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
+    case ir::Op::ArrayShape:
+      break;  // no derivative flows through constants, parameters' values, indices, shapes
+    case ir::Op::If: case ir::Op::For: case ir::Op::While:  // their regions are reversed
+      break;
+    case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
+      KJIT_CHECK(false, std::string("the adjoint reached an unlowered ") + ir::op_name(s.op));
+      break;
+  }
+  if (r.empty()) return r;
+  if (s.op == ir::Op::StoreVar) r.reads.push_back(var_target(s.imm));
+  if (s.op == ir::Op::Print)
+    for (ir::ValueId a : s.args)
+      if (fn_.type_of(a).is_float()) r.reads.push_back(value_target(a));
+  if (s.op != ir::Op::ArrayAtomic && s.result != ir::kNoValue && differentiable(s.result)) r.reads.push_back(value_target(s.result));
+  return r;
+}
+
+void write_scalar_rule(SourceWriter& w, const ReverseRule& r, const Names& n, int indent, const ir::SourceLoc& loc) {
+  const std::string when = r.when.empty() ? "" : "if (" + r.when + ") ";
+  for (const RuleStep& st : r.steps) {
+    std::string line;
+    switch (st.kind) {
+      case RuleStep::Kind::Add: line = adj_name(n, st.outs[0]) + " += " + st.text[0]; break;
+      case RuleStep::Kind::Sub: line = adj_name(n, st.outs[0]) + " -= " + st.text[0]; break;
+      case RuleStep::Kind::Zero: line = adj_name(n, st.outs[0]) + " = {}"; break;
+      case RuleStep::Kind::Effect: line = st.text[0]; break;
+      case RuleStep::Kind::Call:
+        for (size_t i = 0; i < st.text.size(); ++i) line += st.text[i] + (i < st.outs.size() ? adj_name(n, st.outs[i]) : "");
+        break;
+    }
+    const bool brace = st.kind == RuleStep::Kind::Call && line.back() == '}';  // a block, not a call
+    line = when + line + (brace ? "" : ";");
+    if (!r.nonzero.empty()) {
+      std::vector<std::string> accumulators;
+      for (const AdjTarget& t : st.outs) accumulators.push_back(adj_name(n, t));
+      line = strong_zero(r.nonzero, accumulators, line);
+    }
+    w.user_line(line + (st.kind == RuleStep::Kind::Effect ? r.comment : ""), indent, loc);
+  }
+}
+
+}  // namespace kjit::codegen

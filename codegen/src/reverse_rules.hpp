@@ -1,0 +1,105 @@
+// The reverse rule of each statement (what its adjoint adds to which adjoints), described
+// once for both adjoints that write it: the scalar body (adjoint_emitter.hpp) and the cpu's
+// lane function (adjoint_lanes.hpp), which runs it under masks.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "expr_emitter.hpp"
+#include "source_writer.hpp"
+
+namespace kjit::codegen {
+
+/// A local adjoint a rule changes: a value's or a local variable's.
+struct AdjTarget {
+  bool var = false;  ///< a local variable's (else a value's)
+  int64_t id = 0;    ///< the value id or the variable index
+  bool operator<(const AdjTarget& o) const { return var != o.var ? var < o.var : id < o.id; }
+  bool operator==(const AdjTarget& o) const { return var == o.var && id == o.id; }
+};
+
+/// One step of a reverse rule. Steps read adjoints by their names (Names::adj_value, adj_var).
+struct RuleStep {
+  enum class Kind {
+    Add,     ///< outs[0] += text[0]
+    Sub,     ///< outs[0] -= text[0]
+    Zero,    ///< outs[0] = {}
+    Call,    ///< text[0] outs[0] text[1] outs[1] ... text[n]: code that adds into each out
+    Effect,  ///< text[0]: writes adjoint arrays or prints; changes no local adjoint
+  };
+  Kind kind = Kind::Effect;
+  std::vector<AdjTarget> outs;
+  std::vector<std::string> text;
+};
+
+/// The reverse rule of one statement: no steps when nothing flows back through it.
+struct ReverseRule {
+  std::vector<RuleStep> steps;
+  /// Strong zero: the adjoint whose exact zero skips the rule (an inf or NaN partial times
+  /// a zero adjoint would give NaN); empty when the rule always runs.
+  std::string nonzero;
+  /// A condition on the steps: "adj_p_x.data" (the caller passed that adjoint array).
+  std::string when;
+  /// The rule adds atomically to memory other threads add to (an array read at another
+  /// thread's index, an atomic min/max): the lane function gives it a lane loop of its own.
+  bool atomic = false;
+  /// The adjoints the steps read besides their outs (the result's, a variable's, printed ones).
+  std::vector<AdjTarget> reads;
+  std::string comment;  ///< appended to a scalar Effect line
+  bool empty() const { return steps.empty(); }
+};
+
+/// Whether a function reads an array only at the thread's own launch index (`x[tid()]`, or
+/// `x(i, j)` with `auto [i, j] = tid<2>()`): then no two threads add to one element of its
+/// adjoint and plain adds are race-free; one read elsewhere makes every add atomic.
+class OwnedArrays {
+ public:
+  explicit OwnedArrays(const ir::Function& fn);
+  bool operator()(ir::ValueId array);
+
+ private:
+  bool own_index(const ir::Stmt& s, size_t index_count) const;
+  const ir::Function& fn_;
+  std::map<ir::ValueId, const ir::Stmt*> def_;
+  std::map<ir::ValueId, bool> owned_;
+};
+
+/// Reverse rules of the statements of one lowered function.
+class ReverseRules {
+ public:
+  ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex, PreludeUse& used);
+
+  bool differentiable(ir::ValueId v) const;
+  bool var_differentiable(int64_t var) const;
+  /// Whether `array` has an adjoint array (a parameter's; arrays built in the kernel from an
+  /// address have none), and its name.
+  bool has_adj_array(ir::ValueId array) const { return param_of_.count(array) != 0; }
+  std::string adj_array(ir::ValueId array) const { return names_.adj_param(param_of_.at(array)); }
+  /// The parameter index of each Param value.
+  const std::map<ir::ValueId, size_t>& param_of() const { return param_of_; }
+  /// Whether every read of `array` is at the thread's own launch index (OwnedArrays).
+  bool owned(ir::ValueId array) { return owned_(array); }
+
+  /// The rule of `s` (control flow has none: its regions are reversed).
+  ReverseRule rule(const ir::Stmt& s);
+
+ private:
+  std::string component(const std::string& value, const ir::Type& t, int i) const;
+
+  const ir::Function& fn_;
+  const Names& names_;
+  ExprEmitter& ex_;
+  PreludeUse& used_;
+  std::map<ir::ValueId, size_t> param_of_;
+  OwnedArrays owned_;
+};
+
+/// Writes `r` as one thread runs it, each step adding into its adjoint directly.
+void write_scalar_rule(SourceWriter& w, const ReverseRule& r, const Names& n, int indent, const ir::SourceLoc& loc);
+
+/// The name of target `t`'s adjoint in generated code.
+std::string adj_name(const Names& n, const AdjTarget& t);
+
+}  // namespace kjit::codegen
