@@ -50,8 +50,7 @@ std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
     if (p == param_of.end()) continue;
     const ir::Type& t = fn.params[size_t(p->second)].type;
     const bool fits = t.ndim == 1 && s.args.size() == 3 && own_index(s.args[1]) && whole_words(t.element());
-    auto [at, fresh] = store.emplace(p->second, fits ? &s : nullptr);
-    if (!fresh) at->second = nullptr;  // two stores: the later one must win, lane by lane
+    store.emplace(p->second, fits ? &s : nullptr);  // a second store is a use of the array: dropped below
   }
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (s.op == ir::Op::ArrayShape) return;
