@@ -68,6 +68,13 @@ int main(int argc, char** argv) {
                        {{dout.data(), db}}};
   cases["damp_adj"] = {[&] { kjit::launch_adjoint(damp, nd, {dv, kDampC, kDampSteps, dout}, {gdv, {}, {}, dg}); },
                        [&] { zero(gdv, db); }, {{gdv.data(), db}}};
+  // The adjoints with their scalar's gradient asked for too (d/da, d/dc: sums over the threads),
+  // for bench/value_adjoint_cost.py; the side-by-side comparison does not run them.
+  float da = 0, dc = 0;
+  cases["saxpy_adj_da"] = {[&] { kjit::launch_adjoint(saxpy, ns, {sx, sy, kSaxpyA, out}, {gx, gy, &da, sg}); },
+                           [&] { zero(gx, sb), zero(gy, sb), da = 0; }, {{gx.data(), sb}, {gy.data(), sb}}};
+  cases["damp_adj_dc"] = {[&] { kjit::launch_adjoint(damp, nd, {dv, kDampC, kDampSteps, dout}, {gdv, &dc, {}, dg}); },
+                          [&] { zero(gdv, db), dc = 0; }, {{gdv.data(), db}}};
   return serve(cases, [](std::istringstream& line, const std::string& cmd) {
     if (cmd != "size") return false;
     int64_t n = 0;

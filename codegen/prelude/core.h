@@ -47,6 +47,7 @@ int printf(const char*, ...);
 #define KJ_FUNC_BIG inline
 #define KJ_CUDA 0
 #define KJ_EXPORT extern "C" __attribute__((visibility("default")))
+#define KJ_NOINLINE __attribute__((noinline))
 /// Before a loop over a launch's threads: their order is unspecified (they run concurrently
 /// on the pool, and in lanes), so no iteration depends on another through memory, and GCC
 /// need not version the loop for arrays that might overlap.
@@ -122,6 +123,10 @@ KJ_UNSIGNED_QUOT(kj_uint32)
 KJ_UNSIGNED_QUOT(kj_uint64)
 #undef KJ_SIGNED_QUOT
 #undef KJ_UNSIGNED_QUOT
+
+/// A value parameter's value (kjit/abi.h): read where `ptr` points when it is set (a traced
+/// JAX scalar's buffer), else carried in the parameter itself.
+template <class T> KJ_FUNC T value_of(const value_t<T>& v) { return v.ptr ? *v.ptr : v.value; }
 
 /// Component k of the multi-dimensional launch index of flat index `index` (row-major:
 /// the last dimension varies fastest).

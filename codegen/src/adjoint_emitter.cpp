@@ -9,6 +9,7 @@
 #include "checkpoint_loops.hpp"
 #include "expr_emitter.hpp"
 #include "kjit/error.hpp"
+#include "kjit/ir/type.hpp"
 #include "lower_jumps.hpp"
 #include "reverse_rules.hpp"
 
@@ -44,9 +45,13 @@ class AdjointEmitter {
     }
     reverse(fn_.body, in);
     if (in == 2) w_.line("}", 1);
-    if (fn_.is_function) {  // hand the parameters' adjoints back to the caller
-      for (const auto& [value, index] : rules_.param_of())
-        if (differentiable(value)) w_.line(n_.adj_param(index) + " += " + adj(value) + ";", 1);
+    // Hand the value parameters' adjoints back: a device function's to its caller, a
+    // kernel's to its entry point, which sums them over the launch (entry_points.hpp).
+    for (const auto& [value, index] : rules_.param_of()) {
+      if (!differentiable(value)) continue;
+      const ir::Type sum = ir::adjoint_sum_type(fn_.type_of(value));
+      const bool widen = !fn_.is_function && sum != fn_.type_of(value);
+      w_.line(n_.adj_param(index) + " += " + (widen ? "kj::cast<" + sum.cpp() + ">(" + adj(value) + ")" : adj(value)) + ";", 1);
     }
     return int(loops_.list.size());
   }

@@ -103,8 +103,15 @@ class AdjointLanes : LaneCode {
     std::string sig = lane_signature(threads, params);
     sig.replace(sig.find("kj_int32 kj_base"), 16, "kj_int32 kj_begin, kj_int32 kj_end");
     w().line("__attribute__((noinline)) " + sig + " {");
+    // Each thread's value-parameter sums are dropped: lane functions run where none is wanted.
+    std::string sums, args;
+    for (const EntryParam& p : params) {
+      if (p.kind == EntryParam::Kind::Sum) sums += p.sum + " kj_t_" + p.name + " = {}; ";
+      if (p.kind != EntryParam::Kind::None) args += std::string(", ") + (p.kind == EntryParam::Kind::Sum ? "kj_t_" : "") + p.name;
+    }
     w().line("KJ_THREADS_INDEPENDENT for (kj_int32 kj_i = kj_begin; kj_i < kj_end; ++kj_i)", 1);
-    w().line(body + "<false>(dim, kj_i" + param_names() + ");", 2);
+    w().line(sums.empty() ? body + "<false>(dim, kj_i" + args + ");"
+                          : "{ " + sums + body + "<false>(dim, kj_i" + args + "); }", 2);
     w().line("}");
     auto all = [&] { replay_and_reverse(fn_.body, "", 1, true); };
     plan(all);
@@ -587,7 +594,8 @@ class AdjointLanes : LaneCode {
   std::set<AdjTarget> adj_array_;                 // adjoints kept in kj::lanes<T> across loops
   std::string param_names() const {
     std::string out;
-    for (const EntryParam& p : *params_) out += ", " + p.name;
+    for (const EntryParam& p : *params_)
+      if (p.kind == EntryParam::Kind::Array || p.kind == EntryParam::Kind::Value) out += ", " + p.name;
     return out;
   }
 

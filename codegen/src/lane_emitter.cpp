@@ -149,8 +149,12 @@ bool wants_forward_lane_function(const ir::Function& fn, const CodegenOptions& o
 std::string lane_signature(const std::string& name, const std::vector<EntryParam>& params) {
   std::string sig = "static void " + name + "(const kj::launch_bounds_t& dim, kj_int32 kj_base";
   for (const EntryParam& p : params)
-    sig += p.element.empty() ? ", " + p.type + " " + p.name
-                             : ", const kj::dense_array_t<" + p.element + ">& " + p.name;
+    switch (p.kind) {
+      case EntryParam::Kind::Array: sig += ", const kj::dense_array_t<" + p.element + ">& " + p.name; break;
+      case EntryParam::Kind::Value: sig += ", " + p.type + " " + p.name; break;
+      case EntryParam::Kind::Sum:   // lane functions run where no sum is wanted (entry_points.hpp)
+      case EntryParam::Kind::None: break;
+    }
   return sig + ")";
 }
 

@@ -202,6 +202,8 @@ GeneratedModule generate_module(const std::string& module_name,
           KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
                      "adjoint loop numbering differs from the module plan");
         w.line("}");
+        for (const EntryParam& p : adj_params)
+          if (p.kind == EntryParam::Kind::Sum) used.need("reduce");
         std::string adj_lanes, adj_threads, block;
         if (wants_lane_function(*fn, options))
           block = emit_adjoint_lane_function(w, *fn, adj + "_lanes", adj + "_threads", adj + "_body", adj_params,

@@ -113,7 +113,12 @@ bool outline_trig(const std::vector<const ir::Function*>& kernels) {
 PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, bool with_adjoint) {
   PreludeUse use;
   std::set<const ir::Function*> seen;
-  for (const ir::Function* fn : kernels) need_function(use, *fn, with_adjoint, seen);
+  for (const ir::Function* fn : kernels) {
+    need_function(use, *fn, with_adjoint, seen);
+    // An adjoint entry sums its value parameters' adjoints over the launch's threads.
+    for (const ir::Param& p : fn->params)
+      if (with_adjoint && !p.type.is_array() && p.type.is_differentiable()) use.need("reduce");
+  }
   return use;
 }
 

@@ -43,8 +43,15 @@ void run_cpu(const xla::CallFrame* frame, bool adjoint) {
   static_cast<kj::launch_bounds_t*>(plan.pointers[0])->status = status.slot();
   for (int64_t b = 0; b < plan.batch_count; ++b) {
     if (plan.batch_rank) plan.select_batch(b);
+    // A traced value's gradient: its slot holds this batch item's result buffer, which the
+    // partial sums (written through the same slot) are added into after the launch.
+    plan.sums.clear();
+    for (int v = 0; v < plan.value_grad_count; ++v)
+      plan.sums.add(plan.value_grads[v].slot, *plan.value_grads[v].slot, plan.value_grads[v].type);
+    plan.sums.prepare(plan.bounds.size);
     kjit::detail::run_cpu_entry(entry, plan.pointers, plan.bounds.size, e.cpu_cost[adjoint ? 1 : 0],
-                                &e.cpu_private[adjoint ? 1 : 0]);
+                                &e.cpu_private[adjoint ? 1 : 0], plan.sums.align(plan.bounds.size));
+    plan.sums.finish();
   }
   status.check(*e.module, *plan.kernel->def, nullptr);
 }

@@ -56,7 +56,7 @@ int check_array(const Where& pre, const ParamInfo& p, const xla::Buffer& b, cons
       invalid(pre + "array argument '" + p.name + "' has extent " +
               std::to_string(b.dims[b.rank - p.rank() + d]) + ", beyond the int32 extents kernels index");
   if (!b.data && elements(b) > 0)
-    invalid(pre + "array argument '" + p.name + "' has no data but shape " + shape_str(b.dims, b.rank));
+    invalid(pre + role + " '" + p.name + "' has no data but shape " + shape_str(b.dims, b.rank));
   return int(b.rank - p.rank());
 }
 
@@ -149,23 +149,49 @@ class Packer {
       return;
     }
     write_array(desc, p, *b, batch_rank);
-    BatchedArray& ba = plan_.arrays[plan_.array_count++];
-    ba.desc = desc;
-    ba.base = static_cast<char*>(b->data);
-    // Batch strides: the buffer's leading dims, aligned to the call's trailing batch dims;
-    // a missing or size-1 dim broadcasts (stride 0). element_bytes is a whole element (all
-    // of a vector's or matrix's lanes), so only the array dims multiply it.
-    int64_t stride = int64_t(p.element_bytes);
-    for (int d = 0; d < p.ndim; ++d) stride *= b->dims[batch_rank + d];
-    for (int d = 0; d < kMaxBatchRank; ++d) ba.batch_stride[d] = 0;
-    for (int d = batch_rank - 1; d >= 0; --d) {
-      int call_d = shape_of.batch_rank - batch_rank + d;
-      ba.batch_stride[call_d] = b->dims[d] == 1 ? 0 : stride;
-      stride *= b->dims[d];
+    batched(&desc->data, p, *b, batch_rank, shape_of);
+  }
+  /// A value parameter: from its attribute, or (traced) read where buffer `b` holds it.
+  void value(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, const xla::Buffer* b, int batch_rank,
+             const Plan& shape_of) {
+    unsigned char* slot = next(size_t(kj::value_bytes(p.element_bytes)));
+    std::memset(slot, 0, 8);  // kj::value_t::ptr
+    if (!b) {
+      read_static(pre, attrs, p, slot + 8);
+      return;
     }
+    std::memset(slot + 8, 0, size_t(p.element_bytes));
+    *reinterpret_cast<void**>(slot) = b->data;
+    batched(reinterpret_cast<void**>(slot), p, *b, batch_rank, shape_of);
+  }
+  /// A value's adjoint slot: the destination of its gradient (a result buffer), or null.
+  void value_adjoint(const ParamInfo& p, const xla::Buffer* g, int batch_rank, const Plan& shape_of) {
+    auto** slot = reinterpret_cast<void**>(next(sizeof(void*)));
+    *slot = g ? g->data : nullptr;
+    if (!g) return;
+    batched(slot, p, *g, batch_rank, shape_of);
+    plan_.value_grads[plan_.value_grad_count++] = ValueGradient{slot, p.type};
   }
 
  private:
+  /// Registers `*where` (pointing into `b`) to move with the batch item.
+  void batched(void** where, const ParamInfo& p, const xla::Buffer& b, int batch_rank, const Plan& shape_of) {
+    BatchedPointer& ba = plan_.batched[plan_.batched_count++];
+    ba.where = where;
+    ba.base = static_cast<char*>(b.data);
+    // Batch strides: the buffer's leading dims, aligned to the call's trailing batch dims;
+    // a missing or size-1 dim broadcasts (stride 0). element_bytes is a whole element (all
+    // of a vector's or matrix's lanes), so only the array dims multiply it (none for values).
+    int64_t stride = int64_t(p.element_bytes);
+    for (int d = 0; d < p.ndim; ++d) stride *= b.dims[batch_rank + d];
+    for (int d = 0; d < kMaxBatchRank; ++d) ba.batch_stride[d] = 0;
+    for (int d = batch_rank - 1; d >= 0; --d) {
+      int call_d = shape_of.batch_rank - batch_rank + d;
+      ba.batch_stride[call_d] = b.dims[d] == 1 ? 0 : stride;
+      stride *= b.dims[d];
+    }
+  }
+
   Plan& plan_;
 };
 
@@ -173,15 +199,33 @@ class Packer {
 struct Layout {
   int64_t io[kMaxParams];
   int n_io = 0;
+  int64_t traced[kMaxParams];  ///< value parameters passed as buffers, in order
+  int n_traced = 0;
+  bool is_traced[kMaxParams] = {};
   int nin = 0;     ///< input arrays (in/out included)
   int n_pure = 0;  ///< pure outputs
   bool is_in_out[kMaxParams] = {};
 };
 
+/// The traced value parameters from kjit_traced (sorted, value parameters) into `L`.
+void read_traced(const KernelInfo& k, bool adjoint, const xla::Attrs& attrs, Layout& L) {
+  AttrRef a = find_attr(attrs, kAttrTraced);
+  if (!a) return;
+  L.n_traced = attr_int_array(a, kAttrTraced, L.traced, kMaxParams);
+  for (int i = 0; i < L.n_traced; ++i) {
+    if (L.traced[i] < 0 || L.traced[i] >= int64_t(k.params.size()) || k.params[size_t(L.traced[i])].is_array)
+      invalid(prefix(k, adjoint) + "attribute '" + kAttrTraced + "' names parameter " + std::to_string(L.traced[i]) +
+              ", which is not a value parameter");
+    if (i && L.traced[i] <= L.traced[i - 1])
+      invalid(prefix(k, adjoint) + "attribute '" + kAttrTraced + "' must list parameters in increasing order");
+    L.is_traced[L.traced[i]] = true;
+  }
+}
+
 void reset(Plan& plan, const KernelInfo& k, bool adjoint) {
   plan.kernel = &k;
   plan.adjoint = adjoint;
-  plan.array_count = plan.fill_count = plan.pointer_count = 0;
+  plan.batched_count = plan.value_grad_count = plan.fill_count = plan.pointer_count = 0;
   plan.batch_rank = 0;
   plan.batch_count = 1;
   plan.block_dim = 0;
@@ -207,14 +251,15 @@ void set_batch(Plan& plan, const xla::Buffer& b, int batch_rank) {
 }
 
 /// Checks an input's batch dims against the call's: equal, 1 (broadcast) or absent.
-void check_input_batch(const Plan& plan, const KernelInfo& k, const ParamInfo& p, const xla::Buffer& b, int br) {
+void check_input_batch(const Plan& plan, const KernelInfo& k, const ParamInfo& p, const xla::Buffer& b, int br,
+                       const char* role = "array argument") {
   if (br > plan.batch_rank)
-    invalid(prefix(k, plan.adjoint) + "Invalid dimensionality for array argument '" + p.name + "', expected " +
+    invalid(prefix(k, plan.adjoint) + "Invalid dimensionality for " + role + " '" + p.name + "', expected " +
             std::to_string(p.rank()) + " dimensions, got " + std::to_string(b.rank));
   for (int d = 0; d < br; ++d) {
     int64_t want = plan.batch_dims[plan.batch_rank - br + d];
     if (b.dims[d] != want && b.dims[d] != 1)
-      invalid(prefix(k, plan.adjoint) + "array argument '" + p.name + "' has batch dims " + shape_str(b.dims, br) +
+      invalid(prefix(k, plan.adjoint) + role + " '" + p.name + "' has batch dims " + shape_str(b.dims, br) +
               " that do not broadcast to the call's " + shape_str(plan.batch_dims, plan.batch_rank));
   }
 }
@@ -226,6 +271,17 @@ void check_result_batch(const Plan& plan, const KernelInfo& k, const ParamInfo& 
   if (!same)
     invalid(prefix(k, plan.adjoint) + "result '" + p.name + "' has shape " + shape_str(b.dims, b.rank) +
             ", whose batch dims differ from the call's " + shape_str(plan.batch_dims, plan.batch_rank));
+}
+
+/// Checks traced value `t`'s buffer (operand `first + t`) and returns it and its batch rank.
+const xla::Buffer* traced_buffer(const xla::CallFrame* f, const Plan& plan, const KernelInfo& k, const Layout& L,
+                                 int64_t first, int t, int* br) {
+  const Where pre{plan.adjoint ? "kjit adjoint of kernel '" : "kjit kernel '", &k.name};
+  const ParamInfo& p = k.params[size_t(L.traced[t])];
+  const xla::Buffer* b = &arg_buffer(f, first + t);
+  *br = check_array(pre, p, *b, "traced argument");
+  check_input_batch(plan, k, p, *b, *br, "traced argument");
+  return b;
 }
 
 void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const Layout& L, const xla::Buffer* first_in,
@@ -335,10 +391,10 @@ void Plan::select_batch(int64_t b) {
     idx[d] = batch_dims[d] ? b % batch_dims[d] : 0;
     b = batch_dims[d] ? b / batch_dims[d] : 0;
   }
-  for (int i = 0; i < array_count; ++i) {
+  for (int i = 0; i < batched_count; ++i) {
     int64_t off = 0;
-    for (int d = 0; d < batch_rank; ++d) off += idx[d] * arrays[i].batch_stride[d];
-    arrays[i].desc->data = arrays[i].base + off;
+    for (int d = 0; d < batch_rank; ++d) off += idx[d] * batched[i].batch_stride[d];
+    *batched[i].where = batched[i].base + off;
   }
 }
 
@@ -349,17 +405,23 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
   Layout L;
   L.n_io = read_in_out(k, false, f->attrs, L.io);
   for (int i = 0; i < L.n_io; ++i) L.is_in_out[L.io[i]] = true;
+  read_traced(k, false, f->attrs, L);
   const int A = int(k.arrays.size());
-  const int64_t nargs = f->args.size, nrets = f->rets.size;
+  const int64_t nrets = f->rets.size;
+  const int64_t nargs = f->args.size - L.n_traced;  // array operands; the traced values follow
   L.n_pure = int(nrets) - L.n_io;
   L.nin = int(nargs);
   if (nrets < 1)
     invalid(pre + "the call has no result: a kernel call needs at least one output or in/out array");
+  if (nargs < 0)
+    invalid(pre + "attribute '" + kAttrTraced + "' names " + std::to_string(L.n_traced) +
+            " traced values but the call passes only " + std::to_string(f->args.size) + " operands");
   if (L.n_pure < 0 || nargs + L.n_pure != A)
     invalid(pre + "the kernel has " + std::to_string(A) + " array parameters (" + k.names(k.arrays) +
-            "); the call passes " + std::to_string(nargs) + " input buffers and " + std::to_string(nrets) +
-            " results (" + std::to_string(L.n_io) + " of them in/out), which does not add up: inputs + pure "
-            "outputs must be " + std::to_string(A));
+            "); the call passes " + std::to_string(nargs) + " input buffers" +
+            (L.n_traced ? " (besides " + std::to_string(L.n_traced) + " traced values)" : std::string()) + " and " +
+            std::to_string(nrets) + " results (" + std::to_string(L.n_io) +
+            " of them in/out), which does not add up: inputs + pure outputs must be " + std::to_string(A));
   const int last_input = L.nin > 0 ? k.arrays[size_t(L.nin - 1)] : -1;
   for (int i = 0; i < L.n_io; ++i)
     if (L.io[i] > last_input)
@@ -396,17 +458,22 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
       invalid(pre + "in/out argument '" + k.params[size_t(L.io[r])].name + "' has input shape " +
               shape_str(a.dims, a.rank) + " but output shape " + shape_str(b.dims, b.rank));
   }
+  const xla::Buffer* traced[kMaxParams];
+  int traced_br[kMaxParams];
+  for (int t = 0; t < L.n_traced; ++t) traced[t] = traced_buffer(f, plan, k, L, nargs, t, &traced_br[t]);
   set_bounds(f, plan, k, L, L.nin ? ins[0] : nullptr, L.nin ? in_br[0] : 0);
   read_block_dim(f, plan);
 
   Packer pk(plan);
   ByParam by;
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
-  int in_i = 0, out_i = 0;
+  int in_i = 0, out_i = 0, tr_i = 0;
   for (size_t pi = 0; pi < k.params.size(); ++pi) {
     const ParamInfo& p = k.params[pi];
     if (!p.is_array) {
-      read_static(pre, f->attrs, p, pk.next(size_t(p.element_bytes)));
+      const bool t = L.is_traced[pi];
+      pk.value(pre, f->attrs, p, t ? traced[tr_i] : nullptr, t ? traced_br[tr_i] : 0, plan);
+      tr_i += t;
       continue;
     }
     const xla::Buffer* b;
@@ -449,25 +516,31 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   Layout L;
   L.n_io = read_in_out(k, true, f->attrs, L.io);
   for (int i = 0; i < L.n_io; ++i) L.is_in_out[L.io[i]] = true;
+  read_traced(k, true, f->attrs, L);
   const int A = int(k.arrays.size());
-  const int64_t nargs = f->args.size, nrets = f->rets.size;
+  const int64_t nargs = f->args.size - L.n_traced, nrets = f->rets.size;  // the traced values come last
   // args = nin inputs + n_pure outputs + (n_io + n_pure) cotangents, with nin + n_pure = A.
   L.n_pure = int(nargs) - A - L.n_io;
   L.nin = A - L.n_pure;
   if (L.n_pure < 0 || L.nin < 0 || L.n_io > L.nin)
     invalid(pre + "the kernel has " + std::to_string(A) + " array parameters (" + k.names(k.arrays) +
             "); an adjoint call passes the input arrays, the pure outputs and one cotangent per output (" +
-            std::to_string(L.n_io) + " in/out), got " + std::to_string(nargs) + " buffers");
+            std::to_string(L.n_io) + " in/out), then the traced values (" + std::to_string(L.n_traced) + "), got " +
+            std::to_string(f->args.size) + " buffers");
   // The differentiable input arrays (parameter indices): a fixed array, as the hot path
   // allocates nothing (kernel_of bounds the parameters by kMaxParams).
   int diff_inputs[kMaxParams];
   int n_diff = 0;
   for (int i = 0; i < L.nin; ++i)
     if (k.params[size_t(k.arrays[size_t(i)])].differentiable) diff_inputs[n_diff++] = k.arrays[size_t(i)];
+  // Then one per differentiable traced value.
+  int n_diff_arrays = n_diff;
+  for (int t = 0; t < L.n_traced; ++t)
+    if (k.params[size_t(L.traced[t])].differentiable) diff_inputs[n_diff++] = int(L.traced[t]);
   if (nrets != n_diff)
     invalid(pre + "expected " + std::to_string(n_diff) + " results (one gradient per differentiable "
-            "input array: " + k.names(std::vector<int>(diff_inputs, diff_inputs + n_diff)) + "), got " +
-            std::to_string(nrets));
+            "input array, then per differentiable traced value: " +
+            k.names(std::vector<int>(diff_inputs, diff_inputs + n_diff)) + "), got " + std::to_string(nrets));
   for (int i = 0; i < L.n_io; ++i) {
     const ParamInfo& p = k.params[size_t(L.io[i])];
     if (L.io[i] > k.arrays[size_t(L.nin - 1)])
@@ -512,6 +585,9 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
     if (batch_from_args && i == 0) set_batch(plan, *bufs[0], br[0]);
     check_input_batch(plan, k, p, *bufs[i], br[i]);
   }
+  const xla::Buffer* traced[kMaxParams];
+  int traced_br[kMaxParams];
+  for (int t = 0; t < L.n_traced; ++t) traced[t] = traced_buffer(f, plan, k, L, nargs, t, &traced_br[t]);
   set_bounds(f, plan, k, L, L.nin ? bufs[0] : nullptr, L.nin ? br[0] : 0);
   read_block_dim(f, plan);
 
@@ -519,10 +595,12 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
   ByParam by;
   // Primal parameters: inputs (in/out ones hold the values before the forward call), outputs.
-  for (size_t pi = 0, ai = 0; pi < k.params.size(); ++pi) {
+  for (size_t pi = 0, ai = 0, ti = 0; pi < k.params.size(); ++pi) {
     const ParamInfo& p = k.params[pi];
     if (!p.is_array) {
-      read_static(pre, f->attrs, p, pk.next(size_t(p.element_bytes)));
+      const bool t = L.is_traced[pi];
+      pk.value(pre, f->attrs, p, t ? traced[ti] : nullptr, t ? traced_br[ti] : 0, plan);
+      ti += t;
       continue;
     }
     check_not_empty(plan, k, int(pi), *bufs[ai]);
@@ -543,12 +621,20 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
               "' has " + shape_str(primal.dims + pbr, p.rank()) + ": the adjoint indexes both alike");
   };
   // Adjoints: gradient results for differentiable inputs (zeroed, or seeded with the in/out
-  // cotangent), cotangents for outputs, nothing for integers; static values get zero.
-  size_t ri = 0;
+  // cotangent), cotangents for outputs, nothing for integers; a traced differentiable value
+  // gets its gradient result (zeroed) as its destination, a static one none.
+  size_t ri = 0, vi = size_t(n_diff_arrays);
   for (size_t pi = 0, ai = 0; pi < k.params.size(); ++pi) {
     const ParamInfo& p = k.params[pi];
     if (!p.is_array) {
-      std::memset(pk.next(size_t(p.element_bytes)), 0, size_t(p.element_bytes));
+      const xla::Buffer* g = L.is_traced[pi] && p.differentiable ? rets[vi++] : nullptr;
+      if (g) {
+        Fill& fl = plan.fills[plan.fill_count++];
+        fl.dst = g->data;
+        fl.src = nullptr;
+        fl.bytes = size_t(elements(*g)) * size_t(dtype_bytes(g->dtype));
+      }
+      pk.value_adjoint(p, g, g ? ret_br[vi - 1] : 0, plan);
       continue;
     }
     const int arr = int(ai++);

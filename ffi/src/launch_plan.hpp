@@ -8,6 +8,7 @@
 #include "frame.hpp"
 #include "kernel_info.hpp"
 #include "kjit/abi.h"
+#include "kjit/runtime/internal/value_sums.hpp"
 
 namespace kjit::ffi::detail {
 
@@ -16,17 +17,28 @@ inline constexpr const char* kAttrKernel = "kjit_kernel";          ///< string: 
 inline constexpr const char* kAttrLaunchDims = "kjit_launch_dims"; ///< int array (optional)
 inline constexpr const char* kAttrInOut = "kjit_in_out";           ///< int array of param indices
 inline constexpr const char* kAttrBlockDim = "kjit_block_dim";     ///< int (optional, CUDA)
+/// int array (optional): the value parameters whose values are buffers (traced JAX values)
+/// rather than attributes, in increasing order; they follow the call's other operands.
+inline constexpr const char* kAttrTraced = "kjit_traced";
 
 /// Largest number of kernel parameters the FFI packs (forward and adjoint together: 2x).
 constexpr int kMaxParams = 64;
 /// Largest number of vmap batch dims.
 constexpr int kMaxBatchRank = 4;
 
-/// One array descriptor in the packed parameters whose data pointer moves per batch item.
-struct BatchedArray {
-  kj::array_t<void>* desc = nullptr;  ///< inside Plan::storage
+/// A pointer in the packed parameters that moves per batch item: an array descriptor's data,
+/// a traced value's kj::value_t::ptr, a value adjoint's destination.
+struct BatchedPointer {
+  void** where = nullptr;             ///< inside Plan::storage
   char* base = nullptr;               ///< data of batch item 0
   int64_t batch_stride[kMaxBatchRank] = {};  ///< bytes per batch index (0: broadcast)
+};
+
+/// The adjoint slot of a traced, differentiable value parameter: it holds the destination of
+/// the parameter's gradient (a result buffer), which the cpu handler hands to ValueSums.
+struct ValueGradient {
+  void** slot = nullptr;  ///< inside Plan::storage
+  ir::Type type;          ///< the parameter's type
 };
 
 /// A buffer to set before the launch: zeroed, or filled with a copy of `src`.
@@ -47,8 +59,11 @@ struct Plan {
   int64_t batch_dims[kMaxBatchRank] = {};
   int64_t batch_count = 1;
 
-  BatchedArray arrays[2 * kMaxParams];
-  int array_count = 0;
+  BatchedPointer batched[2 * kMaxParams];  ///< at most one primal and one adjoint per parameter
+  int batched_count = 0;
+  ValueGradient value_grads[kMaxParams];
+  int value_grad_count = 0;
+  kjit::detail::ValueSums sums;  ///< the cpu's partial sums, reused from call to call
   Fill fills[2 * kMaxParams];
   int fill_count = 0;
 
@@ -56,7 +71,7 @@ struct Plan {
   int pointer_count = 0;
   alignas(16) unsigned char storage[1 + 2 * kMaxParams][320];  ///< one slot per parameter
 
-  /// Points every batched array at batch item `b`.
+  /// Points every batched pointer at batch item `b`.
   void select_batch(int64_t b);
 };
 
@@ -79,12 +94,14 @@ int check_array(const Where& pre, const ParamInfo& p, const xla::Buffer& b, cons
 void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, unsigned char* out);
 
 /// Decodes the forward call of `frame`: args = the kernel's input arrays (in/out ones
-/// included), rets = in/out arrays then pure outputs; static parameters as typed attributes.
+/// included), then the traced values (kjit_traced); rets = in/out arrays then pure outputs;
+/// the other value parameters as typed attributes.
 void plan_forward(const xla::CallFrame* frame, Plan& plan);
 
-/// Decodes the adjoint call of `frame`: args = input arrays, pure outputs, then one
-/// cotangent per result of the forward call (in/out first); rets = one gradient per
-/// differentiable input array. Static parameters carry no cotangent.
+/// Decodes the adjoint call of `frame`: args = input arrays, pure outputs, one cotangent per
+/// result of the forward call (in/out first), then the traced values; rets = one gradient
+/// per differentiable input array, then one per differentiable traced value (its adjoint
+/// summed over the launch's threads). Static values carry no cotangent.
 void plan_adjoint(const xla::CallFrame* frame, Plan& plan);
 
 }  // namespace kjit::ffi::detail

@@ -54,6 +54,12 @@ bool Type::is_differentiable() const {
   return scalar_is_float(scalar);
 }
 
+Type adjoint_sum_type(const Type& t) {
+  Type s = t.element();
+  if (s.shape != Shape::Struct && (s.scalar == Scalar::F16 || s.scalar == Scalar::BF16)) s.scalar = Scalar::F32;
+  return s;
+}
+
 int Type::element_bytes() const {
   Type e = element();
   if (e.shape == Shape::Struct) return struct_info(struct_id).size;

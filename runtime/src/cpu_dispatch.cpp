@@ -48,7 +48,8 @@ float updated_cost(float previous, float sample) {
   return previous <= 0 ? sample : 0.75f * previous + 0.25f * sample;
 }
 
-void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, const CpuPrivateAdds* adds) {
+void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, const CpuPrivateAdds* adds,
+                   int64_t align) {
   if (size <= 0) return;
   ThreadPool& pool = ThreadPool::global();
   const float ns = cost.ns_per_index.load(std::memory_order_relaxed);
@@ -62,7 +63,7 @@ void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, c
   int64_t work_ns;
   if (pooled) {
     PooledCall call{entry, params, p};
-    pool.parallel_for(size, pool_grain(ns), &run_timed_chunk, &call);
+    pool.parallel_for(size, pool_grain(ns), &run_timed_chunk, &call, align);
     work_ns = call.work_ns.load(std::memory_order_relaxed);
   } else {
     Clock::time_point t0 = Clock::now();

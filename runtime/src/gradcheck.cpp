@@ -33,6 +33,28 @@ bool checkable(const ir::Type& element) {
   return (element.scalar == ir::Scalar::F32 || element.scalar == ir::Scalar::F64) && element.lanes() > 0;
 }
 
+/// Component `c` of a value argument as a double (any scalar kind of the right layout).
+double value_component(const LaunchArg& a, int c) {
+  const auto* p = static_cast<const unsigned char*>(a.bytes());
+  switch (a.type().scalar) {
+    case ir::Scalar::F64: { double v; std::memcpy(&v, p + 8 * c, 8); return v; }
+    case ir::Scalar::F32: { float v; std::memcpy(&v, p + 4 * c, 4); return v; }
+    case ir::Scalar::I32: { int32_t v; std::memcpy(&v, p + 4 * c, 4); return v; }
+    case ir::Scalar::I64: { int64_t v; std::memcpy(&v, p + 8 * c, 8); return double(v); }
+    default: throw Error(ErrorKind::User, "check_gradients: cannot read a " + a.type().str() + " value as a real number");
+  }
+}
+
+/// A value of floating type `t` holding `comps`.
+LaunchArg value_of(const ir::Type& t, const std::vector<double>& comps) {
+  unsigned char bytes[320] = {};
+  for (size_t c = 0; c < comps.size(); ++c) {
+    if (t.scalar == ir::Scalar::F64) std::memcpy(bytes + 8 * c, &comps[c], 8);
+    else { float f = float(comps[c]); std::memcpy(bytes + 4 * c, &f, 4); }
+  }
+  return LaunchArg::of_type(t, bytes);
+}
+
 }  // namespace
 
 bool GradCheckReport::passed() const {
@@ -59,21 +81,31 @@ GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
   if (args.size() != params.size())
     throw Error(ErrorKind::User, "check_gradients of kernel '" + kernel.name() + "': expected " +
                                      std::to_string(params.size()) + " arguments, got " + std::to_string(args.size()));
-  // Which arrays the kernel reads and which it writes.
+  // Which arrays the kernel reads and which it writes; which values it uses.
   std::map<ir::ValueId, size_t> param_of;
-  std::set<size_t> read, written;
+  std::set<size_t> read, written, used;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) param_of[s.result] = size_t(s.imm);
+    if (s.op == ir::Op::Param) {
+      param_of[s.result] = size_t(s.imm);
+      used.insert(size_t(s.imm));
+    }
     if (s.op == ir::Op::ArrayLoad) read.insert(param_of.at(s.args[0]));
     if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) written.insert(param_of.at(s.args[0]));
   });
 
-  // Host copies (perturbed in place) and device copies (launched).
+  // Host copies (perturbed in place) and device copies (launched); values as their
+  // components, perturbed in launch_args.
   const Device cpu = Device::cpu();
   std::vector<NdArray> host(args.size()), dev(args.size());
+  std::vector<std::vector<double>> values(args.size());
   std::vector<LaunchArg> launch_args = args;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].is_array()) continue;
+    const ir::Type& t = params[i].type;
+    if (!args[i].is_array()) {
+      if (!t.is_array() && checkable(t) && !args[i].absent() && !args[i].destination())
+        for (int c = 0; c < t.lanes(); ++c) values[i].push_back(value_component(args[i], c));
+      continue;
+    }
     host[i] = args[i].array().to(cpu);
     dev[i] = args[i].array().to(options.device);
     launch_args[i] = dev[i];
@@ -84,16 +116,21 @@ GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
   if (outputs.empty())
     throw Error(ErrorKind::User, "check_gradients of kernel '" + kernel.name() + "': it writes no floating array");
 
+  // Inputs: floating arrays the kernel reads and does not write, and floating values it uses.
+  auto is_value = [&](size_t p) { return !params[p].type.is_array(); };
+  auto floating = [&](size_t p) {
+    return is_value(p) ? !values[p].empty() : args[p].is_array() && checkable(host[p].element());
+  };
   std::vector<size_t> inputs;
   for (size_t p = 0; p < params.size(); ++p) {
     bool named = std::find(options.inputs.begin(), options.inputs.end(), params[p].name) != options.inputs.end();
     bool chosen = options.inputs.empty()
-                      ? read.count(p) && !written.count(p) && args[p].is_array() && checkable(host[p].element())
+                      ? floating(p) && (is_value(p) ? used.count(p) != 0 : read.count(p) && !written.count(p))
                       : named;
     if (!chosen) continue;
-    if (!args[p].is_array() || !checkable(host[p].element()))
+    if (!floating(p))
       throw Error(ErrorKind::User, "check_gradients of kernel '" + kernel.name() + "': parameter '" + params[p].name +
-                                       "' is not a floating array (gradients flow to arrays only)");
+                                       "' is neither a floating array nor a float32/float64 value");
     inputs.push_back(p);
   }
 
@@ -120,11 +157,12 @@ GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
     return out;
   };
 
-  // The adjoint, seeded with the weights.
+  // The adjoint, seeded with the weights; a value's gradient goes to a one-element array.
   std::vector<LaunchArg> adj(args.size());
   std::vector<NdArray> grads(args.size());
   for (size_t p : inputs) {
-    grads[p] = NdArray::zeros(host[p].element(), host[p].shape(), options.device);
+    grads[p] = is_value(p) ? NdArray::zeros(params[p].type, {1}, options.device)
+                           : NdArray::zeros(host[p].element(), host[p].shape(), options.device);
     adj[p] = grads[p];
   }
   for (size_t p : outputs) adj[p] = weights[p].to(options.device);
@@ -134,35 +172,44 @@ GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
   GradCheckReport report;
   for (size_t p : inputs) {
     NdArray g = grads[p].to(cpu);
-    bool f64 = host[p].element().scalar == ir::Scalar::F64;
+    const ir::Type element = is_value(p) ? params[p].type : host[p].element();
+    bool f64 = element.scalar == ir::Scalar::F64;
     double eps = f64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
     double rel_step = options.step > 0 ? options.step : std::cbrt(eps);
     double rtol = options.rtol >= 0 ? options.rtol : (f64 ? 1e-6 : 2e-2);
     double atol = options.atol >= 0 ? options.atol : (f64 ? 1e-9 : 1e-3);
     GradCheckParam r;
     r.name = params[p].name;
-    std::vector<int64_t> elements(size_t(host[p].size()));
+    const int64_t count = is_value(p) ? 1 : host[p].size();
+    std::vector<int64_t> elements(static_cast<size_t>(count));
     for (size_t e = 0; e < elements.size(); ++e) elements[e] = int64_t(e);
     if (int64_t(elements.size()) > options.max_elements) {
       std::shuffle(elements.begin(), elements.end(), rng);
       elements.resize(size_t(std::max(0, options.max_elements)));
       std::sort(elements.begin(), elements.end());
     }
-    int lanes = host[p].element().lanes();
+    // Component c of element e of the input, read and written where the launch sees it.
+    auto get_input = [&](int64_t e, int c) { return is_value(p) ? values[p][size_t(c)] : get(host[p], e, c); };
+    auto set_input = [&](int64_t e, int c, double v) {
+      if (!is_value(p)) return set(host[p], e, c, v);
+      values[p][size_t(c)] = f64 ? v : double(float(v));
+      launch_args[p] = value_of(element, values[p]);
+    };
+    int lanes = element.lanes();
     double worst_score = -1;
     for (int64_t e : elements) {
       for (int c = 0; c < lanes; ++c) {
-        double x0 = get(host[p], e, c);
+        double x0 = get_input(e, c);
         // The central difference with step h: outputs are differenced one by one, weighted
         // and summed, so no large sums cancel.
         auto central = [&](double h) {
-          set(host[p], e, c, x0 + h);
-          double hp = get(host[p], e, c) - x0;  // the step actually taken (float rounding)
+          set_input(e, c, x0 + h);
+          double hp = get_input(e, c) - x0;  // the step actually taken (float rounding)
           auto plus = forward();
-          set(host[p], e, c, x0 - h);
-          double hm = x0 - get(host[p], e, c);
+          set_input(e, c, x0 - h);
+          double hm = x0 - get_input(e, c);
           auto minus = forward();
-          set(host[p], e, c, x0);
+          set_input(e, c, x0);
           double diff = 0;
           for (size_t o : outputs) {
             int ol = host[o].element().lanes();

@@ -22,6 +22,16 @@ LaunchArg::LaunchArg(const NdArray& array)
     : kind_(array.defined() ? Kind::Array : Kind::Absent), array_(array),
       type_(array.defined() ? ir::Type::array(array.element(), array.ndim()) : ir::Type()) {}
 
+LaunchArg LaunchArg::of_type(const ir::Type& type, const void* bytes) {
+  if (type.is_array() || type.is_void() || size_t(type.element_bytes()) > sizeof(LaunchArg::bytes_))
+    throw Error(ErrorKind::User, "LaunchArg::of_type: " + type.str() + " is not a value type");
+  LaunchArg a;
+  a.kind_ = Kind::Value;
+  a.type_ = type;
+  std::memcpy(a.bytes_, bytes, size_t(type.element_bytes()));
+  return a;
+}
+
 namespace {
 
 /// The CUstream of `requested` for a launch of `kernel` on `device`: its handle when it belongs
@@ -50,12 +60,18 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   detail::LaunchStatus status(device, entry.module->reports(adj_args != nullptr));
   bounds.status = status.slot();
   detail::PackedParams params;
-  detail::pack_launch(params, kernel, bounds, args, adj_args, device);
+  detail::ValueSums sums;  // the cpu's partial sums of value adjoints (allocated only if asked for)
+  detail::pack_launch(params, kernel, bounds, args, adj_args, device, &sums);
   detail::check_extents(kernel, bounds, args, adj_args);
   if (bounds.size == 0) return;
   if (device.is_cpu()) {
+    sums.prepare(bounds.size);
     detail::run_cpu_entry(reinterpret_cast<detail::CpuEntry>(fn), params.pointers(), bounds.size,
-                          entry.cpu_cost[adj_args ? 1 : 0], &entry.cpu_private[adj_args ? 1 : 0]);
+                          entry.cpu_cost[adj_args ? 1 : 0], &entry.cpu_private[adj_args ? 1 : 0],
+                          sums.align(bounds.size));
+    // A launch that reports a failure leaves its adjoints partial anyway (AUTODIFF.md); the
+    // sums are added before the report is read, as the arrays' gradients were.
+    sums.finish();
   } else {
     detail::launch_cuda_entry(entry, kernel, adj_args != nullptr, bounds.size, options.block_dim,
                               stream, params.pointers());

@@ -7,6 +7,7 @@
 #include "kjit/ir/structs.hpp"
 #include "kjit/kernel.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -23,6 +24,7 @@ std::string where(const KernelDef& k, size_t i, bool adjoint) {
 
 std::string describe(const LaunchArg& a) {
   if (a.absent()) return "nothing";
+  if (a.destination()) return "a pointer to " + a.type().str();
   if (a.is_array()) {
     const NdArray& x = a.array();
     return "a " + std::to_string(x.ndim()) + "-D array of " + x.element().str();
@@ -91,6 +93,53 @@ void check_array(const KernelDef& k, size_t i, bool adjoint, const LaunchArg& a,
                                      " but the launch runs on " + device.name());
 }
 
+/// Whether a value given in an adjoint slot is zero: the spelling of "no adjoint" from
+/// before value adjoints were written back (`{gx, 0.0f, gout}`).
+bool is_zero(const LaunchArg& a) {
+  if (a.type().is_scalar()) return read_scalar(a.type().scalar, a.bytes()) == 0;
+  const auto* b = static_cast<const unsigned char*>(a.bytes());
+  return std::all_of(b, b + a.type().element_bytes(), [](unsigned char c) { return c == 0; });
+}
+
+/// Packs the adjoint slot of value parameter `i`: the address its gradient is added to (null:
+/// none). On the cpu the slot is left for `sums`, which points it at partial sums.
+void pack_value_adjoint(PackedParams& out, const KernelDef& k, size_t i, const LaunchArg& a, const Device& device,
+                        ValueSums* sums) {
+  const ir::Type& want = k.params()[i].type;
+  const std::string& name = k.params()[i].name;
+  auto refuse = [&](const std::string& why) { return Error(ErrorKind::User, where(k, i, true) + " " + why); };
+  const std::string none = "'" + name + "' (" + want.str() + ") has no adjoint (only floating values carry one); pass {}";
+  const std::string goes = "a one-element array of " + want.str() + std::string(device.is_cpu() ? " or a pointer to one" : "") +
+                           " (where the gradient of '" + name + "' is added), or {} for none";
+  void* dst = nullptr;
+  if (a.absent()) {
+  } else if (a.destination()) {
+    if (!want.is_differentiable()) throw refuse("is a pointer, but " + none);
+    if (a.type() != want) throw refuse("is a pointer to " + a.type().str() + "; expects " + goes);
+    if (!device.is_cpu())
+      throw refuse("is a host pointer, but the launch runs on " + device.name() + ": pass a one-element array of " +
+                   want.str() + " on " + device.name());
+    dst = a.destination();
+  } else if (a.is_array()) {
+    const NdArray& x = a.array();
+    if (!want.is_differentiable()) throw refuse("is an array, but " + none);
+    if (x.element() != want.element() || x.size() != 1)
+      throw refuse("expects " + goes + ", got " + describe(a) + " of " + std::to_string(x.size()) + " elements");
+    if (x.device() != device)
+      throw refuse("is on " + x.device().name() + " but the launch runs on " + device.name());
+    if (!x.data()) throw refuse("has no data (a view of a null pointer)");
+    dst = x.data();
+  } else if (!is_zero(a)) {
+    throw refuse("is " + describe(a) + ": a value's adjoint is not passed in but written out; expects " + goes);
+  }
+  void* slot = device.is_cpu() ? nullptr : dst;
+  out.push(&slot, sizeof slot, alignof(void*));
+  if (dst && device.is_cpu()) {
+    KJIT_CHECK(sums != nullptr, "a cpu launch with value adjoints needs ValueSums");
+    sums->add(out.pointer_slot(out.count() - 1), dst, want);
+  }
+}
+
 }  // namespace
 
 void PackedParams::push(const void* bytes, size_t size, size_t align) {
@@ -149,7 +198,7 @@ Device launch_device(const KernelDef& kernel, const std::vector<LaunchArg>& args
 
 void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bounds_t& bounds,
                  const std::vector<LaunchArg>& args, const std::vector<LaunchArg>* adj_args,
-                 const Device& device) {
+                 const Device& device, ValueSums* sums) {
   const auto& params = kernel.params();
   auto names = [&] {
     std::string s;
@@ -185,6 +234,10 @@ void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bo
       out.push(a.array().descriptor());
       return;
     }
+    if (adjoint) {
+      pack_value_adjoint(out, kernel, i, a, device, sums);
+      return;
+    }
     alignas(16) unsigned char bytes[320] = {};
     size_t size = size_t(want.element_bytes());
     // A struct is aligned as its most aligned field (what the generated struct has).
@@ -194,8 +247,8 @@ void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bo
                                         describe(a) + extra);
     };
     if (a.absent()) {
-      if (!adjoint) throw Error(ErrorKind::User, where(kernel, i, false) + " is missing: expected " + expected(want));
-    } else if (a.is_array()) {
+      throw Error(ErrorKind::User, where(kernel, i, false) + " is missing: expected " + expected(want));
+    } else if (a.is_array() || a.destination()) {
       throw mismatch("");
     } else if (want.is_scalar() && a.type().is_scalar()) {
       if (!convert_scalar(want.scalar, a.type().scalar, a.bytes(), bytes))
@@ -205,7 +258,11 @@ void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bo
     } else {
       throw mismatch("");
     }
-    out.push(bytes, size, align);
+    // kj::value_t: no pointer (the value travels in the parameter), then the value.
+    (void)align;  // the value sits at offset 8, and value_t is 8-aligned
+    alignas(16) unsigned char slot[8 + sizeof bytes] = {};
+    std::memcpy(slot + 8, bytes, size);
+    out.push(slot, size_t(kj::value_bytes(int64_t(size))), 8);
   };
   for (size_t i = 0; i < params.size(); ++i) pack_one(i, args[i], false);
   if (adj_args)

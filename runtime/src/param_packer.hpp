@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kjit/abi.h"
+#include "kjit/runtime/internal/value_sums.hpp"
 #include "kjit/runtime/launch.hpp"
 
 namespace kjit::detail {
@@ -28,6 +29,8 @@ class PackedParams {
   size_t count() const { return count_; }
   /// The bytes of parameter `i` (for tests that compare layouts).
   const void* param(size_t i) const { return pointers_[i]; }
+  /// The slot of parameter `i`, which holds a pointer (a value's adjoint).
+  void** pointer_slot(size_t i) { return static_cast<void**>(pointers_[i]); }
 
  private:
   static constexpr size_t kMaxParams = 130;
@@ -47,8 +50,11 @@ Device launch_device(const KernelDef& kernel, const std::vector<LaunchArg>& args
 
 /// Checks `args` (and `adj_args` for an adjoint launch) against the kernel's parameters and
 /// packs them after `bounds`. User errors name the kernel, the parameter and the mismatch.
+/// Values are packed as kj::value_t (the value itself). A value's adjoint slot gets its
+/// destination: on CUDA the device address, on the cpu an entry in `sums` (which must then
+/// be given), whose prepare() points the slot at partial sums.
 void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bounds_t& bounds,
                  const std::vector<LaunchArg>& args, const std::vector<LaunchArg>* adj_args,
-                 const Device& device);
+                 const Device& device, ValueSums* sums = nullptr);
 
 }  // namespace kjit::detail

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 
 namespace kjit::detail {
@@ -86,7 +87,7 @@ void ThreadPool::work(unsigned slot) {
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int64_t, int64_t),
-                              void* context) {
+                              void* context, int64_t align) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
   if (workers_.empty() || n <= grain) {
@@ -100,9 +101,10 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int6
   // Several chunks per thread balance uneven work; the grain keeps them large enough. Chunks
   // start at multiples of 64 indices: a cpu entry's lane blocks (16 threads) then start at
   // cache-line boundaries of its arrays (whole lines for non-temporal block stores, and no
-  // line written by two threads).
+  // line written by two threads); and at multiples of `align` (whole blocks of value sums).
+  align = std::lcm<int64_t>(64, std::max<int64_t>(1, align));
   job.chunk = std::max(grain, (n + int64_t(size()) * 4 - 1) / (int64_t(size()) * 4));
-  job.chunk = (job.chunk + 63) / 64 * 64;
+  job.chunk = (job.chunk + align - 1) / align * align;
   job.chunks = (n + job.chunk - 1) / job.chunk;
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -1,5 +1,6 @@
 // The adjoint modules of this suite (every control-flow construct, the array rules, the
-// checkpoint bound, the overwrite rules, the combinations) compile with NVRTC for sm_80 and sm_90: the
+// checkpoint bound, the overwrite rules, the combinations, the value parameters' sums over a
+// block) compile with NVRTC for sm_80 and sm_90: the
 // gradients checked on cpu are the same text a GPU runs.
 #include <doctest/doctest.h>
 
@@ -14,7 +15,7 @@ using namespace kjit;
 
 TEST_CASE("the autodiff suite's modules compile with NVRTC for sm_80 and sm_90, adjoints included") {
   for (const char* module : {"autodiff_control_flow", "autodiff_arrays", "autodiff_bounded", "autodiff_overwrites",
-                             "autodiff_combinations", "autodiff_lanes"}) {
+                             "autodiff_combinations", "value_gradients", "autodiff_lanes"}) {
     compiler::ModuleSource s = module_compile_input(module).source;
     size_t adjoints = 0;
     for (const std::string& e : s.entry_points) adjoints += e.size() > 4 && e.compare(e.size() - 4, 4, "_adj") == 0;

@@ -52,10 +52,11 @@ TEST_CASE("a generated module builds for cpu and computes right through dlopen")
     x[i] = 0.5f * float(i);
     y[i] = 3.0f - float(i);
   }
-  float alpha = 2.5f;
+  const float alpha = 2.5f;
+  kj::value_t<float> alpha_arg{nullptr, alpha};  // a value parameter: kjit/abi.h's value_t
   kj::launch_bounds_t dim = kjit::test::bounds(n);
   auto ax = kjit::test::view(x), ay = kjit::test::view(y), aout = kjit::test::view(out);
-  void* fwd_args[] = {&dim, &ax, &ay, &alpha, &aout};
+  void* fwd_args[] = {&dim, &ax, &ay, &alpha_arg, &aout};
   auto fwd = reinterpret_cast<Entry>(kjit::test::cpu_entry(a, m.entry_points[0]));
   fwd(fwd_args, 0, 20);  // two ranges, as the runtime's thread pool splits a launch
   fwd(fwd_args, 20, n);
@@ -65,14 +66,18 @@ TEST_CASE("a generated module builds for cpu and computes right through dlopen")
   std::vector<float> gx(n, 0.0f), gy(n, 0.0f), gout(n);
   for (int i = 0; i < n; ++i) gout[i] = 1.0f + float(i);
   auto agx = kjit::test::view(gx), agy = kjit::test::view(gy), agout = kjit::test::view(gout);
-  float galpha = 0.0f;
-  void* adj_args[] = {&dim, &ax, &ay, &alpha, &aout, &agx, &agy, &galpha, &agout};
+  // alpha's adjoint slot: the partial sums of its blocks (one block for 37 threads).
+  float partial = -1.0f, *galpha = &partial;
+  void* adj_args[] = {&dim, &ax, &ay, &alpha_arg, &aout, &agx, &agy, &galpha, &agout};
   auto adj = reinterpret_cast<Entry>(kjit::test::cpu_entry(a, m.entry_points[1]));
   adj(adj_args, 0, n);
+  double dalpha = 0;
   for (int i = 0; i < n; ++i) {
     CHECK(gx[i] == doctest::Approx(alpha * gout[i]));
     CHECK(gy[i] == doctest::Approx(gout[i]));
+    dalpha += double(x[i]) * double(gout[i]);
   }
+  CHECK(partial == doctest::Approx(dalpha).epsilon(1e-6));  // written, not added to
 }
 
 TEST_CASE("compile options become host compiler flags") {

@@ -3,6 +3,8 @@
 // what the fake driver recorded since a point.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <cstring>
 #include <memory>
 #include <string>
@@ -65,11 +67,28 @@ inline const void* array_param(const fake_cuda::LaunchRecord& l, size_t i) {
   return a.data;
 }
 
-/// Float parameter `i` of a recorded launch.
-inline float float_param(const fake_cuda::LaunchRecord& l, size_t i) {
-  float v = 0;
+/// Parameter `i` of a recorded launch as the kj::value_t<T> it is (kjit/abi.h).
+template <class T>
+inline kj::value_t<T> value_param(const fake_cuda::LaunchRecord& l, size_t i) {
+  kj::value_t<T> v{};
+  REQUIRE(l.params.at(i).size() == sizeof v);
   std::memcpy(&v, l.params.at(i).data(), sizeof v);
   return v;
+}
+
+/// Float parameter `i` of a recorded launch, passed by value (no pointer to read it from).
+inline float float_param(const fake_cuda::LaunchRecord& l, size_t i) {
+  kj::value_t<float> v = value_param<float>(l, i);
+  CHECK(v.ptr == nullptr);
+  return v.value;
+}
+
+/// Pointer parameter `i` of a recorded launch (a value's adjoint slot).
+inline const void* pointer_param(const fake_cuda::LaunchRecord& l, size_t i) {
+  const void* p = nullptr;
+  REQUIRE(l.params.at(i).size() == sizeof p);
+  std::memcpy(&p, l.params.at(i).data(), sizeof p);
+  return p;
 }
 
 }  // namespace kjit::test::graphs

@@ -1,5 +1,5 @@
-// A library for the JAX tests: kernels with an effect outside their results and with a struct
-// parameter, C++ callables launching a demo kernel, and a C++ callback, registered when the
+// A library for the JAX tests: kernels with an effect outside their results, with a struct
+// parameter and with value parameters of every shape (traced values), C++ callables launching a demo kernel, and a C++ callback, registered when the
 // library loads. Demo kernels are found by name (the demo kernel library defines them), so
 // they are registered once.
 #include <cstring>
@@ -32,6 +32,29 @@ KJIT_KERNEL(pair_sum, (Array<Pair> pairs, Array<Float> out)) {
   out[tid()] = p.a();
 }
 }  // namespace effects
+
+namespace values {
+KJIT_MODULE(jax_test_values)
+
+/// Value parameters of every shape, for traced values and their gradients from JAX:
+/// out = s * m (v + d), the affine map of every point.
+KJIT_KERNEL(affine, (Array<Vec3d> v, Vec3d d, Mat33d m, Double s, Array<Vec3d> out)) {
+  Int i = tid();
+  out[i] = m * (v[i] + d) * s;
+}
+KJIT_KERNEL(affine_f, (Array<Vec3f> v, Vec3f d, Mat33f m, Float s, Array<Vec3f> out)) {
+  Int i = tid();
+  out[i] = m * (v[i] + d) * s;
+}
+
+/// A loop whose trip count is an integer value (traced or static) and a branch per thread.
+KJIT_KERNEL(decay, (Array<Double> x, Double k, Int n, Array<Double> out)) {
+  Int i = tid();
+  Var<Double> y = x[i];
+  For(0, n, [&](Int) { y = y * k + sin(y); });
+  If(y > 0.0, [&] { out[i] = y; }).Else([&] { out[i] = y * k; });
+}
+}  // namespace values
 
 }  // namespace tests
 

@@ -24,6 +24,8 @@ using kjit::test::FrameBuilder;
 using kjit::test::Outcome;
 using kjit::test::graphs::array_param;
 using kjit::test::graphs::float_param;
+using kjit::test::graphs::pointer_param;
+using kjit::test::graphs::value_param;
 using kjit::test::graphs::Records;
 
 namespace {
@@ -242,7 +244,8 @@ TEST_CASE("CUDA adjoint handler: the gradients are zeroed on XLA's stream, then 
   CHECK(l[0].function == entries(demo::saxpy.def()).at(1));
   CHECK(l[0].device == 1);
   CHECK(l[0].stream == d.stream_id());
-  // bounds, x, y, a, out, then one adjoint per parameter: dx, dy, da (0), the cotangent of out.
+  // bounds, x, y, a, out, then one adjoint per parameter: dx, dy, where da goes (nowhere: a is
+  // static), the cotangent of out.
   REQUIRE(l[0].params.size() == 9);
   CHECK(bounds_param(l[0]).size == n);
   check_float_array(l[0], 1, x.data(), n);
@@ -251,7 +254,7 @@ TEST_CASE("CUDA adjoint handler: the gradients are zeroed on XLA's stream, then 
   check_float_array(l[0], 4, out.data(), n);
   check_float_array(l[0], 5, dx.data(), n);
   check_float_array(l[0], 6, dy.data(), n);
-  CHECK(float_param(l[0], 7) == 0.f);
+  CHECK(pointer_param(l[0], 7) == nullptr);
   check_float_array(l[0], 8, cot.data(), n);
   CHECK(r.count_calls("cuStreamSynchronize") == 0);  // saxpy has no status word to read
 }
@@ -322,7 +325,7 @@ TEST_CASE("CUDA handlers: springs zero an accumulated output; an in/out gradient
   CHECK(array_param(l[0], 6) == dx.data());
   CHECK(array_param(l[0], 7) == nullptr);
   CHECK(array_param(l[0], 8) == drest.data());
-  CHECK(float_param(l[0], 9) == 0.f);
+  CHECK(pointer_param(l[0], 9) == nullptr);
   CHECK(array_param(l[0], 10) == df.data());
 }
 
@@ -424,4 +427,95 @@ TEST_CASE("an FFI api without DeviceOrdinal_Get on a one-GPU machine launches on
   CHECK(l[0].stream == d.stream_id());
   CHECK(float_param(l[0], 3) == 3.f);
   check_float_array(l[0], 4, out.data(), n);
+}
+
+namespace {
+
+/// The driver calls that would wait for XLA's stream: a handler captured into a command buffer
+/// must make none.
+int waits(const Records& r) {
+  return r.count_calls("cuStreamSynchronize") + r.count_calls("cuCtxSynchronize") +
+         r.count_calls("cuMemcpyDtoH") + r.count_calls("cuMemcpyDtoHAsync");
+}
+
+}  // namespace
+
+TEST_CASE("CUDA handlers: a traced value travels as its device address; its gradient is zeroed, then summed there") {
+  kjit::test::use_fake_devices();
+  OnDevice d(1);
+  const int n = 1000;
+  NdArray x = on(d.device, ramp(n, 0.5f)), y = on(d.device, ramp(n, 1.f)), out = filled(d.device, n, 0.f);
+  NdArray a = filled(d.device, 1, 2.5f);
+  FrameBuilder f;
+  f.arg(xla::kF32, {n}, x.data()).arg(xla::kF32, {n}, y.data()).arg(xla::kF32, {}, a.data());
+  f.ret(xla::kF32, {n}, out.data());
+  f.attr_string("kjit_kernel", "demo::saxpy").attr_array<int64_t>("kjit_traced", xla::kS64, {2});
+  Records r;
+  Outcome o = kjit::test::call(&kjit_xla_launch_cuda, f.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+  auto l = r.launches();
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].function == entries(demo::saxpy.def()).at(0));
+  kj::value_t<float> av = value_param<float>(l[0], 3);
+  CHECK(av.ptr == a.data());  // every thread reads it there: the host never does
+  CHECK(av.value == 0.f);
+  CHECK(r.copies().empty());
+  CHECK(waits(r) == 0);
+
+  NdArray cot = on(d.device, ramp(n, 0.25f)), dx = filled(d.device, n, 9.f), dy = filled(d.device, n, 9.f);
+  NdArray da = filled(d.device, 1, 9.f);
+  FrameBuilder g;
+  g.arg(xla::kF32, {n}, x.data()).arg(xla::kF32, {n}, y.data()).arg(xla::kF32, {n}, out.data());
+  g.arg(xla::kF32, {n}, cot.data()).arg(xla::kF32, {}, a.data());
+  g.ret(xla::kF32, {n}, dx.data()).ret(xla::kF32, {n}, dy.data()).ret(xla::kF32, {}, da.data());
+  g.attr_string("kjit_kernel", "demo::saxpy").attr_array<int64_t>("kjit_traced", xla::kS64, {2});
+  r.reset();
+  o = kjit::test::call(&kjit_xla_adjoint_cuda, g.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+  auto c = r.copies();
+  REQUIRE(c.size() == 3);  // dx, dy, then da: the blocks' atomic adds start from zero
+  check_memset(c[0], d, dx);
+  check_memset(c[1], d, dy);
+  check_memset(c[2], d, da);
+  CHECK(all_equal(da, 0.f));
+  CHECK(r.call_names("cuMemsetD8Async", "cuLaunchKernel").back() == "cuLaunchKernel");
+  l = r.launches();
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].function == entries(demo::saxpy.def()).at(1));
+  REQUIRE(l[0].params.size() == 9);
+  CHECK(value_param<float>(l[0], 3).ptr == a.data());
+  CHECK(pointer_param(l[0], 7) == da.data());  // the destination itself: no partials on CUDA
+  check_float_array(l[0], 8, cot.data(), n);
+  CHECK(waits(r) == 0);
+}
+
+TEST_CASE("CUDA handlers: vmap over a traced value: each item's launch reads its own value and sums into its own gradient") {
+  kjit::test::use_fake_devices();
+  OnDevice d(0);
+  const int B = 3, n = 300;
+  NdArray x = NdArray::from_vector(ramp(B * n, 0.5f), {B, n}, d.device), y = on(d.device, ramp(n, 1.f));
+  NdArray out = NdArray::zeros(ir::Type::scalar_of(ir::Scalar::F32), {B, n}, d.device);
+  NdArray a = on(d.device, {1.f, 2.f, 3.f});
+  NdArray cot = NdArray::from_vector(ramp(B * n, 0.25f), {B, n}, d.device);
+  NdArray dx = NdArray::zeros(ir::Type::scalar_of(ir::Scalar::F32), {B, n}, d.device);
+  NdArray dy = NdArray::zeros(ir::Type::scalar_of(ir::Scalar::F32), {B, n}, d.device);
+  NdArray da = filled(d.device, B, 9.f);
+  FrameBuilder g;
+  g.arg(xla::kF32, {B, n}, x.data()).arg(xla::kF32, {n}, y.data()).arg(xla::kF32, {B, n}, out.data());
+  g.arg(xla::kF32, {B, n}, cot.data()).arg(xla::kF32, {B}, a.data());
+  g.ret(xla::kF32, {B, n}, dx.data()).ret(xla::kF32, {B, n}, dy.data()).ret(xla::kF32, {B}, da.data());
+  g.attr_string("kjit_kernel", "demo::saxpy").attr_array<int64_t>("kjit_traced", xla::kS64, {2});
+  Records r;
+  Outcome o = kjit::test::call(&kjit_xla_adjoint_cuda, g.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+  auto l = r.launches();
+  REQUIRE(l.size() == size_t(B));
+  for (int b = 0; b < B; ++b) {
+    CAPTURE(b);
+    CHECK(value_param<float>(l[size_t(b)], 3).ptr == static_cast<const float*>(a.data()) + b);
+    CHECK(pointer_param(l[size_t(b)], 7) == static_cast<const float*>(da.data()) + b);
+    CHECK(array_param(l[size_t(b)], 1) == static_cast<const float*>(x.data()) + n * b);
+  }
+  CHECK(all_equal(da, 0.f));
+  CHECK(waits(r) == 0);
 }

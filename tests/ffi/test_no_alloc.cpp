@@ -24,6 +24,18 @@ long allocations_in(F&& f) {
   return kjit::test::stop_counting_allocations();
 }
 
+/// Calls the cpu launch and adjoint handlers on `forward` and `adjoint` once (which prepares the
+/// kernel and may allocate), then again: those calls succeed and allocate nothing.
+void expect_handlers_allocate_nothing(FrameBuilder& forward, FrameBuilder& adjoint) {
+  REQUIRE(kjit::test::call(&kjit_xla_launch_cpu, forward.frame()).ok);
+  REQUIRE(kjit::test::call(&kjit_xla_adjoint_cpu, adjoint.frame()).ok);
+  xla::Error* errors[2] = {};
+  CHECK(allocations_in([&] { errors[0] = kjit_xla_launch_cpu(forward.frame()); }) == 0);
+  CHECK(allocations_in([&] { errors[1] = kjit_xla_adjoint_cpu(adjoint.frame()); }) == 0);
+  CHECK(errors[0] == nullptr);
+  CHECK(errors[1] == nullptr);
+}
+
 }  // namespace
 
 TEST_CASE("decoding a forward and an adjoint call allocates nothing once the kernel is known") {
@@ -46,15 +58,27 @@ TEST_CASE("decoding a forward and an adjoint call allocates nothing once the ker
   CHECK(plan->fill_count == 2);  // dx and dy are zeroed before the launch
 
   // The whole cpu handlers too: decode, zero the gradients, dispatch on the pool.
-  REQUIRE(kjit::test::call(&kjit_xla_launch_cpu, f.frame()).ok);
-  REQUIRE(kjit::test::call(&kjit_xla_adjoint_cpu, a.frame()).ok);
-  xla::Error* errors[2] = {};
-  CHECK(allocations_in([&] { errors[0] = kjit_xla_launch_cpu(f.frame()); }) == 0);
-  CHECK(allocations_in([&] { errors[1] = kjit_xla_adjoint_cpu(a.frame()); }) == 0);
-  CHECK(errors[0] == nullptr);
-  CHECK(errors[1] == nullptr);
+  expect_handlers_allocate_nothing(f, a);
   CHECK(out[5] == 4.f);
   CHECK(dx[5] == 2.f);
+}
+
+TEST_CASE("a traced value and its gradient's partial sums allocate nothing after the first call") {
+  const int n = 3000;  // three blocks of partial sums
+  std::vector<float> x(n, 1.f), y(n, 2.f), out(n), g(n, 0.5f), dx(n), dy(n);
+  float a = 2.f, da = 0;
+  FrameBuilder f;
+  f.arg(xla::kF32, {n}, x.data()).arg(xla::kF32, {n}, y.data()).arg(xla::kF32, {}, &a);
+  f.ret(xla::kF32, {n}, out.data());
+  f.attr_string("kjit_kernel", "demo::saxpy").attr_array<int64_t>("kjit_traced", xla::kS64, {2});
+  FrameBuilder b;
+  b.arg(xla::kF32, {n}, x.data()).arg(xla::kF32, {n}, y.data()).arg(xla::kF32, {n}, out.data());
+  b.arg(xla::kF32, {n}, g.data()).arg(xla::kF32, {}, &a);
+  b.ret(xla::kF32, {n}, dx.data()).ret(xla::kF32, {n}, dy.data()).ret(xla::kF32, {}, &da);
+  b.attr_string("kjit_kernel", "demo::saxpy").attr_array<int64_t>("kjit_traced", xla::kS64, {2});
+  expect_handlers_allocate_nothing(f, b);
+  CHECK(out[5] == 4.f);
+  CHECK(da == 0.5f * n);
 }
 
 TEST_CASE("the allocation counter sees allocations (so that zero above means none)") {

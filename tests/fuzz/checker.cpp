@@ -131,13 +131,14 @@ std::vector<kjit::NdArray> device_arrays(const std::vector<RefArg>& init) {
 
 /// The adjoint launch's gradient arguments: zeroed gradients for the differentiable inputs, the
 /// weights `w` times `seed_scale` as the outputs' seeds, nothing for the rest; `grads` holds
-/// the arrays.
+/// the arrays. `want_s`: whether s's gradient is asked for.
 std::vector<kjit::LaunchArg> adjoint_args(const std::vector<RefArg>& init, const std::vector<std::vector<double>>& w,
-                                          double seed_scale, int n, std::vector<kjit::NdArray>& grads) {
+                                          double seed_scale, int n, bool want_s, std::vector<kjit::NdArray>& grads) {
   std::vector<kjit::LaunchArg> adj;
   for (int p = 0; p < P_COUNT; ++p) {
-    if (p == P_A || p == P_V || p == P_M) {
-      grads[size_t(p)] = kjit::NdArray::zeros(elem_type(p), {n});
+    if (p == P_A || p == P_V || p == P_M || (p == P_S && want_s)) {
+      // The scalar s's gradient (its adjoint summed over the threads) goes to one element.
+      grads[size_t(p)] = kjit::NdArray::zeros(elem_type(p), {p == P_S ? 1 : n});
       adj.emplace_back(grads[size_t(p)]);
     } else if (kIsOutput[p]) {
       RefArg wa = init[size_t(p)];
@@ -223,7 +224,13 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
 
   // kjit adjoint.
   std::vector<kjit::NdArray> grads(P_COUNT);
-  std::vector<kjit::LaunchArg> adj = adjoint_args(init, w, 1, n, grads);
+  // Odd seeds ask for s's gradient, which the cpu entry sums through the strided body; even
+  // ones do not, so that the adjoint lane functions (the entry's path when no value gradient
+  // is wanted, entry_points.hpp) are checked too.
+  const bool want_s = prog.seed % 2 == 1;
+  std::vector<int> checked = {P_A, P_V, P_M};
+  if (want_s) checked.push_back(P_S);
+  std::vector<kjit::LaunchArg> adj = adjoint_args(init, w, 1, n, want_s, grads);
   try {
     kjit::launch_adjoint(def, n, args, adj);
   } catch (const kjit::Error& e) {
@@ -266,12 +273,12 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
       tripled_ran = true;
       std::vector<kjit::NdArray> arrays2 = device_arrays(init), grads2(P_COUNT);
       std::vector<kjit::LaunchArg> args2 = launch_args(arrays2, init);
-      std::vector<kjit::LaunchArg> adj2 = adjoint_args(init, w, 3, n, grads2);
+      std::vector<kjit::LaunchArg> adj2 = adjoint_args(init, w, 3, n, want_s, grads2);
       try {
         kjit::launch(def, n, args2);
         kjit::launch_adjoint(def, n, args2, adj2);
         tripled_grads.resize(P_COUNT);
-        for (int q : {P_A, P_V, P_M}) {
+        for (int q : checked) {
           tripled_grads[size_t(q)] = from_device(q, grads2[size_t(q)], init[size_t(q)].data.size());
           for (double& x : tripled_grads[size_t(q)]) x /= 3;
         }
@@ -294,7 +301,7 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
   };
   uint64_t fp0 = 0;
   loss(init, &fp0);
-  for (int p : {P_A, P_V, P_M}) {
+  for (int p : checked) {
     std::vector<double> g = from_device(p, grads[size_t(p)], init[size_t(p)].data.size());
     for (size_t j = 0; j < g.size(); ++j) {
       double vals[4];

@@ -90,17 +90,19 @@ TEST_CASE("the packed bytes follow kjit/abi.h exactly") {
   CHECK(d->strides[0] == 48);
   CHECK(d->strides[1] == 16);
   CHECK(d->strides[2] == 4);
-  CHECK(*static_cast<const double*>(p.param(2)) == 2.25);
-  float v[3];
-  std::memcpy(v, p.param(3), sizeof v);
-  CHECK(v[2] == 3.25f);
-  CHECK(*static_cast<const int8_t*>(p.param(4)) == -7);
-  for (size_t i = 0; i < p.count(); ++i) {
-    if (i == 4) continue;  // the int8 has no alignment to keep
-    CHECK(reinterpret_cast<uintptr_t>(p.param(i)) % 4 == 0);
-  }
+  // Values are kj::value_t: no pointer (the value travels in the parameter), the value at 8.
+  const auto* d2 = static_cast<const kj::value_t<double>*>(p.param(2));
+  CHECK(d2->ptr == nullptr);
+  CHECK(d2->value == 2.25);
+  const auto* v3 = static_cast<const kj::value_t<vec3f>*>(p.param(3));
+  CHECK(v3->ptr == nullptr);
+  CHECK(v3->value[2] == 3.25f);
+  const auto* small = static_cast<const kj::value_t<int8_t>*>(p.param(4));
+  CHECK(small->ptr == nullptr);
+  CHECK(small->value == -7);
+  for (size_t i = 0; i < p.count(); ++i) CHECK(reinterpret_cast<uintptr_t>(p.param(i)) % 8 == 0);
   CHECK(reinterpret_cast<uintptr_t>(p.param(1)) % alignof(kj::array_t<void>) == 0);
-  CHECK(reinterpret_cast<uintptr_t>(p.param(2)) % alignof(double) == 0);
+  static_assert(sizeof(kj::value_t<vec3f>) == kj::value_bytes(12), "value_t of a 12-byte vector");
 }
 
 TEST_CASE("adjoint launches pack one adjoint per parameter after the parameters") {
@@ -114,5 +116,25 @@ TEST_CASE("adjoint launches pack one adjoint per parameter after the parameters"
   REQUIRE(p.count() == 9);
   CHECK(static_cast<const kj::array_t<void>*>(p.param(5))->data == gx.data());
   CHECK(static_cast<const kj::array_t<void>*>(p.param(6))->data == nullptr);  // absent: null
-  CHECK(*static_cast<const float*>(p.param(7)) == 0.0f);                    // absent value: zero
+  CHECK(*static_cast<void* const*>(p.param(7)) == nullptr);                  // no value gradient asked for
+}
+
+TEST_CASE("a value's adjoint slot is a pointer; on the cpu the launch's partial sums, merged into the destination") {
+  const KernelDef* k = Registry::get().find_kernel("demo::saxpy");
+  if (!k) return;
+  auto x = zeros<float>({4}), y = zeros<float>({4}), out = zeros<float>({4});
+  float da = 0.5f;
+  std::vector<LaunchArg> args{x, y, 2.0f, out}, adj{{}, {}, &da, out};
+  detail::PackedParams p;
+  detail::ValueSums sums;
+  detail::pack_launch(p, *k, detail::make_bounds(*k, 4), args, &adj, Device::cpu(), &sums);
+  REQUIRE(sums.size() == 1);
+  CHECK(*static_cast<void* const*>(p.param(7)) == nullptr);  // until prepare() points it at the partials
+  sums.prepare(4);
+  auto* partials = *static_cast<float* const*>(p.param(7));
+  REQUIRE(partials != nullptr);
+  CHECK(partials[0] == 0.0f);
+  partials[0] = 1.25f;  // what the one block of a 4-thread launch writes
+  sums.finish();
+  CHECK(da == 1.75f);  // added, not assigned
 }

@@ -33,8 +33,12 @@ namespace kj {
 constexpr int kMaxDims = 4;
 
 /// Version of this layout; part of every module key.
-constexpr int kAbiVersion = 3;  // 2: launch_bounds_t carries the launch's status slot;
-                                // 3: array_t carries flags (kArrayPrivate)
+/// 2: launch_bounds_t carries the launch's status slot.
+/// 3: value parameters travel as value_t (a value, or where to read it); a value parameter's
+///    adjoint is a pointer to where its sum over the launch's threads goes.
+/// 4: array_t carries flags (kArrayPrivate: a launch's private zeroed copy, added into
+///    plainly and merged by the runtime).
+constexpr int kAbiVersion = 4;
 
 /// What went wrong in one launch, written by the first thread that reports (the others see
 /// `code` taken and write nothing). Per launch, not per module: concurrent launches of one
@@ -77,11 +81,54 @@ struct array_t {
   kj_int64 strides[kMaxDims]; ///< byte stride per dimension
 };
 
+/// A value parameter (anything that is not an array: a scalar, vector, matrix, quaternion,
+/// transform or struct) as entry points take it: the value itself, or, when `ptr` is set,
+/// where the kernel reads it — device memory on CUDA, host memory on the cpu. A launch decides
+/// per parameter: the C++ runtime and static JAX arguments pass the value (ptr null); a traced
+/// JAX scalar is an XLA buffer whose contents the host cannot read without waiting for the
+/// stream, so its address travels and every thread reads it.
+///
+/// A value parameter's slot in an adjoint entry is a pointer instead, where the sum over the
+/// launch's threads of the parameter's adjoint goes (null: nobody asked for it):
+/// - CUDA: `T*`, the destination; each block reduces its threads' adjoints and adds the sum
+///   with one atomic add (in T);
+/// - cpu: `S*`, S being T with float16/bfloat16 widened to float32: one partial sum per
+///   reduce_block(size) consecutive threads, partial k (threads k*block..) written (=, not +=)
+///   by the entry call that runs them, which needs every call's [begin, end) to start at a
+///   multiple of the block. The runtime then adds the partials, in order, into the destination.
+template <class T>
+struct value_t {
+  const T* ptr;  ///< where to read the value, or null: `value` holds it
+  T value;       ///< the value (when ptr is null), at offset 8
+};
+
+#if !defined(__CUDACC_RTC__)
+/// Bytes of value_t<T> for a T of `element_bytes` bytes (T's alignment is at most 8): the
+/// pointer, then the value padded to 8.
+constexpr kj_int64 value_bytes(kj_int64 element_bytes) { return 8 + (element_bytes + 7) / 8 * 8; }
+
+/// Threads per partial sum of a value parameter's adjoint on the cpu, for a launch of `size`
+/// threads: at least 1024, a multiple of 16 (the lane blocks of lane functions), and never more
+/// than 1024 partial sums per launch. A function of the size alone, so the sum is the same however the
+/// launch is split across threads.
+constexpr kj_int64 reduce_block(kj_int64 size) {
+  const kj_int64 per = ((size + 1023) / 1024 + 15) / 16 * 16;
+  return per > 1024 ? per : 1024;
+}
+/// Partial sums of a launch of `size` threads.
+constexpr kj_int64 reduce_partials(kj_int64 size) { return (size + reduce_block(size) - 1) / reduce_block(size); }
+#endif
+
 static_assert(sizeof(launch_status_t) == 40, "launch_status_t layout changed");
 static_assert(sizeof(launch_bounds_t) == 40, "launch_bounds_t layout changed");
 static_assert(alignof(launch_bounds_t) == 8, "launch_bounds_t alignment changed");
 static_assert(sizeof(array_t<float>) == 72, "array_t layout changed");
 static_assert(alignof(array_t<float>) == 8, "array_t alignment changed");
+static_assert(sizeof(value_t<double>) == 16 && alignof(value_t<float>) == 8, "value_t layout changed");
+#if !defined(__CUDACC_RTC__)
+static_assert(sizeof(value_t<float>) == value_bytes(4) && sizeof(value_t<kj_int8>) == value_bytes(1),
+              "value_t layout changed");
+#endif
 
 }  // namespace kj
 

@@ -51,3 +51,33 @@ def typed_as(types: Sequence[jax.ShapeDtypeStruct], primals: Sequence[Any]) -> l
     if not _TYPED_RESULTS:
         return list(types)
     return [_typed(t, _manual(p), p) for t, p in zip(types, primals)]
+
+
+def _varying(x: Any) -> frozenset:
+    """The mesh axes over which ``x`` varies inside shard_map (none outside): JAX 0.10's
+    manual_axis_type, JAX 0.7's vma."""
+    m = _manual(x)
+    if m is not None:
+        return frozenset(m.varying)
+    return frozenset(getattr(jax.typeof(x), "vma", None) or ())
+
+
+def vary_together(operands: Sequence[Any]) -> list[Any]:
+    """The operands of one kernel call, each varying over every mesh axis one of them varies
+    over. A replicated operand beside sharded ones (a traced scalar, an unsharded array) is cast
+    to varying, as jax.numpy does when it mixes them: its cotangent, which the kernel sums over
+    this shard's threads, is then summed over the mesh by JAX's transpose of the cast (psum),
+    instead of passing one shard's sum off as the whole. Nothing changes outside shard_map."""
+    axes = frozenset().union(*(_varying(x) for x in operands)) if operands else frozenset()
+    if not axes:
+        return list(operands)
+    out = []
+    for x in operands:
+        missing = tuple(sorted(axes - _varying(x)))
+        if not missing:
+            out.append(x)
+        elif hasattr(jax.lax, "pcast"):  # JAX 0.10
+            out.append(jax.lax.pcast(x, missing, to="varying"))
+        else:  # JAX 0.7
+            out.append(jax.lax.pvary(x, missing))
+    return out

@@ -1,5 +1,10 @@
 """jax_kernel: a kjit kernel as a JAX function through the kjit_launch FFI target, with
-optional reverse-mode differentiation through the kjit_adjoint target (jax.custom_vjp)."""
+optional reverse-mode differentiation through the kjit_adjoint target (jax.custom_vjp).
+
+A call's operands are its input arrays, then its traced values (value parameters given JAX
+values, which travel as buffers: ``kjit_traced`` names them); static values are attributes.
+``_Operands`` says which operands are differentiable and turns one result per differentiable
+operand back into one per operand: the adjoint uses it, and a tangent target can too."""
 
 from __future__ import annotations
 
@@ -12,10 +17,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _library
-from ._compat import typed_as, typed_like
+from ._compat import typed_as, typed_like, vary_together
 from ._options import ModulePreloadMode, option, preload
-from ._signature import (Layout, Param, Signature, array_dims, check_array, kernel_signature, make_layout,
-                         output_type, static_attribute)
+from ._signature import (Layout, Param, Signature, array_dims, check_array, is_traced, kernel_signature,
+                         make_layout, output_type, static_attribute, traced_value)
 
 Dims = int | Sequence[int]
 
@@ -60,9 +65,10 @@ class KernelFunction:
         vmap_method = self.vmap_method if vmap_method is None else vmap_method
         preload(self.name, self.preload_mode)
         call = _Call(self, args, launch_dims, output_dims, vmap_method)
+        operands = vary_together(call.operands)
         if not self.enable_backward:
-            return call.finish(call.forward(call.arrays))
-        return call.finish(self._differentiable(call)(*call.arrays))
+            return call.finish(call.forward(operands))
+        return call.finish(self._differentiable(call)(*operands))
 
     def _differentiable(self, call: "_Call") -> Any:
         """The custom_vjp function for this call's static configuration (cached)."""
@@ -88,17 +94,25 @@ class _Call:
         # their unbatched operands instead (broadcast_all), which the handler launches alike.
         self.forward_vmap_method = "broadcast_all" if vmap_method == "expand_dims" and lay.in_out else vmap_method
         self.arrays: list[Any] = []
+        self.traced: list[Any] = []  # JAX values of value parameters: buffer operands
+        self.traced_params: list[Param] = []
         self.attrs: dict[str, Any] = {"kjit_kernel": k.name}
         statics = []
         for p, v in zip(lay.inputs, args):
             if p.is_array:
                 check_array(p, v)
                 self.arrays.append(v)
+            elif is_traced(v):
+                self.traced.append(traced_value(p, v))
+                self.traced_params.append(p)
             else:
                 a = static_attribute(p, v)
                 self.attrs[p.name] = a
                 statics.append((p.name, a.tobytes()))
-        self.static_key = tuple(statics)
+        # Which values are traced is part of the call's structure; their values are not.
+        self.static_key = (tuple(statics), tuple(p.index for p in self.traced_params))
+        if self.traced_params:
+            self.attrs["kjit_traced"] = np.array([p.index for p in self.traced_params], dtype=np.int64)
         if lay.in_out:
             self.attrs["kjit_in_out"] = np.array([p.index for p in lay.in_out], dtype=np.int64)
         if k.block_dim is not None:
@@ -128,14 +142,20 @@ class _Call:
             self.out_types += [output_type(p, od) for p in lay.outputs]
             self.out_key = str(od)
 
-    def forward(self, arrays: Sequence[Any]) -> list[Any]:
+    @property
+    def operands(self) -> list[Any]:
+        """The forward call's operands: the input arrays, then the traced values."""
+        return [*self.arrays, *self.traced]
+
+    def forward(self, operands: Sequence[Any]) -> list[Any]:
         """The forward FFI call; returns every result (in/out first)."""
         lay = self.k.layout
-        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, typed_like(self.out_types, arrays),
+        # Arrays come first, so the aliases' operand indices are the array inputs' indices.
+        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, typed_like(self.out_types, operands),
                               vmap_method=self.forward_vmap_method,
                               input_output_aliases=lay.input_output_aliases or None,
                               has_side_effect=self.k.has_side_effect)
-        return list(fn(*arrays, **self.attrs))
+        return list(fn(*operands, **self.attrs))
 
     def finish(self, results: Sequence[Any]) -> Any:
         results = list(results)
@@ -159,50 +179,69 @@ def _check_differentiable(sig: Signature, lay: Layout) -> None:
                              f"output's cotangent, which XLA owns read-only; pass '{p.name}' through in_out_argnames")
 
 
+class _Operands:
+    """The operands of one call structure (input arrays, then traced values) as derivatives
+    see them: which are differentiable, and per-operand results from per-differentiable ones
+    (the rest get float0 zeros, which JAX expects for integers)."""
+
+    def __init__(self, lay: Layout, traced: Sequence[Param]) -> None:
+        self.params: tuple[Param, ...] = (*lay.array_inputs, *traced)
+        self.n_arrays = len(lay.array_inputs)
+        self.differentiable = [i for i, p in enumerate(self.params) if p.differentiable]
+
+    def split(self, operands: Sequence[Any]) -> tuple[Sequence[Any], Sequence[Any]]:
+        """(arrays, traced values)."""
+        return operands[: self.n_arrays], operands[self.n_arrays:]
+
+    def types(self, operands: Sequence[Any]) -> list[jax.ShapeDtypeStruct]:
+        """One result type per differentiable operand: its shape and its parameter's dtype."""
+        prim = [operands[i] for i in self.differentiable]
+        return typed_as([jax.ShapeDtypeStruct(a.shape, self.params[i].dtype) for i, a in zip(self.differentiable, prim)],
+                        prim)
+
+    def per_operand(self, operands: Sequence[Any], results: Sequence[Any]) -> tuple[Any, ...]:
+        out, it = [], iter(results)
+        for i, a in enumerate(operands):
+            out.append(next(it) if i in self.differentiable else np.zeros(np.shape(a), dtype=jax.dtypes.float0))
+        return tuple(out)
+
+
 def _make_vjp(k: KernelFunction, proto: _Call) -> Any:
-    """A jax.custom_vjp over the forward and adjoint handlers for one static configuration:
-    its arguments are the array inputs; static values are baked into the attributes (and
-    into the cache key), so they carry no cotangent."""
+    """A jax.custom_vjp over the forward and adjoint handlers for one call structure: its
+    arguments are the operands (input arrays, then traced values); static values are baked
+    into the attributes (and into the cache key), so they carry no cotangent. A traced
+    value's cotangent is the adjoint handler's reduction over the launch's threads."""
     lay = k.layout
-    diff_inputs = [p for p in lay.array_inputs if p.differentiable]
+    ops = _Operands(lay, proto.traced_params)
     attrs = dict(proto.attrs)
     out_types = proto.out_types
 
-    def forward(*arrays: Any) -> list[Any]:
-        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, typed_like(out_types, arrays),
+    def forward(*operands: Any) -> list[Any]:
+        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, typed_like(out_types, operands),
                               vmap_method=proto.forward_vmap_method,
                               input_output_aliases=lay.input_output_aliases or None,
                               has_side_effect=k.has_side_effect)
-        return list(fn(*arrays, **attrs))
+        return list(fn(*operands, **attrs))
 
     f = jax.custom_vjp(forward)
 
-    def fwd(*arrays: Any) -> tuple[list[Any], Any]:
-        outs = forward(*arrays)
+    def fwd(*operands: Any) -> tuple[list[Any], Any]:
+        outs = forward(*operands)
         # In/out inputs are kept as they were before the call: the adjoint replays from them.
-        return outs, (tuple(arrays), tuple(outs[len(lay.in_out):]))
+        return outs, (tuple(operands), tuple(outs[len(lay.in_out):]))
 
     def bwd(residuals: Any, cotangents: Sequence[Any]) -> tuple[Any, ...]:
-        arrays, pure = residuals
+        operands, pure = residuals
+        arrays, traced = ops.split(operands)
         cots = []
         for ct, t in zip(cotangents, out_types):
             # Integer outputs have float0 cotangents; the adjoint ignores them but wants a buffer.
             cots.append(jnp.zeros(t.shape, t.dtype) if ct.dtype == jax.dtypes.float0 else ct)
         grads: list[Any] = []
-        if diff_inputs:
-            primals = [arrays[lay.array_inputs.index(p)] for p in diff_inputs]
-            grad_types = typed_as([jax.ShapeDtypeStruct(a.shape, p.dtype) for a, p in zip(primals, diff_inputs)],
-                                  primals)
-            fn = jax.ffi.ffi_call(_library.ADJOINT_TARGET, grad_types, vmap_method=proto.vmap_method)
-            grads = list(fn(*arrays, *pure, *cots, **attrs))
-        out, gi = [], 0
-        for p, a in zip(lay.array_inputs, arrays):
-            if p.differentiable:
-                out.append(grads[gi])
-                gi += 1
-            else:
-                out.append(np.zeros(a.shape, dtype=jax.dtypes.float0))
-        return tuple(out)
+        if ops.differentiable:
+            fn = jax.ffi.ffi_call(_library.ADJOINT_TARGET, ops.types(operands), vmap_method=proto.vmap_method)
+            grads = list(fn(*arrays, *pure, *cots, *traced, **attrs))
+        return ops.per_operand(operands, grads)
 
     f.defvjp(fwd, bwd)
     return f
@@ -230,8 +269,11 @@ def jax_kernel(name: str, num_outputs: int = 1, vmap_method: str | None = "broad
         has_side_effect: keep the call even when its outputs are unused.
         block_dim: CUDA threads per block, 1..1024 (default: the module's).
 
-    Static (non-array) parameters are passed as Python or NumPy numbers and become typed
-    FFI attributes; they must not be traced values.
+    Value (non-array) parameters given Python or NumPy numbers become typed FFI attributes
+    (static: a new value compiles a new call); given JAX values (traced under jit, or
+    jax.Array) they travel as buffers, so one compiled call serves every value, and with
+    ``enable_backward`` they are differentiable (their gradient sums the kernel's adjoint
+    over its threads).
     """
     what = f"jax_kernel('{name}')"
     sig = kernel_signature(name)

@@ -221,6 +221,31 @@ def _encoded(p: Param, values: np.ndarray) -> np.ndarray:
     return values
 
 
+def is_traced(value: Any) -> bool:
+    """Whether a value argument is a JAX value (a tracer or a jax.Array), which travels as a
+    buffer operand, rather than a Python or NumPy number, which becomes an attribute."""
+    return isinstance(value, (jax.core.Tracer, jax.Array))
+
+
+def traced_value(p: Param, value: Any) -> Any:
+    """A JAX value for value parameter ``p``: its shape must be the element's (``()`` for a
+    scalar, ``(3,)`` for a vec3, ``(3, 3)`` for a mat33) and its dtype ``p.dtype``. A weakly
+    typed value (a Python number that jit turned into an argument) takes ``p.dtype``, as a
+    static number would; any other dtype is an error, as for arrays."""
+    import jax.numpy as jnp
+
+    shape = tuple(getattr(value, "shape", ()))
+    if shape != p.inner:
+        raise TypeError(f"Invalid shape for traced argument '{p.name}', expected {p.inner} for {p.type}, got {shape}")
+    dtype = np.dtype(value.dtype)
+    if dtype != p.dtype:
+        widens = dtype.kind == p.dtype.kind or (dtype.kind in "iu" and p.dtype.kind in "iuf")
+        if not getattr(jax.typeof(value), "weak_type", False) or not widens:
+            raise TypeError(f"Invalid data type for traced argument '{p.name}', expected {p.dtype}, got {dtype}")
+        value = jnp.asarray(value, p.dtype)
+    return value
+
+
 def static_attribute(p: Param, value: Any) -> np.generic | np.ndarray:
     """A static value as the typed attribute the handler reads (exact dtype; 16-bit floats as
     uint16 bits; a uint64 scalar as a 1-element array, which JAX encodes beyond INT64_MAX)."""

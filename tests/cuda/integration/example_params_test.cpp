@@ -43,12 +43,21 @@ Bytes descriptor_bytes(const NdArray& a) {
   return bytes_of(d);
 }
 
+/// The kj::value_t a kernel must receive for `v`: no pointer, the value.
+template <class T>
+Bytes value_bytes(T v) {
+  kj::value_t<T> x;
+  std::memset(&x, 0, sizeof x);
+  x.value = v;
+  return bytes_of(x);
+}
+
 /// A scalar argument of type `t` holding `v`, and its bytes as the kernel reads them.
 std::pair<LaunchArg, Bytes> scalar(const ir::Type& t, double v) {
   switch (t.scalar) {
-    case ir::Scalar::F32: return {LaunchArg(float(v)), bytes_of(float(v))};
-    case ir::Scalar::F64: return {LaunchArg(v), bytes_of(v)};
-    case ir::Scalar::I32: return {LaunchArg(int32_t(v)), bytes_of(int32_t(v))};
+    case ir::Scalar::F32: return {LaunchArg(float(v)), value_bytes(float(v))};
+    case ir::Scalar::F64: return {LaunchArg(v), value_bytes(v)};
+    case ir::Scalar::I32: return {LaunchArg(int32_t(v)), value_bytes(int32_t(v))};
     default: break;
   }
   FAIL("example parameter of an unexpected type " << t.str());
@@ -62,7 +71,8 @@ struct Call {
 };
 
 /// Arguments for every parameter of `k` on `device`: arrays of n elements (2n pairs; with gradient
-/// buffers), scalars 3, 4, 5...; adjoints: every other array gets a gradient array, scalars none.
+/// buffers), scalars 3, 4, 5...; adjoints: every other array gets a gradient array, floating
+/// scalars a one-element destination (its device address is the slot), integers none (null).
 Call make_call(const KernelDef& k, const Device& device, int64_t n) {
   Call c;
   kj::launch_bounds_t bounds;
@@ -100,8 +110,16 @@ Call make_call(const KernelDef& k, const Device& device, int64_t n) {
       auto [arg, bytes] = scalar(p.type, value++);
       c.args.push_back(arg);
       c.expected_fwd.push_back(bytes);
-      c.adj.emplace_back();
-      adj_bytes.push_back(Bytes(bytes.size(), 0));
+      void* destination = nullptr;
+      if (p.type.is_differentiable()) {
+        NdArray g = NdArray::zeros(p.type, {1}, device);
+        c.keep.push_back(g);
+        c.adj.emplace_back(g);
+        destination = g.data();
+      } else {
+        c.adj.emplace_back();
+      }
+      adj_bytes.push_back(bytes_of(destination));
     }
   }
   c.expected_adj = c.expected_fwd;

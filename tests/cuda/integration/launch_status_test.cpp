@@ -40,8 +40,10 @@ TEST_CASE("CUDA: concurrent adjoint launches each read their own status slot") {
     if (r.function.find("cuda_status_probe__iterate_adj") == std::string::npos) return;
     kj::launch_bounds_t dim;
     std::memcpy(&dim, r.params.at(0).data(), sizeof dim);
-    int32_t n = 0;
-    std::memcpy(&n, r.params.at(2).data(), sizeof n);
+    kj::value_t<int32_t> nv{};  // n, a value parameter: kjit/abi.h's value_t
+    REQUIRE(r.params.at(2).size() == sizeof nv);
+    std::memcpy(&nv, r.params.at(2).data(), sizeof nv);
+    const int32_t n = nv.value;
     {
       std::lock_guard<std::mutex> lock(mutex);
       slots[std::this_thread::get_id()].insert(reinterpret_cast<uintptr_t>(dim.status));

@@ -15,7 +15,8 @@ namespace kjit::codegen {
 /// Version of the generated text's shape. Bump it with any change to what codegen emits
 /// for the same IR (the golden tests record it). Keys do not rely on the bump: they also
 /// carry codegen_sources_hash(), which changes with any change to codegen's sources.
-constexpr int kCodegenVersion = 10;
+constexpr int kCodegenVersion = 11;  // 9: value_t parameters, value adjoints summed; 10: adjoint lane functions;
+                                     // 11: privatized adds and block stores with value sums
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a

@@ -7,3 +7,12 @@
 #include <string>
 
 #include "kjit/ir_vocab.hpp"
+
+namespace kjit::ir {
+
+/// The type in which sums over a launch's threads of a value parameter's adjoint are kept:
+/// `t` with float16 and bfloat16 components widened to float32 (a sum of thousands of
+/// float16 adjoints kept in float16 would keep about three digits); structs as they are.
+Type adjoint_sum_type(const Type& t);
+
+}  // namespace kjit::ir

@@ -26,14 +26,16 @@ struct GradCheckOptions {
   int max_elements = 64;
   /// Seed of the random output weights and of the element sample.
   uint64_t seed = 1;
-  /// Parameters to check by name; empty means every floating array the kernel reads.
+  /// Parameters to check by name; empty means every floating array the kernel reads (and does
+  /// not write) and every float32/float64 value parameter it uses (scalars, vectors,
+  /// matrices...: a value's gradient is its adjoint summed over the launch's threads).
   std::vector<std::string> inputs;
   /// Where to run; the launch arguments are copied there (the caller's arrays are not
   /// modified).
   Device device = Device::cpu();
 };
 
-/// The outcome for one input array.
+/// The outcome for one input (an array, or a value: one element).
 struct GradCheckParam {
   std::string name;
   int64_t checked = 0;           ///< scalar components compared
@@ -56,7 +58,8 @@ struct GradCheckReport {
 
 /// Compares the adjoint of `kernel` with central finite differences of the scalar function
 /// L = sum over every output element of w * output, with fixed random weights w (outputs
-/// are the arrays the kernel writes). For each checked element x_j of each input array:
+/// are the arrays the kernel writes). For each checked element x_j of each input (array, or
+/// value parameter: one element of one or more components):
 /// numeric = (L(x_j + h) - L(x_j - h)) / 2h, evaluated by forward launches on copies of the
 /// arguments; adjoint = the gradient one adjoint launch seeded with w produces.
 GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,

@@ -29,12 +29,18 @@ class Dims {
 };
 
 /// One argument of a launch: an array, a value of an element type (float, int32_t,
-/// kjit::vec3f, ...), or absent (`{}`: no gradient array, a zero scalar adjoint).
+/// kjit::vec3f, ...), or absent (`{}`: no gradient array, no value adjoint). In an adjoint
+/// launch's slot of a value parameter: where the parameter's gradient goes — a one-element
+/// array of its type on the launch's device, or (cpu launches) a pointer to host memory.
 class LaunchArg {
  public:
   /// Absent.
   LaunchArg() = default;
   LaunchArg(const NdArray& array);
+  /// Where a value parameter's adjoint (its sum over the launch's threads) is added: `&dk`
+  /// for a `Double k`. Host memory, so for cpu launches; on CUDA pass a one-element array.
+  template <class T, std::enable_if_t<type_traits<T>::known, int> = 0>
+  LaunchArg(T* destination) : kind_(Kind::Destination), type_(ir_type_of<T>()), destination_(destination) {}
   /// A value; arithmetic values convert to the parameter's scalar type when that loses
   /// nothing (an integer into a float parameter, a double into a float one).
   template <class T, std::enable_if_t<type_traits<T>::known, int> = 0>
@@ -43,18 +49,24 @@ class LaunchArg {
     std::memcpy(bytes_, &value, sizeof(T));
   }
 
+  /// A value of `type` (not an array) from its bytes, laid out as kernels read it.
+  static LaunchArg of_type(const ir::Type& type, const void* bytes);
+
   bool absent() const { return kind_ == Kind::Absent; }
   bool is_array() const { return kind_ == Kind::Array; }
+  /// A host pointer given as an adjoint destination (null otherwise).
+  void* destination() const { return destination_; }
   const NdArray& array() const { return array_; }
   /// The value's type (for arrays: the array type).
   const ir::Type& type() const { return type_; }
   const void* bytes() const { return bytes_; }
 
  private:
-  enum class Kind : uint8_t { Absent, Array, Value };
+  enum class Kind : uint8_t { Absent, Array, Value, Destination };
   Kind kind_ = Kind::Absent;
   NdArray array_;
   ir::Type type_;
+  void* destination_ = nullptr;
   alignas(16) unsigned char bytes_[320] = {};  // the largest element type: a 6x6 float64 matrix
 };
 
@@ -74,10 +86,12 @@ struct LaunchOptions {
 void launch(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
             const LaunchOptions& options = {});
 
-/// Runs `kernel`'s adjoint: `args` as in the forward launch, `adj_args` one per parameter
-/// (a gradient array for an array, `{}` for none or for a value). Gradients are added to the
-/// adjoint arrays (zero them first for a fresh gradient). Throws a User error when the kernel
-/// has no adjoint (saying why) or a loop exceeded its checkpoint bound.
+/// Runs `kernel`'s adjoint: `args` as in the forward launch, `adj_args` one per parameter:
+/// for an array a gradient array of its shape; for a value where its gradient goes (a
+/// one-element array of its type, or on the cpu a pointer `&dk` to one); `{}` for none (a
+/// zero value means none too). Gradients are added (zero them first for a fresh gradient);
+/// a value's is the sum over the launch's threads of each thread's adjoint. Throws a User
+/// error when the kernel has no adjoint (saying why) or a loop exceeded its checkpoint bound.
 void launch_adjoint(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
                     const std::vector<LaunchArg>& adj_args, const LaunchOptions& options = {});
 
@@ -87,7 +101,7 @@ void launch(const Kernel<P...>& kernel, const Dims& dims, const A&... args) {
   launch(kernel.def(), dims, std::vector<LaunchArg>{LaunchArg(args)...});
 }
 
-/// `kjit::launch_adjoint(demo::saxpy, n, {x, y, 2.0f, out}, {adj_x, adj_y, {}, adj_out})`
+/// `kjit::launch_adjoint(demo::saxpy, n, {x, y, 2.0f, out}, {adj_x, adj_y, &adj_a, adj_out})`
 template <class... P>
 void launch_adjoint(const Kernel<P...>& kernel, const Dims& dims, std::vector<LaunchArg> args,
                     std::vector<LaunchArg> adj_args, const LaunchOptions& options = {}) {

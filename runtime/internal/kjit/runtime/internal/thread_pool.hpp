@@ -34,11 +34,12 @@ class ThreadPool {
   /// a launch can keep per-thread state in an array of size() slots.
   static unsigned current_slot();
 
-  /// Calls `body(context, begin, end)` over [0, n) in chunks of about `grain` indices (a
-  /// multiple of 64; the last one shorter), on the workers and the calling thread. Returns
-  /// when every chunk has run.
+  /// Calls `body(context, begin, end)` over [0, n) in chunks of about `grain` indices, on
+  /// the workers and the calling thread, each chunk's length a multiple of both 64 and
+  /// `align` (the last one shorter), so each chunk starts at a multiple of both. Returns when
+  /// every chunk has run.
   void parallel_for(int64_t n, int64_t grain, void (*body)(void* context, int64_t, int64_t),
-                    void* context);
+                    void* context, int64_t align = 1);
 
  private:
   struct Job;
