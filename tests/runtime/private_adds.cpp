@@ -73,6 +73,12 @@ KJIT_KERNEL(gather_if, (Array<Vec3f> x, Array<Int> idx, Array<Vec3f> out)) {
   If(i % 3 != 1, [&] { y = y + x[idx[(i + 5) % idx.shape(0)]]; });
   out[i] = y;
 }
+// The gathers again, scaled by a value parameter: an adjoint that wants d s runs the summing
+// path (the strided body, over whole value-sum blocks) into the private copies of d x.
+KJIT_KERNEL(gather_scaled, (Array<Vec3f> x, Array<Int> idx, Float s, Array<Vec3f> out)) {
+  Int i = tid();
+  out[i] = x[idx[i]] * s + x[idx[(i + 5) % idx.shape(0)]];
+}
 
 // Not privatizable: each does something besides adding.
 KJIT_KERNEL(reads_target, (Array<Int> idx, Array<Float> t, Array<Float> out)) {
@@ -341,6 +347,46 @@ TEST_CASE("adjoint arrays of gathers are privatized and accumulate into existing
                      {GX, {}, from_vector(seed)});
       if (mode == PrivatizeMode::Always) CHECK(detail::privatized_arrays() - before == 1);
       if (mode == PrivatizeMode::Never) CHECK(detail::privatized_arrays() == before);
+      auto g = GX.to_vector<vec3f>();
+      for (size_t e = 0; e < size_t(E); ++e)
+        for (int c = 0; c < 3; ++c) REQUIRE(g[e].c[c] == float(want[e][size_t(c)]));
+    }
+  }
+}
+
+TEST_CASE("privatized adjoint arrays with a value's gradient: the summing path adds into the copies") {
+  const int64_t E = 29;
+  for (int64_t n : {int64_t(37), int64_t(4099), int64_t(150001)}) {
+    const std::vector<int32_t> idx = indices(n, E);
+    std::vector<vec3f> x(static_cast<size_t>(E)), seed(static_cast<size_t>(n));
+    for (int64_t e = 0; e < E; ++e) x[size_t(e)] = vec3f{{float(e % 5) - 2.0f, 1.0f, float(e % 3)}};
+    for (int64_t i = 0; i < n; ++i) seed[size_t(i)] = vec3f{{float(i % 4), -1.0f, float(i % 3) - 1.0f}};
+    // Whole numbers below 2^24 throughout: every order of the adds gives these sums exactly.
+    const float s = 3.0f;
+    std::vector<std::array<double, 3>> want(size_t(E), {1.0, 1.0, 1.0});  // the gradient held before
+    double want_ds = 0.5;
+    for (int64_t i = 0; i < n; ++i)
+      for (int c = 0; c < 3; ++c) {
+        const double w = seed[size_t(i)].c[c];
+        want[size_t(idx[size_t(i)])][size_t(c)] += double(s) * w;
+        want[size_t(idx[size_t((i + 5) % n)])][size_t(c)] += w;
+        want_ds += w * x[size_t(idx[size_t(i)])].c[c];
+      }
+    for (bool wants_ds : {false, true})
+    for (PrivatizeMode mode : kModes) {
+      CAPTURE(n);
+      CAPTURE(wants_ds);
+      const std::string mode_name = name(mode);
+      CAPTURE(mode_name);
+      ModeScope scope(mode);
+      auto GX = from_vector(std::vector<vec3f>(size_t(E), vec3f{{1.0f, 1.0f, 1.0f}}));
+      float ds = 0.5f;
+      const uint64_t before = detail::privatized_arrays();
+      launch_adjoint(pa_tests::gather_scaled.def(), n, {from_vector(x), from_vector(idx), s, zeros<vec3f>({n})},
+                     {GX, {}, wants_ds ? LaunchArg(&ds) : LaunchArg(), from_vector(seed)});
+      if (mode == PrivatizeMode::Always) CHECK(detail::privatized_arrays() - before == 1);
+      if (mode == PrivatizeMode::Never) CHECK(detail::privatized_arrays() == before);
+      CHECK(double(ds) == (wants_ds ? want_ds : 0.5));
       auto g = GX.to_vector<vec3f>();
       for (size_t e = 0; e < size_t(E); ++e)
         for (int c = 0; c < 3; ++c) REQUIRE(g[e].c[c] == float(want[e][size_t(c)]));
