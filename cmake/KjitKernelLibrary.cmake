@@ -13,7 +13,7 @@ function(kjit_add_kernel_library name)
 endfunction()
 
 # kjit_precompile(TARGET <kernel library>
-#                 [ARCHS sm_80 sm_90 ...] [CPU] [ALL_DEVICES | CURRENT_DEVICE] [PTX] [NO_ADJOINT]
+#                 [ARCHS sm_80 sm_90 ...] [CPU] [ALL_DEVICES | CURRENT_DEVICE] [PTX] [NO_ADJOINT] [TANGENT]
 #                 [MODULES name ...] [CACHE_DIR folder] [JOBS n])
 # Runs `kjit precompile` on the kernel library after it builds, so that programs using it find
 # every module in the cache and compile nothing. Adds the target <library>_precompile (built
@@ -24,7 +24,7 @@ endfunction()
 # this build's kjit when kjit is part of the build, else the package's kjit::tool, else `kjit`
 # found in PATH.
 function(kjit_precompile)
-  cmake_parse_arguments(P "CPU;ALL_DEVICES;CURRENT_DEVICE;PTX;NO_ADJOINT" "TARGET;CACHE_DIR;JOBS"
+  cmake_parse_arguments(P "CPU;ALL_DEVICES;CURRENT_DEVICE;PTX;NO_ADJOINT;TANGENT" "TARGET;CACHE_DIR;JOBS"
                         "ARCHS;MODULES" ${ARGN})
   if(NOT P_TARGET)
     message(FATAL_ERROR "kjit_precompile: name the kernel library with TARGET <target>")
@@ -60,7 +60,7 @@ function(kjit_precompile)
     list(JOIN P_ARCHS "," archs)
     list(APPEND args --arch "${archs}")
   endif()
-  foreach(flag CPU ALL_DEVICES CURRENT_DEVICE PTX NO_ADJOINT)
+  foreach(flag CPU ALL_DEVICES CURRENT_DEVICE PTX NO_ADJOINT TANGENT)
     if(P_${flag})
       string(TOLOWER "${flag}" option)
       string(REPLACE "_" "-" option "${option}")

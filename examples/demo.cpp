@@ -1,6 +1,7 @@
-// The demo: defines, compiles, caches and launches the example kernels forward and backward
-// on the default device (cuda:0 when a GPU is usable, else cpu), checks every result against
-// plain C++, checks a gradient with finite differences, and prints what each step cost.
+// The demo: defines, compiles, caches and launches the example kernels forward, backward and
+// in forward mode on the default device (cuda:0 when a GPU is usable, else cpu), checks every
+// result against plain C++, checks gradients with finite differences, and prints what each
+// step cost.
 // Run it twice: the second run finds every module in the disk cache and compiles nothing.
 #include <algorithm>
 #include <chrono>
@@ -206,6 +207,35 @@ int main() {
   r = check_gradients(demo::iterate, 8, {IX, IC, 10, zeros<double>({8}, device)}, gopts);
   std::printf("%s", r.str().c_str());
   failures += !r.passed();
+
+  // 6. Forward mode: the tangent launch (the kernel and its Jacobian-vector product in one
+  // pass), against the derivative of the recurrence along a direction, and its cost.
+  std::printf("\n6. forward mode (tangent launches)\n");
+  for (const std::string& name : modules) {
+    ModuleLoad l = load_module(make_tangent_module(name), device);
+    compiled += !l.build.from_cache;
+    std::printf("   %-16s %s in %8.1f ms\n", (name + ".tangent").c_str(), l.build.from_cache ? "cache hit" : "compiled ",
+                l.load_milliseconds);
+  }
+  std::vector<double> iv(8);
+  for (double& x : iv) x = u(rng);
+  NdArray DIO = zeros<double>({8}, device);
+  launch_tangent(demo::iterate, 8, {IX, IC, 10, IO}, {from_vector(iv, {}, device), {}, {}, DIO});
+  std::vector<double> dio = DIO.to_vector<double>();
+  worst = 0;
+  for (size_t i = 0; i < 8; ++i) {  // d out = (d out / d x) v
+    double y = ix[i], dy = iv[i];
+    for (int k = 0; k < 10; ++k) {
+      dy *= ic[i] + std::cos(y);
+      y = y * ic[i] + std::sin(y);
+    }
+    worst = std::max(worst, std::fabs(dio[i] - dy) / std::max(1.0, std::fabs(dy)));
+  }
+  verdict("tangent of iterate vs the C++ derivative", worst, 1e-9);
+  NdArray DX = from_vector(std::vector<float>(size_t(n), 0.5f), {}, device), DO = zeros<float>({n}, device);
+  double tt = median_ms(5, device, [&] { launch_tangent(demo::saxpy, n, {X, Y, 2.0f, O}, {DX, {}, 1.0f, DO}); });
+  std::printf("   saxpy    forward %.3f ms, tangent %.3f ms: ratio %.2f\n", tf, tt, tt / tf);
+  verdict("tangent of saxpy (d out = 2 dx + x da)", std::fabs(DO.to_vector<float>()[7] - (1.0f + x[7])), 1e-6);
 
   std::printf("\n%s\n", compiled == 0 ? "Every module came from the disk cache: the compiler did not run."
                                       : "Modules were compiled and cached; run the demo again to start from the cache.");

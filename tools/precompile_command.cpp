@@ -19,6 +19,7 @@
 #include "kjit/error.hpp"
 #include "kjit/runtime/compile_input.hpp"
 #include "kjit/runtime/devices.hpp"
+#include "kjit/runtime/modules.hpp"
 #include "precompile_report.hpp"
 
 namespace kjit::tool {
@@ -50,6 +51,10 @@ cl::opt<bool> cpu("cpu", cl::desc("Also build for the cpu device (the host compi
 cl::opt<bool> no_adjoint("no-adjoint",
                          cl::desc("Forward entry points only (for programs that turn adjoints off)"),
                          cl::sub(sub), cl::cat(category));
+cl::opt<bool> tangent("tangent",
+                      cl::desc("Also build each module's tangent module (forward mode: launch_tangent, "
+                               "jvp from JAX), '<module>.tangent'"),
+                      cl::sub(sub), cl::cat(category));
 cl::list<std::string> module_filter("module", cl::value_desc("name"),
                                     cl::desc("Build only this module (repeatable; default: all)"),
                                     cl::sub(sub), cl::cat(category));
@@ -68,7 +73,8 @@ const char* const overview =
     "programs (and JAX jobs) using them start without compiling.\n\n"
     "  kjit precompile build/lib/libdemo_kernels.so --arch sm_80,sm_90\n"
     "  kjit precompile build/lib/libdemo_kernels.so --all-devices --cpu --json\n"
-    "  kjit precompile libmine.so --arch sm_90 --module springs --cache-dir /opt/app/kjit-cache\n\n"
+    "  kjit precompile libmine.so --arch sm_90 --module springs --cache-dir /opt/app/kjit-cache\n"
+    "  kjit precompile libmine.so --arch sm_90 --tangent   # also '<module>.tangent' (forward mode)\n\n"
     "Targets are the union of --arch, --all-devices/--current-device and --cpu. Each module is\n"
     "built with its own options (forward and adjoint unless the module or --no-adjoint turns\n"
     "adjoints off). Exit status: 0 when every build succeeded, 1 when one failed (each error is\n"
@@ -149,18 +155,31 @@ int run() {
   }
   if (module_filter.empty()) modules = libs.modules;
 
+  std::vector<std::string> names;
+  for (const ModuleDef* m : modules) {
+    names.push_back(m->name());
+    if (!tangent) continue;
+    std::string t;
+    try {
+      t = make_tangent_module(m->name());
+    } catch (const Error&) {
+      continue;  // a kernel that does not trace: the module's own build reports it
+    }
+    if (!t.empty()) names.push_back(t);
+  }
+
   PrecompileRun report;
   std::vector<ModuleBuildRequest> requests;
-  for (const ModuleDef* m : modules) {
+  for (const std::string& name : names) {
     std::optional<ModuleOptions> options;
     if (no_adjoint) {
-      options = m->options();
+      options = Registry::get().module(name).options();
       options->enable_adjoint = false;
     }
-    PrecompiledModule pm{m->name(), module_identity_key(m->name(), options), {}};
+    PrecompiledModule pm{name, module_identity_key(name, options), {}};
     for (const compiler::Target& t : targets) {
       pm.builds.push_back(requests.size());
-      requests.push_back({m->name(), t.name(), options});
+      requests.push_back({name, t.name(), options});
     }
     report.modules.push_back(std::move(pm));
   }

@@ -2,6 +2,7 @@
 // (matrix decompositions, quaternion and transform functions) from the very same templated
 // code as their forward: for each input lane l, the function runs once on duals seeded at l,
 // and adj_input[l] += <d output / d lane l, adj_output>. Forward and adjoint cannot drift.
+// The tangents of the same builtins are one run on duals seeded with the direction.
 //@chunk dual requires math
 namespace kj {
 template <class T>
@@ -80,6 +81,28 @@ KJ_FUNC typename scalar_of<R>::type tangent_dot(const D& rd, const R& adj) {
 }
 template <class X> KJ_FUNC typename scalar_of<X>::type& lane_of(X& x, int l) { return ((typename scalar_of<X>::type*)&x)[l]; }
 template <class X> KJ_FUNC constexpr int lanes_of() { return int(sizeof(X) / sizeof(typename scalar_of<X>::type)); }
+
+/// `x` over duals with tangent `dx`, lane by lane: what a tangent kernel passes to the
+/// forward function of a builtin whose tangent is one dual evaluation (TangentCall).
+template <class X>
+KJ_FUNC dual_of<X> make_dual(const X& x, const X& dx) {
+  using T = typename scalar_of<X>::type;
+  dual_of<X> r;
+  const T *a = (const T*)&x, *b = (const T*)&dx;
+  dual<T>* out = (dual<T>*)&r;
+  for (int i = 0; i < lanes_of<X>(); ++i) out[i] = dual<T>(a[i], b[i]);
+  return r;
+}
+/// The tangents of a dual-valued result `d`, as the plain value type R.
+template <class R, class D>
+KJ_FUNC R tangent_part(const D& d) {
+  using T = typename scalar_of<R>::type;
+  R r;
+  const dual<T>* in = (const dual<T>*)&d;
+  T* out = (T*)&r;
+  for (int i = 0; i < lanes_of<R>(); ++i) out[i] = in[i].d;
+  return r;
+}
 
 /// Adjoints of f(a), f(a, b), f(a, b, c) by forward-mode sweeps over the input lanes.
 template <class F, class A, class R>

@@ -81,6 +81,13 @@ template <class X, class T> KJ_FUNC void adj_noise(kj_uint32 state, const X& x, 
   auto r = perlin<dims_of<X>::value>(state, coords(x), (const kj_int32*)nullptr);
   for (int d = 0; d < dims_of<X>::value; ++d) coords(adj_x)[d] += r.g[d] * adj_ret;
 }
+/// Tangents (forward mode): the gradient perlin() computes, dotted with the direction.
+template <class X> KJ_FUNC auto tangent_noise(kj_uint32 state, const X& x, const X& dx) {
+  auto r = perlin<dims_of<X>::value>(state, coords(x), (const kj_int32*)nullptr);
+  auto s = r.g[0] * coords(dx)[0];
+  for (int d = 1; d < dims_of<X>::value; ++d) s += r.g[d] * coords(dx)[d];
+  return s;
+}
 template <class T> KJ_FUNC T pnoise(kj_uint32 state, T x, kj_int32 px) { kj_int32 p[1] = {px}; return perlin<1>(state, &x, p).v; }
 template <class T> KJ_FUNC T pnoise(kj_uint32 state, const vec_t<2, T>& x, kj_int32 px, kj_int32 py) { kj_int32 p[2] = {px, py}; return perlin<2>(state, x.c, p).v; }
 template <class T> KJ_FUNC T pnoise(kj_uint32 state, const vec_t<3, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz) { kj_int32 p[3] = {px, py, pz}; return perlin<3>(state, x.c, p).v; }
@@ -89,6 +96,10 @@ template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, T x, kj_int32 px, T,
 template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, const vec_t<2, T>& x, kj_int32 px, kj_int32 py, T, vec_t<2, T>& adj_x, T g) { kj_int32 p[2] = {px, py}; auto r = perlin<2>(state, x.c, p); for (int d = 0; d < 2; ++d) adj_x.c[d] += r.g[d] * g; }
 template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, const vec_t<3, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, T, vec_t<3, T>& adj_x, T g) { kj_int32 p[3] = {px, py, pz}; auto r = perlin<3>(state, x.c, p); for (int d = 0; d < 3; ++d) adj_x.c[d] += r.g[d] * g; }
 template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, const vec_t<4, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, kj_int32 pt, T, vec_t<4, T>& adj_x, T g) { kj_int32 p[4] = {px, py, pz, pt}; auto r = perlin<4>(state, x.c, p); for (int d = 0; d < 4; ++d) adj_x.c[d] += r.g[d] * g; }
+template <class T> KJ_FUNC T tangent_pnoise(kj_uint32 state, T x, kj_int32 px, T dx) { T g = T(0); adj_pnoise(state, x, px, T(0), g, T(1)); return g * dx; }
+template <class T> KJ_FUNC T tangent_pnoise(kj_uint32 state, const vec_t<2, T>& x, kj_int32 px, kj_int32 py, const vec_t<2, T>& dx) { vec_t<2, T> g = {}; adj_pnoise(state, x, px, py, T(0), g, T(1)); return dot(g, dx); }
+template <class T> KJ_FUNC T tangent_pnoise(kj_uint32 state, const vec_t<3, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, const vec_t<3, T>& dx) { vec_t<3, T> g = {}; adj_pnoise(state, x, px, py, pz, T(0), g, T(1)); return dot(g, dx); }
+template <class T> KJ_FUNC T tangent_pnoise(kj_uint32 state, const vec_t<4, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, kj_int32 pt, const vec_t<4, T>& dx) { vec_t<4, T> g = {}; adj_pnoise(state, x, px, py, pz, pt, T(0), g, T(1)); return dot(g, dx); }
 
 /// Curl noise: for 2-D input the rotated gradient (dn/dy, -dn/dx) of a noise potential; for
 /// 3-D and 4-D input the curl (in x, y, z) of three noise potentials (seeds state, state+1,
@@ -142,5 +153,25 @@ template <int N, class T> KJ_FUNC vec_t<(N == 2 ? 2 : 3), T> curlnoise(kj_uint32
 template <int N, class T, int M> KJ_FUNC void adj_curlnoise(kj_uint32 state, const vec_t<N, T>& x, kj_uint32 octaves, T lacunarity, T gain, const vec_t<M, T>&,
                                                             vec_t<N, T>& adj_x, T& adj_lac, T& adj_gain, const vec_t<M, T>& adj_ret) {
   curl_impl<N, T, M>(state, x, octaves, lacunarity, gain, &adj_ret, &adj_x, &adj_lac, &adj_gain);
+}
+}  // namespace kj
+
+//@chunk noise_tangent requires noise
+namespace kj {
+/// The tangent of curl noise: one adjoint sweep per output component (2 or 3), each row of
+/// the Jacobian dotted with the direction (x, lacunarity, gain).
+template <int N, class T> KJ_FUNC_BIG vec_t<(N == 2 ? 2 : 3), T> tangent_curlnoise(kj_uint32 state, const vec_t<N, T>& x, kj_uint32 octaves, T lacunarity, T gain,
+                                                                               const vec_t<N, T>& dx, T dlac, T dgain) {
+  constexpr int M = N == 2 ? 2 : 3;
+  vec_t<M, T> out = {};
+  KJ_NO_UNROLL for (int m = 0; m < M; ++m) {
+    vec_t<M, T> e = {};
+    e.c[m] = T(1);
+    vec_t<N, T> gx = {};
+    T gl = T(0), gg = T(0);
+    curl_impl<N, T, M>(state, x, octaves, lacunarity, gain, &e, &gx, &gl, &gg);
+    out.c[m] = dot(gx, dx) + gl * dlac + gg * dgain;
+  }
+  return out;
 }
 }  // namespace kj

@@ -187,7 +187,7 @@ class AdjointEmitter {
         case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
         case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:
         case ir::Op::ArrayLoad: case ir::Op::ArrayShape: case ir::Op::Param: case ir::Op::Call:
-        case ir::Op::CallFunc:  // handled above
+        case ir::Op::CallFunc: case ir::Op::TangentCall:  // handled above
           KJIT_CHECK(false, std::string("adjoint replay reached ") + ir::op_name(s.op));
           break;
       }
@@ -261,6 +261,9 @@ class AdjointEmitter {
       case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
       case ir::Op::CallFunc:
         write_scalar_rule(w_, rules_.rule(s), n_, indent, s.loc);
+        break;
+      case ir::Op::TangentCall:  // refused by adjoint_obstacle
+        KJIT_CHECK(false, std::string("the adjoint reached the tangent of ") + ir::builtin_info(s.builtin()).name);
         break;
     }
   }

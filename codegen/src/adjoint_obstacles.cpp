@@ -1,5 +1,6 @@
 // What cannot be differentiated: arrays read and written, elements overwritten, used atomic
-// results, While conditions with effects. See docs/AUTODIFF.md for the rules.
+// results, While conditions with effects, tangents of dual-evaluated builtins. See
+// docs/AUTODIFF.md for the rules.
 #include "adjoint_obstacles.hpp"
 
 #include <algorithm>
@@ -221,6 +222,11 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
     if (s.op == ir::Op::ArrayLoad) note(s.args[0], s, false);
     if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) note(s.args[0], s, true);
     if (s.op == ir::Op::ArrayAtomic) atomics.push_back(&s);
+    if (s.op == ir::Op::TangentCall && problem.empty())
+      problem = what + " at " + s.loc.str() + ": the adjoint of the tangent of " + ir::builtin_info(s.builtin()).name +
+                " is not supported (its tangent is one dual-number evaluation, which has no adjoint of its own): "
+                "second derivatives through " + ir::builtin_info(s.builtin()).name +
+                " are not available; build the tangent module with enable_adjoint = false";
     if (s.op == ir::Op::CallFunc && problem.empty()) {
       const ir::Function& callee = *fn.callees.at(size_t(s.imm));
       std::vector<ArrayUse> inner;

@@ -1,11 +1,12 @@
-// How each builtin is written in generated code, forward and adjoint, and which prelude
-// chunks it needs. One row per builtin of kjit/ir/builtins.def, checked at compile time.
+// How each builtin is written in generated code, forward, adjoint and tangent, and which
+// prelude chunks it needs. One row per builtin of kjit/ir/builtins.def, checked at compile time.
 #pragma once
 
 #include <set>
 #include <string>
 
 #include "kjit/ir/builtins.hpp"
+#include "tangent_rules.hpp"
 
 namespace kjit::codegen {
 
@@ -24,6 +25,9 @@ struct BuiltinCodegen {
   const char* adjoint;
   /// Prelude chunk of the adjoint.
   const char* adjoint_chunk;
+  /// The tangent (forward-mode) rule: builds the call's derivative in IR (tangent_rules.hpp).
+  /// Null exactly for builtins with no gradient.
+  TangentRule tangent;
   /// `op` applies to integer operands only (float % is kj::mod).
   bool op_integers_only;
   /// The function also takes the call site: the thread index and "file:line" (expect_near
@@ -33,6 +37,11 @@ struct BuiltinCodegen {
   /// so the reverse sweep needs no strong-zero test around it. The tests are branches, and
   /// one per statement made GCC's and NVRTC's time grow faster than the kernel.
   bool adjoint_linear = false;
+  /// For the rules that emit a TangentCall: the prelude function computing the tangent,
+  /// f(args..., tangent of each floating argument...), and its chunk. Null: the forward
+  /// function is evaluated once on dual numbers (dual.h).
+  const char* tangent_function = nullptr;
+  const char* tangent_chunk = nullptr;
 };
 
 /// The row of `b`.

@@ -185,6 +185,29 @@ std::string ExprEmitter::call(const ir::Stmt& s) {
   return out + ")";
 }
 
+std::string ExprEmitter::tangent_call(const ir::Stmt& s) {
+  const BuiltinCodegen& g = builtin_codegen(s.builtin());
+  const size_t n = size_t(s.bits);
+  if (g.tangent_function) {  // f(args..., tangents...)
+    prelude_.need(g.tangent_chunk);
+    std::string out = std::string(g.tangent_function) + "(";
+    for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
+    return out + ")";
+  }
+  // One evaluation of the forward function on dual numbers seeded with the tangents.
+  KJIT_CHECK(g.function, std::string("no function to evaluate on duals for ") + ir::builtin_info(s.builtin()).name);
+  prelude_.need(g.chunk);
+  prelude_.need("dual");
+  std::string out = "kj::tangent_part<" + s.type.cpp() + ">(" + g.function + "(";
+  size_t next = n;
+  for (size_t i = 0; i < n; ++i) {
+    out += i ? ", " : "";
+    if (n_.fn.type_of(s.args[i]).is_float()) out += "kj::make_dual(" + n_.value(s.args[i]) + ", " + n_.value(s.args.at(next++)) + ")";
+    else out += n_.value(s.args[i]);
+  }
+  return out + "))";
+}
+
 std::string ExprEmitter::expr(const ir::Stmt& s) {
   switch (s.op) {
     case ir::Op::Const: return literal_text(s);
@@ -228,6 +251,7 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
       prelude_.need("array");
       return element(s, s.args.size() - 1);
     case ir::Op::ArrayShape: return n_.value(s.args[0]) + ".shape[" + std::to_string(s.imm) + "]";
+    case ir::Op::TangentCall: return tangent_call(s);
     case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::StoreVar: case ir::Op::ArrayStore:
     case ir::Op::ArrayAtomic: case ir::Op::If: case ir::Op::For: case ir::Op::While:
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:

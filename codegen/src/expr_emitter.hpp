@@ -73,6 +73,8 @@ class ExprEmitter {
 
  private:
   std::string call(const ir::Stmt& s);
+  /// A TangentCall: the builtin's prelude tangent function, or its forward function on duals.
+  std::string tangent_call(const ir::Stmt& s);
   const Names& n_;
   PreludeUse& prelude_;
   const FunctionNames* functions_;

@@ -48,6 +48,24 @@ class IrBuilder {
     add(b, ir::Op::StoreVar, ir::Type::void_type(), {init}, var, loc);
     return var;
   }
+  /// A statement like `s` (the same result, operands and facts) whose regions have its
+  /// regions' arguments and no statements: passes that rebuild regions fill them.
+  static ir::Stmt shell(const ir::Stmt& s) {
+    ir::Stmt c;
+    c.op = s.op;
+    c.type = s.type;
+    c.result = s.result;
+    c.args = s.args;
+    c.imm = s.imm;
+    c.bits = s.bits;
+    c.loc = s.loc;
+    c.regions.resize(s.regions.size());
+    for (size_t r = 0; r < s.regions.size(); ++r) {
+      c.regions[r].args = s.regions[r].args;
+      c.regions[r].yield = s.regions[r].yield;
+    }
+    return c;
+  }
   ir::ValueId load(ir::Block& b, int64_t var, ir::SourceLoc loc) {
     return add(b, ir::Op::LoadVar, fn_.vars.at(size_t(var)).type, {}, var, loc);
   }

@@ -57,7 +57,7 @@ bool LaneAnalysis::analyze(const ir::Block& b, bool masked) {
       case ir::Op::ArrayStore: case ir::Op::Print:
         break;
       case ir::Op::Call: case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract:
-      case ir::Op::Insert: case ir::Op::ArrayShape:
+      case ir::Op::Insert: case ir::Op::ArrayShape: case ir::Op::TangentCall:
         if (s.result != ir::kNoValue && any_varying(s.args)) changed |= set(varying_, s.result);
         break;
       case ir::Op::LoadVar:
@@ -119,7 +119,7 @@ bool LaneAnalysis::is_uniform_stmt(const ir::Stmt& s) const {
       return !s.type.is_void() && !varying(s.result);
     case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
     case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
-    case ir::Op::LoadVar: case ir::Op::ArrayLoad: case ir::Op::ArrayShape:
+    case ir::Op::LoadVar: case ir::Op::ArrayLoad: case ir::Op::ArrayShape: case ir::Op::TangentCall:
       return !varying(s.result);
     case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
     case ir::Op::Continue: case ir::Op::Return:
@@ -146,7 +146,7 @@ bool LaneAnalysis::flattenable(const ir::Stmt& s, int& budget) const {
         case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
         case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
         case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar: case ir::Op::ArrayLoad:
-        case ir::Op::ArrayStore: case ir::Op::ArrayShape:
+        case ir::Op::ArrayStore: case ir::Op::ArrayShape: case ir::Op::TangentCall:
           break;
         case ir::Op::ArrayAtomic: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
         case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print: case ir::Op::CallFunc:
@@ -171,7 +171,7 @@ bool LaneAnalysis::needs_guard(const ir::Stmt& s) const {
     }
     case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
     case ir::Op::Cast: case ir::Op::Construct: case ir::Op::DeclVar: case ir::Op::LoadVar:
-    case ir::Op::StoreVar: case ir::Op::ArrayShape: case ir::Op::If: case ir::Op::For:
+    case ir::Op::StoreVar: case ir::Op::ArrayShape: case ir::Op::TangentCall: case ir::Op::If: case ir::Op::For:
     case ir::Op::While: case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
       return false;
   }

@@ -65,7 +65,7 @@ bool LaneCode::skipped(const ir::Stmt& s) const {
     case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
     case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar: case ir::Op::ArrayLoad:
     case ir::Op::ArrayShape: case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
-    case ir::Op::Continue: case ir::Op::Return:
+    case ir::Op::Continue: case ir::Op::Return: case ir::Op::TangentCall:
       return false;
   }
   return false;
@@ -273,6 +273,7 @@ void LaneCode::emit_lane_stmt(const ir::Stmt& s, const std::string& active, int 
       break;
     case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
     case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::ArrayShape:
+    case ir::Op::TangentCall:
       value(ex_.expr(s));
       break;
     case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::If: case ir::Op::For: case ir::Op::While:
@@ -326,7 +327,7 @@ void LaneCode::emit_control(const ir::Stmt& s, const std::string& mask, int inde
     case ir::Op::Insert: case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar:
     case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::ArrayShape:
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
-    case ir::Op::CallFunc:
+    case ir::Op::CallFunc: case ir::Op::TangentCall:
       KJIT_CHECK(false, std::string("lane codegen: ") + ir::op_name(s.op) + " is not control flow");
       break;
   }

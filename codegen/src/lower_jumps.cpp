@@ -82,7 +82,7 @@ class Lowerer {
           b_.store(out, loop_flag(&Loop::cont, out, s.loc), b_.constant_bool(out, true, s.loc), s.loc);
           return true;
         case ir::Op::If: {
-          ir::Stmt copy = shell(s);
+          ir::Stmt copy = IrBuilder::shell(s);
           bool e0 = lower(s.regions[0].stmts, 0, copy.regions[0]);
           bool e1 = lower(s.regions[1].stmts, 0, copy.regions[1]);
           out.stmts.push_back(std::move(copy));
@@ -99,7 +99,7 @@ class Lowerer {
         case ir::Op::Call: case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract:
         case ir::Op::Insert: case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar:
         case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic:
-        case ir::Op::ArrayShape: case ir::Op::Print: case ir::Op::CallFunc:
+        case ir::Op::ArrayShape: case ir::Op::Print: case ir::Op::CallFunc: case ir::Op::TangentCall:
           out.stmts.push_back(s);  // no region, no jump: unchanged
           break;
       }
@@ -127,21 +127,6 @@ class Lowerer {
       flag = int64_t(out_.vars.size() - 1);
     }
     return flag;
-  }
-
-  /// A statement like `s` with empty regions.
-  ir::Stmt shell(const ir::Stmt& s) {
-    ir::Stmt c;
-    c.op = s.op;
-    c.type = s.type;
-    c.result = s.result;
-    c.args = s.args;
-    c.imm = s.imm;
-    c.bits = s.bits;
-    c.loc = s.loc;
-    c.regions.resize(s.regions.size());
-    for (size_t r = 0; r < s.regions.size(); ++r) c.regions[r].args = s.regions[r].args;
-    return c;
   }
 
   /// Declares `flag` = false at the start of `b` (or appends the declaration).
@@ -174,7 +159,7 @@ class Lowerer {
     loops_.push_back(Loop{});
     ir::Block pre;  // flag declarations before the loop
     if (!leaves) {
-      ir::Stmt copy = shell(s);
+      ir::Stmt copy = IrBuilder::shell(s);
       lower_body(body, copy.regions[0], s.loc);
       if (loops_.back().cont >= 0) declare_flag(pre, loops_.back().cont, s.loc);
       loops_.pop_back();
@@ -222,7 +207,7 @@ class Lowerer {
     const ir::Block& body = s.regions[1];
     ir::SourceLoc loc = s.loc;
     loops_.push_back(Loop{});
-    ir::Stmt loop = shell(s);
+    ir::Stmt loop = IrBuilder::shell(s);
     lower_body(body, loop.regions[1], loc);
     Loop flags = loops_.back();
     loops_.pop_back();

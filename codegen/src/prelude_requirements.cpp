@@ -67,6 +67,16 @@ void need_function(PreludeUse& use, const ir::Function& fn, bool with_adjoint,
           use.need("transformmath");
         break;
       }
+      case ir::Op::TangentCall: {  // a prelude function, or the forward function over duals
+        const BuiltinCodegen& g = builtin_codegen(s.builtin());
+        if (g.tangent_function) {
+          use.need(g.tangent_chunk);
+        } else {
+          use.need(g.chunk);
+          use.need("dual");
+        }
+        break;
+      }
       case ir::Op::CallFunc:
         need_function(use, *fn.callees.at(size_t(s.imm)), with_adjoint, seen);
         break;

@@ -259,6 +259,9 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
       KJIT_CHECK(false, std::string("the adjoint reached an unlowered ") + ir::op_name(s.op));
       break;
+    case ir::Op::TangentCall:  // refused by adjoint_obstacle
+      KJIT_CHECK(false, std::string("the adjoint reached the tangent of ") + ir::builtin_info(s.builtin()).name);
+      break;
   }
   if (r.empty()) return r;
   if (s.op == ir::Op::StoreVar) r.reads.push_back(var_target(s.imm));

@@ -20,6 +20,7 @@
 #include "file_safety.hpp"
 #include "file_util.hpp"
 #include "host_compiler.hpp"
+#include "kjit/codegen/tangent.hpp"
 #include "kjit/error.hpp"
 #include "memory_library.hpp"
 #include "nvrtc_compiler.hpp"
@@ -148,7 +149,8 @@ Artifact Cache::Impl::build(const ModuleSource& source, const Target& target,
                     (mode == CacheMode::InMemory ? " (the cache is not in use: " + mode_reason + ")"
                                                  : " at " + root) +
                     ", and KJIT_NO_COMPILE=1 forbids compiling it. Precompile it with "
-                    "'kjit precompile <your kernel library> --arch " + target.name() +
+                    "'kjit precompile <your kernel library> " + (codegen::is_tangent_module(source.name) ? "--tangent " : "") +
+                    "--arch " + target.name() +
                     "' using the same KJIT_CACHE_DIR, or unset KJIT_NO_COMPILE.");
   }
   KeyLock lock;

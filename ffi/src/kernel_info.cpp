@@ -11,6 +11,7 @@
 
 #include "frame.hpp"
 #include "kjit/codegen/codegen.hpp"
+#include "kjit/runtime/launch.hpp"
 
 namespace kjit::ffi::detail {
 
@@ -133,7 +134,9 @@ const KernelInfo& lookup_slow(std::string_view name) {
   std::lock_guard<std::mutex> lock(t.mutex);
   auto it = t.kernels.find(name);
   if (it != t.kernels.end()) return *it->second;
-  const KernelDef* def = Registry::get().find_kernel(name);
+  // "<kernel>.tangent" names the kernel's tangent kernel (forward mode), made on first use;
+  // kjit.jax launches it, and its adjoint (second order), like any kernel.
+  const KernelDef* def = find_kernel_or_tangent(name);
   if (!def) {
     std::string known;
     for (const KernelDef* k : Registry::get().kernels()) known += (known.empty() ? "" : ", ") + k->name();

@@ -205,7 +205,42 @@ struct Layout {
   int nin = 0;     ///< input arrays (in/out included)
   int n_pure = 0;  ///< pure outputs
   bool is_in_out[kMaxParams] = {};
+  /// The array parameters in the order the call passes them (inputs, then pure outputs):
+  /// kjit_array_order, else the kernel's; pos[param] is an array parameter's place in it.
+  int order[kMaxParams];
+  int pos[kMaxParams];
 };
+
+/// The call's order of the array parameters from kjit_array_order (a permutation of them),
+/// else the kernel's own order.
+void read_order(const KernelInfo& k, bool adjoint, const xla::Attrs& attrs, Layout& L) {
+  const int A = int(k.arrays.size());
+  for (int i = 0; i < A; ++i) L.order[i] = k.arrays[size_t(i)];
+  if (AttrRef a = find_attr(attrs, kAttrArrayOrder)) {
+    int64_t order[kMaxParams];
+    const int n = attr_int_array(a, kAttrArrayOrder, order, kMaxParams);
+    if (n != A)
+      invalid(prefix(k, adjoint) + "attribute '" + kAttrArrayOrder + "' lists " + std::to_string(n) +
+              " parameters, but the kernel has " + std::to_string(A) + " array parameters (" + k.names(k.arrays) + ")");
+    bool seen[kMaxParams] = {};
+    for (int i = 0; i < n; ++i) {
+      if (order[i] < 0 || order[i] >= int64_t(k.params.size()) || !k.params[size_t(order[i])].is_array)
+        invalid(prefix(k, adjoint) + "attribute '" + kAttrArrayOrder + "' names parameter " + std::to_string(order[i]) +
+                ", which is not an array parameter");
+      if (seen[order[i]])
+        invalid(prefix(k, adjoint) + "attribute '" + kAttrArrayOrder + "' names parameter '" +
+                k.params[size_t(order[i])].name + "' twice");
+      seen[order[i]] = true;
+      L.order[i] = int(order[i]);
+    }
+  }
+  for (int i = 0; i < A; ++i) L.pos[L.order[i]] = i;
+}
+
+/// The names of the array parameters at places [from, to) of the call's order.
+std::string order_names(const KernelInfo& k, const Layout& L, int from, int to) {
+  return k.names(std::vector<int>(L.order + from, L.order + to));
+}
 
 /// The traced value parameters from kjit_traced (sorted, value parameters) into `L`.
 void read_traced(const KernelInfo& k, bool adjoint, const xla::Attrs& attrs, Layout& L) {
@@ -292,7 +327,7 @@ void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const 
   if (AttrRef a = find_attr(f->attrs, kAttrLaunchDims)) {
     n = attr_int_array(a, kAttrLaunchDims, dims, kj::kMaxDims);
   } else if (first_in) {
-    const ParamInfo& p = k.params[size_t(k.arrays[0])];
+    const ParamInfo& p = k.params[size_t(L.order[0])];
     n = p.ndim;
     for (int d = 0; d < n; ++d) dims[d] = first_in->dims[first_br + d];
   } else {
@@ -322,7 +357,6 @@ void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const 
       invalid(pre + "launch dims " + shape_str(dims, n) +
               " give more threads than the 2^31-1 that int32 thread indices address");
   }
-  (void)L;
 }
 
 /// Non-empty launches cannot index empty arrays: kernels do not bounds-check. Arrays whose
@@ -406,6 +440,7 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
   L.n_io = read_in_out(k, false, f->attrs, L.io);
   for (int i = 0; i < L.n_io; ++i) L.is_in_out[L.io[i]] = true;
   read_traced(k, false, f->attrs, L);
+  read_order(k, false, f->attrs, L);
   const int A = int(k.arrays.size());
   const int64_t nrets = f->rets.size;
   const int64_t nargs = f->args.size - L.n_traced;  // array operands; the traced values follow
@@ -422,17 +457,16 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
             (L.n_traced ? " (besides " + std::to_string(L.n_traced) + " traced values)" : std::string()) + " and " +
             std::to_string(nrets) + " results (" + std::to_string(L.n_io) +
             " of them in/out), which does not add up: inputs + pure outputs must be " + std::to_string(A));
-  const int last_input = L.nin > 0 ? k.arrays[size_t(L.nin - 1)] : -1;
   for (int i = 0; i < L.n_io; ++i)
-    if (L.io[i] > last_input)
+    if (L.pos[L.io[i]] >= L.nin)
       invalid(pre + "in/out parameter '" + k.params[size_t(L.io[i])].name + "' must be one of the input arrays (" +
-              k.names(std::vector<int>(k.arrays.begin(), k.arrays.begin() + L.nin)) + ")");
+              order_names(k, L, 0, L.nin) + ")");
 
   // Results first: they fix the batch dims.
   const xla::Buffer* rets[kMaxParams];
   int ret_br[kMaxParams];
   for (int64_t r = 0; r < nrets; ++r) {
-    int param = r < L.n_io ? int(L.io[r]) : k.arrays[size_t(L.nin + (r - L.n_io))];
+    int param = r < L.n_io ? int(L.io[r]) : L.order[L.nin + (r - L.n_io)];
     rets[r] = &ret_buffer(f, r);
     ret_br[r] = check_array(pre, k.params[size_t(param)], *rets[r], "output");
     if (r == 0) set_batch(plan, *rets[0], ret_br[0]);
@@ -441,16 +475,14 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
   const xla::Buffer* ins[kMaxParams];
   int in_br[kMaxParams];
   for (int i = 0; i < L.nin; ++i) {
-    const ParamInfo& p = k.params[size_t(k.arrays[size_t(i)])];
+    const ParamInfo& p = k.params[size_t(L.order[i])];
     ins[i] = &arg_buffer(f, i);
     in_br[i] = check_array(pre, p, *ins[i], "array argument");
     check_input_batch(plan, k, p, *ins[i], in_br[i]);
   }
   // In/out results alias their inputs: same shape.
   for (int r = 0; r < L.n_io; ++r) {
-    int in_index = 0;
-    while (k.arrays[size_t(in_index)] != L.io[r]) ++in_index;
-    const xla::Buffer& a = *ins[in_index];
+    const xla::Buffer& a = *ins[L.pos[L.io[r]]];
     const xla::Buffer& b = *rets[r];
     bool same = a.rank == b.rank;
     for (int64_t d = 0; same && d < a.rank; ++d) same = a.dims[d] == b.dims[d];
@@ -467,7 +499,7 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
   Packer pk(plan);
   ByParam by;
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
-  int in_i = 0, out_i = 0, tr_i = 0;
+  int tr_i = 0;
   for (size_t pi = 0; pi < k.params.size(); ++pi) {
     const ParamInfo& p = k.params[pi];
     if (!p.is_array) {
@@ -478,21 +510,21 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
     }
     const xla::Buffer* b;
     int br;
-    if (in_i < L.nin) {
+    const int q = L.pos[pi];  // the array's place in the call
+    const bool output = q >= L.nin;
+    if (!output) {
       if (L.is_in_out[pi]) {  // write through the result buffer XLA aliased to the input
         int r = 0;
         while (L.io[r] != int64_t(pi)) ++r;
         b = rets[r];
         br = ret_br[r];
       } else {
-        b = ins[in_i];
-        br = in_br[in_i];
+        b = ins[q];
+        br = in_br[q];
       }
-      ++in_i;
     } else {
-      b = rets[L.n_io + out_i];
-      br = ret_br[L.n_io + out_i];
-      ++out_i;
+      b = rets[L.n_io + (q - L.nin)];
+      br = ret_br[L.n_io + (q - L.nin)];
       // Outputs the kernel accumulates into or reads start at zero (XLA leaves them undefined).
       if (p.use.accumulates || p.use.other_atomics || p.use.loads) {
         Fill& fl = plan.fills[plan.fill_count++];
@@ -502,7 +534,7 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
       }
     }
     check_not_empty(plan, k, int(pi), *b);
-    by.set(int(pi), b, br, out_i > 0 ? "output" : "array argument");
+    by.set(int(pi), b, br, output ? "output" : "array argument");
     pk.array(p, b, br, plan);
   }
   check_extents(plan, k, by, bool(find_attr(f->attrs, kAttrLaunchDims)));
@@ -517,6 +549,7 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   L.n_io = read_in_out(k, true, f->attrs, L.io);
   for (int i = 0; i < L.n_io; ++i) L.is_in_out[L.io[i]] = true;
   read_traced(k, true, f->attrs, L);
+  read_order(k, true, f->attrs, L);
   const int A = int(k.arrays.size());
   const int64_t nargs = f->args.size - L.n_traced, nrets = f->rets.size;  // the traced values come last
   // args = nin inputs + n_pure outputs + (n_io + n_pure) cotangents, with nin + n_pure = A.
@@ -531,8 +564,12 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   // allocates nothing (kernel_of bounds the parameters by kMaxParams).
   int diff_inputs[kMaxParams];
   int n_diff = 0;
+  int grad_of[kMaxParams];  // per differentiable input array: its gradient's result index
   for (int i = 0; i < L.nin; ++i)
-    if (k.params[size_t(k.arrays[size_t(i)])].differentiable) diff_inputs[n_diff++] = k.arrays[size_t(i)];
+    if (k.params[size_t(L.order[i])].differentiable) {
+      grad_of[L.order[i]] = n_diff;
+      diff_inputs[n_diff++] = L.order[i];
+    }
   // Then one per differentiable traced value.
   int n_diff_arrays = n_diff;
   for (int t = 0; t < L.n_traced; ++t)
@@ -543,7 +580,7 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
             k.names(std::vector<int>(diff_inputs, diff_inputs + n_diff)) + "), got " + std::to_string(nrets));
   for (int i = 0; i < L.n_io; ++i) {
     const ParamInfo& p = k.params[size_t(L.io[i])];
-    if (L.io[i] > k.arrays[size_t(L.nin - 1)])
+    if (L.pos[L.io[i]] >= L.nin)
       invalid(pre + "in/out parameter '" + p.name + "' must be one of the input arrays");
     if (p.use.stores || p.use.other_atomics)
       invalid(pre + "in/out argument '" + p.name + "' is overwritten by the kernel (a store or a non-additive "
@@ -551,7 +588,7 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
               "Pass it as a separate input and output instead");
   }
   for (int i = L.nin; i < A; ++i) {
-    const ParamInfo& p = k.params[size_t(k.arrays[size_t(i)])];
+    const ParamInfo& p = k.params[size_t(L.order[i])];
     if (p.use.loads && p.differentiable)
       invalid(pre + "the kernel reads its output '" + p.name + "', so its adjoint would write into the output's "
               "cotangent, which XLA owns read-only; pass '" + p.name + "' through in_out_argnames instead");
@@ -573,10 +610,10 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
     int param;
     const char* role = "array argument";
     if (i < A) {
-      param = k.arrays[size_t(i)];
+      param = L.order[i];
     } else {
       int c = int(i - A);  // cotangent of result c of the forward call
-      param = c < L.n_io ? int(L.io[c]) : k.arrays[size_t(L.nin + (c - L.n_io))];
+      param = c < L.n_io ? int(L.io[c]) : L.order[L.nin + (c - L.n_io)];
       role = "cotangent";
     }
     const ParamInfo& p = k.params[size_t(param)];
@@ -595,7 +632,7 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
   ByParam by;
   // Primal parameters: inputs (in/out ones hold the values before the forward call), outputs.
-  for (size_t pi = 0, ai = 0, ti = 0; pi < k.params.size(); ++pi) {
+  for (size_t pi = 0, ti = 0; pi < k.params.size(); ++pi) {
     const ParamInfo& p = k.params[pi];
     if (!p.is_array) {
       const bool t = L.is_traced[pi];
@@ -603,10 +640,10 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
       ti += t;
       continue;
     }
+    const int ai = L.pos[pi];  // the array's place in the call
     check_not_empty(plan, k, int(pi), *bufs[ai]);
-    by.set(int(pi), bufs[ai], br[ai], int(ai) < L.nin ? "array argument" : "output");
+    by.set(int(pi), bufs[ai], br[ai], ai < L.nin ? "array argument" : "output");
     pk.array(p, bufs[ai], br[ai], plan);
-    ++ai;
   }
   check_extents(plan, k, by, bool(find_attr(f->attrs, kAttrLaunchDims)));
   // The adjoint indexes each adjoint array as its primal: gradients and cotangents too, so
@@ -623,8 +660,8 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   // Adjoints: gradient results for differentiable inputs (zeroed, or seeded with the in/out
   // cotangent), cotangents for outputs, nothing for integers; a traced differentiable value
   // gets its gradient result (zeroed) as its destination, a static one none.
-  size_t ri = 0, vi = size_t(n_diff_arrays);
-  for (size_t pi = 0, ai = 0; pi < k.params.size(); ++pi) {
+  size_t vi = size_t(n_diff_arrays);
+  for (size_t pi = 0; pi < k.params.size(); ++pi) {
     const ParamInfo& p = k.params[pi];
     if (!p.is_array) {
       const xla::Buffer* g = L.is_traced[pi] && p.differentiable ? rets[vi++] : nullptr;
@@ -637,12 +674,13 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
       pk.value_adjoint(p, g, g ? ret_br[vi - 1] : 0, plan);
       continue;
     }
-    const int arr = int(ai++);
+    const int arr = L.pos[pi];
     if (!p.differentiable) {  // integers carry no adjoint
       pk.array(p, nullptr, 0, plan);
       continue;
     }
     if (arr < L.nin) {
+      const int ri = grad_of[pi];
       const xla::Buffer* g = rets[ri];
       Fill& fl = plan.fills[plan.fill_count++];
       fl.dst = g->data;
@@ -660,7 +698,6 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
       same_dims(p, *g, ret_br[ri], *bufs[arr], br[arr], "gradient");
       adj.set(int(pi), g, ret_br[ri], "gradient");
       pk.array(p, g, ret_br[ri], plan);
-      ++ri;
     } else {
       int c = L.n_io + (arr - L.nin);
       same_dims(p, *bufs[A + c], br[A + c], *bufs[arr], br[arr], "cotangent");

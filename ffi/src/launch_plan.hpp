@@ -20,6 +20,10 @@ inline constexpr const char* kAttrBlockDim = "kjit_block_dim";     ///< int (opt
 /// int array (optional): the value parameters whose values are buffers (traced JAX values)
 /// rather than attributes, in increasing order; they follow the call's other operands.
 inline constexpr const char* kAttrTraced = "kjit_traced";
+/// int array (optional): every array parameter, in the order the call passes them (input
+/// operands, then pure outputs); default: the kernel's order. Tangent kernels need it: their
+/// outputs (the kernel's, then their tangents) are not the last array parameters.
+inline constexpr const char* kAttrArrayOrder = "kjit_array_order";
 
 /// Largest number of kernel parameters the FFI packs (forward and adjoint together: 2x).
 constexpr int kMaxParams = 64;

@@ -106,7 +106,7 @@ class Analysis {
       case Op::Const: case Op::Param: case Op::ThreadId: case Op::LaunchDim: case Op::Call: case Op::Cast:
       case Op::Construct: case Op::Extract: case Op::Insert: case Op::DeclVar: case Op::LoadVar:
       case Op::StoreVar: case Op::ArrayShape: case Op::If: case Op::For: case Op::While: case Op::Break:
-      case Op::Continue: case Op::Return: case Op::Print:
+      case Op::Continue: case Op::Return: case Op::Print: case Op::TangentCall:
         break;
     }
   }
@@ -143,6 +143,7 @@ class Analysis {
       case Op::Param: case Op::LaunchDim: case Op::Construct: case Op::Extract: case Op::Insert:
       case Op::DeclVar: case Op::LoadVar: case Op::StoreVar: case Op::ArrayShape: case Op::If: case Op::For:
       case Op::While: case Op::Break: case Op::Continue: case Op::Return: case Op::Print: case Op::CallFunc:
+      case Op::TangentCall:
         break;  // no affine value; regions are guarded (or repeated) and not looked into
     }
   }

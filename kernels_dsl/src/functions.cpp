@@ -1,5 +1,6 @@
 // Device functions: the shared state of a Func, the recursion guard, building function IR
-// (body, user adjoint, user replay) once per argument signature, and emitting calls.
+// (body, user adjoint, user replay, user tangent) once per argument signature, and emitting
+// calls.
 #include <algorithm>
 #include <cctype>
 #include <atomic>
@@ -96,12 +97,13 @@ std::shared_ptr<ir::Function> trace_part(const std::string& name, const std::vec
   return fn;
 }
 
-/// Traces the body of a new signature, with the user's adjoint and replay when it has them.
+/// Traces the body of a new signature, with the user's adjoint, replay and tangent when it
+/// has them.
 std::shared_ptr<const ir::Function> trace_function(const std::string& name, const std::vector<ir::Type>& types,
-                                                   const ir::Type& result, bool has_grad, bool has_replay,
-                                                   FuncTrace trace, const void* func, Loc def_loc) {
+                                                   const ir::Type& result, FuncParts parts, FuncTrace trace,
+                                                   const void* func, Loc def_loc) {
   auto fn = trace_part(name, types, trace, func, FuncPart::Body, nullptr, def_loc);
-  if (has_grad) {
+  if (parts.grad) {
     // The adjoint's parameters: a0.., adj_ret, then the adjoint array of each array parameter.
     std::vector<ir::Type> gtypes = types;
     if (!result.is_void()) gtypes.push_back(result);
@@ -121,7 +123,25 @@ std::shared_ptr<const ir::Function> trace_function(const std::string& name, cons
     finish(*g);
     fn->custom_adjoint = g;
   }
-  if (has_replay) fn->custom_replay = trace_part(name, types, trace, func, FuncPart::Replay, nullptr, def_loc);
+  if (parts.replay) fn->custom_replay = trace_part(name, types, trace, func, FuncPart::Replay, nullptr, def_loc);
+  if (parts.jvp) {
+    // The tangent's parameters: a0.., then d_a0.., one tangent per parameter.
+    std::vector<ir::Type> jtypes = types;
+    jtypes.insert(jtypes.end(), types.begin(), types.end());
+    auto j = make(name + "__jvp", jtypes, def_loc);
+    for (size_t k = 0; k < types.size(); ++k) j->params[types.size() + k].name = "d_a" + std::to_string(k);
+    {
+      Tracer tracer(*j, name);
+      trace(func, FuncPart::Jvp, nullptr);
+    }
+    finish(*j);
+    if (j->result_type() != result)
+      Tracer::get(def_loc).fail(def_loc, "device function '" + name + "': its .jvp returns " +
+                                             (j->result_type().is_void() ? std::string("nothing") : "a " + dsl_type_name(j->result_type())) +
+                                             "; the tangent of its " + (result.is_void() ? std::string("(no) value") : dsl_type_name(result)) +
+                                             " is " + (result.is_void() ? std::string("nothing") : "a " + dsl_type_name(result)));
+    fn->custom_tangent = j;
+  }
   finish(*fn);
   return fn;
 }
@@ -143,8 +163,8 @@ ir::ValueId emit_call(const std::shared_ptr<const ir::Function>& fn, std::vector
 }  // namespace
 
 ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId* args, size_t count,
-                      const ir::Type& result, bool has_grad, bool has_replay, FuncTrace trace,
-                      const void* func, Loc def_loc, Loc loc) {
+                      const ir::Type& result, FuncParts parts, FuncTrace trace, const void* func, Loc def_loc,
+                      Loc loc) {
   const std::vector<ir::Type> type_list(types, types + count);
   const std::string sig = signature(type_list);
   std::shared_ptr<const ir::Function> fn;
@@ -158,7 +178,7 @@ ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId
     if (found != state->by_signature.end()) {
       fn = found->second;
     } else {
-      fn = trace_function(state->name, type_list, result, has_grad, has_replay, trace, func, def_loc);
+      fn = trace_function(state->name, type_list, result, parts, trace, func, def_loc);
       state->by_signature[sig] = fn;
     }
   }

@@ -15,7 +15,7 @@
 namespace kjit {
 
 bool ModuleOptions::operator==(const ModuleOptions& o) const {
-  return enable_adjoint == o.enable_adjoint && fast_math == o.fast_math &&
+  return enable_adjoint == o.enable_adjoint && tangent_adjoint == o.tangent_adjoint && fast_math == o.fast_math &&
          line_info == o.line_info && debug == o.debug && max_registers == o.max_registers &&
          opt_level == o.opt_level && fast_compile == o.fast_compile && cxx_standard == o.cxx_standard &&
          block_dim == o.block_dim && loop_checkpoints == o.loop_checkpoints && bounds_check == o.bounds_check;
@@ -38,6 +38,20 @@ KernelDef::KernelDef(std::string name, std::string module, std::vector<KernelPar
   Registry::get().add(this);
 }
 
+namespace {
+std::vector<KernelParam> params_of(const ir::Function& fn) {
+  std::vector<KernelParam> out;
+  for (const ir::Param& p : fn.params) out.push_back(KernelParam{p.name, p.type});
+  return out;
+}
+}  // namespace
+
+KernelDef::KernelDef(std::unique_ptr<ir::Function> fn, std::string module)
+    : name_(fn->name), module_(std::move(module)), params_(params_of(*fn)), loc_(fn->loc),
+      trace_(new Trace{detail::KernelBody{nullptr, nullptr, nullptr}, {}, std::move(fn)}) {
+  Registry::get().add(this);
+}
+
 KernelDef::~KernelDef() {
   Registry::get().remove(this);
   if (void* state = runtime_state.load(std::memory_order_acquire))
@@ -54,6 +68,7 @@ void KernelDef::set_block_dim(int threads) const {
 }
 
 const ir::Function& KernelDef::ir() const {
+  if (!trace_->body.trace) return *trace_->fn;  // given, not traced
   std::call_once(trace_->once, [this] {
     auto fn = std::make_unique<ir::Function>();
     fn->name = name_;

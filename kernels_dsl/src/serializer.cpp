@@ -66,6 +66,7 @@ std::string serialize(const Function& fn) {
     out += ")";
   }
   if (fn.custom_replay) out += " replay[" + serialize(*fn.custom_replay) + "]";
+  if (fn.custom_tangent) out += " jvp[" + serialize(*fn.custom_tangent) + "]";
   return out;
 }
 

@@ -250,6 +250,22 @@ class Verifier {
       case Op::Print:
         if (s.imm < 0 || size_t(s.imm) >= fn_.strings.size()) problem(s, "no such format string");
         break;
+      case Op::TangentCall: {
+        if (s.imm < 0 || s.imm >= kBuiltinCount) { problem(s, "no such builtin"); break; }
+        if (s.bits > s.args.size()) { problem(s, "more builtin arguments than operands"); break; }
+        std::vector<Type> ts;
+        std::vector<Type> tangents;
+        for (size_t k = 0; k < s.args.size(); ++k) (k < s.bits ? ts : tangents).push_back(type(s.args[k]));
+        std::vector<Type> expected;
+        for (const Type& t : ts)
+          if (t.is_float()) expected.push_back(t);
+        if (tangents != expected) problem(s, "expects one tangent of each floating argument's type");
+        std::string err;
+        auto r = infer_builtin_type(s.builtin(), ts.data(), int(ts.size()), &err);
+        if (!r) problem(s, err);
+        else if (*r != s.type) problem(s, "result typed " + s.type.str() + ", the rule gives " + r->str());
+        break;
+      }
       case Op::CallFunc: {
         if (s.imm < 0 || size_t(s.imm) >= fn_.callees.size()) { problem(s, "no such device function"); break; }
         const Function& callee = *fn_.callees[size_t(s.imm)];

@@ -1,6 +1,9 @@
-// Finite-difference gradient checks of kernels' adjoints.
+// Finite-difference gradient checks of kernels' adjoints (and, in tangent_check.cpp, of
+// their tangents).
 #include "kjit/runtime/gradcheck.hpp"
 
+#include "array_uses.hpp"
+#include "gradcheck_run.hpp"
 #include "kjit/ir/ir.hpp"
 #include "kjit/kernel.hpp"
 
@@ -16,15 +19,14 @@
 
 namespace kjit {
 
-namespace {
+namespace detail {
 
-/// Reads or writes scalar component `c` of element `i` of a contiguous host array.
-double get(const NdArray& a, int64_t i, int c) {
+double component(const NdArray& a, int64_t i, int c) {
   const char* p = static_cast<const char*>(a.data()) + size_t(i) * a.element_bytes();
   if (a.element().scalar == ir::Scalar::F64) return reinterpret_cast<const double*>(p)[c];
   return reinterpret_cast<const float*>(p)[c];
 }
-void set(NdArray& a, int64_t i, int c, double v) {
+void set_component(NdArray& a, int64_t i, int c, double v) {
   char* p = static_cast<char*>(a.data()) + size_t(i) * a.element_bytes();
   if (a.element().scalar == ir::Scalar::F64) reinterpret_cast<double*>(p)[c] = v;
   else reinterpret_cast<float*>(p)[c] = float(v);
@@ -45,60 +47,37 @@ double value_component(const LaunchArg& a, int c) {
   }
 }
 
-/// A value of floating type `t` holding `comps`.
 LaunchArg value_of(const ir::Type& t, const std::vector<double>& comps) {
   unsigned char bytes[320] = {};
   for (size_t c = 0; c < comps.size(); ++c) {
     if (t.scalar == ir::Scalar::F64) std::memcpy(bytes + 8 * c, &comps[c], 8);
     else { float f = float(comps[c]); std::memcpy(bytes + 4 * c, &f, 4); }
   }
-  return LaunchArg::of_type(t, bytes);
+  return LaunchArg::from_bytes(t, bytes);
 }
 
-}  // namespace
-
-bool GradCheckReport::passed() const {
-  return std::all_of(params.begin(), params.end(), [](const GradCheckParam& p) { return p.passed; });
-}
-
-std::string GradCheckReport::str() const {
-  std::string out = "parameter        checked   max abs err   max rel err   worst index   adjoint        numeric        verdict\n";
-  char line[256];
-  for (const GradCheckParam& p : params) {
-    std::snprintf(line, sizeof line, "%-16s %7lld   %11.3e   %11.3e   %7lld.%d   %13.6e  %13.6e  %s\n",
-                  p.name.c_str(), (long long)p.checked, p.max_abs_error, p.max_rel_error,
-                  (long long)p.worst_index, p.worst_component, p.worst_adjoint, p.worst_numeric,
-                  p.passed ? "ok" : "FAILED");
-    out += line;
-  }
-  return out;
-}
-
-GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
-                                const std::vector<LaunchArg>& args, const GradCheckOptions& options) {
+GradCheckRun::GradCheckRun(const KernelDef& k, const Dims& d, const std::vector<LaunchArg>& a,
+                           const GradCheckOptions& o)
+    : kernel(k), dims(d), args(a), options(o), rng(o.seed) {
   const ir::Function& fn = kernel.ir();
   const auto& params = kernel.params();
   if (args.size() != params.size())
     throw Error(ErrorKind::User, "check_gradients of kernel '" + kernel.name() + "': expected " +
                                      std::to_string(params.size()) + " arguments, got " + std::to_string(args.size()));
-  // Which arrays the kernel reads and which it writes; which values it uses.
-  std::map<ir::ValueId, size_t> param_of;
-  std::set<size_t> read, written, used;
+  // Which arrays the kernel reads and which it writes (itself or in the device functions it
+  // passes them to); which parameters it uses at all (values).
+  array_uses(fn, read, written);
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) {
-      param_of[s.result] = size_t(s.imm);
-      used.insert(size_t(s.imm));
-    }
-    if (s.op == ir::Op::ArrayLoad) read.insert(param_of.at(s.args[0]));
-    if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) written.insert(param_of.at(s.args[0]));
+    if (s.op == ir::Op::Param) used.insert(size_t(s.imm));
   });
 
   // Host copies (perturbed in place) and device copies (launched); values as their
   // components, perturbed in launch_args.
   const Device cpu = Device::cpu();
-  std::vector<NdArray> host(args.size()), dev(args.size());
-  std::vector<std::vector<double>> values(args.size());
-  std::vector<LaunchArg> launch_args = args;
+  host.resize(args.size());
+  dev.resize(args.size());
+  values.resize(args.size());
+  launch_args = args;
   for (size_t i = 0; i < args.size(); ++i) {
     const ir::Type& t = params[i].type;
     if (!args[i].is_array()) {
@@ -110,22 +89,107 @@ GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
     dev[i] = args[i].array().to(options.device);
     launch_args[i] = dev[i];
   }
-  std::vector<size_t> outputs;
   for (size_t p : written)
     if (args[p].is_array() && checkable(host[p].element())) outputs.push_back(p);
   if (outputs.empty())
     throw Error(ErrorKind::User, "check_gradients of kernel '" + kernel.name() + "': it writes no floating array");
 
+  // Output weights (the seed of the adjoint) and the outputs' initial contents.
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  weights.resize(args.size());
+  initial.resize(args.size());
+  for (size_t p : outputs) {
+    initial[p] = host[p].copy();
+    weights[p] = NdArray::empty(host[p].element(), host[p].shape(), cpu);
+    int lanes = host[p].element().lanes();
+    for (int64_t e = 0; e < host[p].size(); ++e)
+      for (int c = 0; c < lanes; ++c) set_component(weights[p], e, c, unit(rng));
+  }
+}
+
+std::vector<NdArray> GradCheckRun::forward() {
+  std::vector<NdArray> out(args.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].is_array() && !written.count(i)) dev[i].copy_from(host[i]);
+  for (size_t p : outputs) dev[p].copy_from(initial[p]);
+  launch(kernel, dims, launch_args, LaunchOptions{options.device, Stream(), 0});
+  for (size_t p : outputs) out[p] = dev[p].to(Device::cpu());
+  return out;
+}
+
+double GradCheckRun::rtol(const ir::Type& element) const {
+  return options.rtol >= 0 ? options.rtol : (element.scalar == ir::Scalar::F64 ? 1e-6 : 2e-2);
+}
+double GradCheckRun::atol(const ir::Type& element) const {
+  return options.atol >= 0 ? options.atol : (element.scalar == ir::Scalar::F64 ? 1e-9 : 1e-3);
+}
+double GradCheckRun::step(const ir::Type& element, double magnitude) const {
+  bool f64 = element.scalar == ir::Scalar::F64;
+  double eps = f64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  double rel_step = options.step > 0 ? options.step : std::cbrt(eps);
+  return rel_step * std::max(1.0, magnitude);
+}
+
+void compare(GradCheckParam& r, double derivative, double numeric, double rtol, double atol, int64_t index,
+             int component, double& worst_score) {
+  double abs_err = std::fabs(numeric - derivative);
+  double scale = std::max(std::fabs(numeric), std::fabs(derivative));
+  double rel_err = scale > 0 ? abs_err / scale : 0;
+  ++r.checked;
+  r.max_abs_error = std::max(r.max_abs_error, abs_err);
+  r.max_rel_error = std::max(r.max_rel_error, rel_err);
+  bool ok = abs_err <= atol + rtol * scale;  // false for a NaN on either side
+  double score = ok ? abs_err / (atol + rtol * scale) : std::numeric_limits<double>::infinity();
+  if (score > worst_score || r.worst_index < 0) {
+    worst_score = score;
+    r.worst_index = index;
+    r.worst_component = component;
+    r.worst_adjoint = derivative;
+    r.worst_numeric = numeric;
+  }
+  r.passed = r.passed && ok;
+}
+
+}  // namespace detail
+
+bool GradCheckReport::passed() const {
+  auto ok = [](const GradCheckParam& p) { return p.passed; };
+  return std::all_of(params.begin(), params.end(), ok) && std::all_of(tangents.begin(), tangents.end(), ok);
+}
+
+std::string GradCheckReport::str() const {
+  std::string out = "parameter        check     checked   max abs err   max rel err   worst index   derivative     numeric        verdict\n";
+  char line[320];
+  auto row = [&](const GradCheckParam& p) {
+    std::snprintf(line, sizeof line, "%-16s %-9s %7lld   %11.3e   %11.3e   %7lld.%d   %13.6e  %13.6e  %s\n",
+                  p.name.c_str(), p.check.c_str(), (long long)p.checked, p.max_abs_error, p.max_rel_error,
+                  (long long)p.worst_index, p.worst_component, p.worst_adjoint, p.worst_numeric,
+                  p.passed ? "ok" : "FAILED");
+    out += line;
+  };
+  for (const GradCheckParam& p : params) row(p);
+  for (const GradCheckParam& p : tangents) row(p);
+  if (!tangent_error.empty()) out += "forward mode not checked: " + tangent_error + "\n";
+  return out;
+}
+
+GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
+                                const std::vector<LaunchArg>& args, const GradCheckOptions& options) {
+  detail::GradCheckRun run(kernel, dims, args, options);
+  const auto& params = kernel.params();
+  const std::vector<NdArray>& host = run.host;
+  const Device cpu = Device::cpu();
+
   // Inputs: floating arrays the kernel reads and does not write, and floating values it uses.
   auto is_value = [&](size_t p) { return !params[p].type.is_array(); };
   auto floating = [&](size_t p) {
-    return is_value(p) ? !values[p].empty() : args[p].is_array() && checkable(host[p].element());
+    return is_value(p) ? !run.values[p].empty() : args[p].is_array() && detail::checkable(host[p].element());
   };
   std::vector<size_t> inputs;
   for (size_t p = 0; p < params.size(); ++p) {
     bool named = std::find(options.inputs.begin(), options.inputs.end(), params[p].name) != options.inputs.end();
     bool chosen = options.inputs.empty()
-                      ? floating(p) && (is_value(p) ? used.count(p) != 0 : read.count(p) && !written.count(p))
+                      ? floating(p) && (is_value(p) ? run.used.count(p) != 0 : run.read.count(p) && !run.written.count(p))
                       : named;
     if (!chosen) continue;
     if (!floating(p))
@@ -134,66 +198,44 @@ GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
     inputs.push_back(p);
   }
 
-  std::mt19937_64 rng(options.seed);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  // Output weights (the seed of the adjoint) and the outputs' initial contents.
-  std::vector<NdArray> weights(args.size()), initial(args.size());
-  for (size_t p : outputs) {
-    initial[p] = host[p].copy();
-    weights[p] = NdArray::empty(host[p].element(), host[p].shape(), cpu);
-    int lanes = host[p].element().lanes();
-    for (int64_t e = 0; e < host[p].size(); ++e)
-      for (int c = 0; c < lanes; ++c) set(weights[p], e, c, unit(rng));
-  }
-
-  // Runs the forward pass on the current host inputs; returns the outputs on the host.
-  auto forward = [&]() {
-    std::vector<NdArray> out(args.size());
-    for (size_t i = 0; i < args.size(); ++i)
-      if (args[i].is_array() && !written.count(i)) dev[i].copy_from(host[i]);
-    for (size_t p : outputs) dev[p].copy_from(initial[p]);
-    launch(kernel, dims, launch_args, LaunchOptions{options.device, Stream(), 0});
-    for (size_t p : outputs) out[p] = dev[p].to(cpu);
-    return out;
-  };
-
-  // The adjoint, seeded with the weights; a value's gradient goes to a one-element array.
-  std::vector<LaunchArg> adj(args.size());
-  std::vector<NdArray> grads(args.size());
-  for (size_t p : inputs) {
-    grads[p] = is_value(p) ? NdArray::zeros(params[p].type, {1}, options.device)
-                           : NdArray::zeros(host[p].element(), host[p].shape(), options.device);
-    adj[p] = grads[p];
-  }
-  for (size_t p : outputs) adj[p] = weights[p].to(options.device);
-  forward();
-  launch_adjoint(kernel, dims, launch_args, adj, LaunchOptions{options.device, Stream(), 0});
-
+  // The adjoint, seeded with the weights (the dot-product check of the tangents needs it too).
   GradCheckReport report;
-  for (size_t p : inputs) {
-    NdArray g = grads[p].to(cpu);
+  // A value's gradient goes to a one-element array.
+  std::vector<NdArray> grads(args.size());
+  if (options.adjoint || (options.tangents && options.dot_product)) {
+    std::vector<LaunchArg> adj(args.size());
+    for (size_t p : inputs) {
+      grads[p] = is_value(p) ? NdArray::zeros(params[p].type, {1}, options.device)
+                             : NdArray::zeros(host[p].element(), host[p].shape(), options.device);
+      adj[p] = grads[p];
+    }
+    for (size_t p : run.outputs) adj[p] = run.weights[p].to(options.device);
+    run.forward();
+    launch_adjoint(kernel, dims, run.launch_args, adj, LaunchOptions{options.device, Stream(), 0});
+    for (size_t p : inputs) grads[p] = grads[p].to(cpu);
+  }
+
+  for (size_t p : options.adjoint ? inputs : std::vector<size_t>{}) {
+    const NdArray& g = grads[p];
     const ir::Type element = is_value(p) ? params[p].type : host[p].element();
-    bool f64 = element.scalar == ir::Scalar::F64;
-    double eps = f64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
-    double rel_step = options.step > 0 ? options.step : std::cbrt(eps);
-    double rtol = options.rtol >= 0 ? options.rtol : (f64 ? 1e-6 : 2e-2);
-    double atol = options.atol >= 0 ? options.atol : (f64 ? 1e-9 : 1e-3);
+    const bool f64 = element.scalar == ir::Scalar::F64;
     GradCheckParam r;
     r.name = params[p].name;
-    const int64_t count = is_value(p) ? 1 : host[p].size();
-    std::vector<int64_t> elements(static_cast<size_t>(count));
+    std::vector<int64_t> elements(size_t(is_value(p) ? 1 : host[p].size()));
     for (size_t e = 0; e < elements.size(); ++e) elements[e] = int64_t(e);
     if (int64_t(elements.size()) > options.max_elements) {
-      std::shuffle(elements.begin(), elements.end(), rng);
+      std::shuffle(elements.begin(), elements.end(), run.rng);
       elements.resize(size_t(std::max(0, options.max_elements)));
       std::sort(elements.begin(), elements.end());
     }
     // Component c of element e of the input, read and written where the launch sees it.
-    auto get_input = [&](int64_t e, int c) { return is_value(p) ? values[p][size_t(c)] : get(host[p], e, c); };
+    auto get_input = [&](int64_t e, int c) {
+      return is_value(p) ? run.values[p][size_t(c)] : detail::component(run.host[p], e, c);
+    };
     auto set_input = [&](int64_t e, int c, double v) {
-      if (!is_value(p)) return set(host[p], e, c, v);
-      values[p][size_t(c)] = f64 ? v : double(float(v));
-      launch_args[p] = value_of(element, values[p]);
+      if (!is_value(p)) return detail::set_component(run.host[p], e, c, v);
+      run.values[p][size_t(c)] = f64 ? v : double(float(v));
+      run.launch_args[p] = detail::value_of(element, run.values[p]);
     };
     int lanes = element.lanes();
     double worst_score = -1;
@@ -205,44 +247,30 @@ GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
         auto central = [&](double h) {
           set_input(e, c, x0 + h);
           double hp = get_input(e, c) - x0;  // the step actually taken (float rounding)
-          auto plus = forward();
+          auto plus = run.forward();
           set_input(e, c, x0 - h);
           double hm = x0 - get_input(e, c);
-          auto minus = forward();
+          auto minus = run.forward();
           set_input(e, c, x0);
           double diff = 0;
-          for (size_t o : outputs) {
+          for (size_t o : run.outputs) {
             int ol = host[o].element().lanes();
             for (int64_t k = 0; k < host[o].size(); ++k)
               for (int oc = 0; oc < ol; ++oc)
-                diff += get(weights[o], k, oc) * (get(plus[o], k, oc) - get(minus[o], k, oc));
+                diff += detail::component(run.weights[o], k, oc) *
+                        (detail::component(plus[o], k, oc) - detail::component(minus[o], k, oc));
           }
           return diff / (hp + hm);
         };
-        double h = rel_step * std::max(1.0, std::fabs(x0));
+        double h = run.step(element, std::fabs(x0));
         double numeric = central(h);
         if (options.richardson) numeric = (4.0 * central(h / 2) - numeric) / 3.0;
-        double adjoint = get(g, e, c);
-        double abs_err = std::fabs(numeric - adjoint);
-        double scale = std::max(std::fabs(numeric), std::fabs(adjoint));
-        double rel_err = scale > 0 ? abs_err / scale : 0;
-        ++r.checked;
-        r.max_abs_error = std::max(r.max_abs_error, abs_err);
-        r.max_rel_error = std::max(r.max_rel_error, rel_err);
-        bool ok = abs_err <= atol + rtol * scale;
-        double score = abs_err / (atol + rtol * scale);
-        if (score > worst_score) {
-          worst_score = score;
-          r.worst_index = e;
-          r.worst_component = c;
-          r.worst_adjoint = adjoint;
-          r.worst_numeric = numeric;
-        }
-        r.passed = r.passed && ok;
+        detail::compare(r, detail::component(g, e, c), numeric, run.rtol(element), run.atol(element), e, c, worst_score);
       }
     }
     report.params.push_back(r);
   }
+  if (options.tangents) detail::check_tangents(run, grads, report);
   return report;
 }
 

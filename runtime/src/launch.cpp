@@ -18,19 +18,19 @@ int64_t Dims::size() const {
   return n;
 }
 
-LaunchArg::LaunchArg(const NdArray& array)
-    : kind_(array.defined() ? Kind::Array : Kind::Absent), array_(array),
-      type_(array.defined() ? ir::Type::array(array.element(), array.ndim()) : ir::Type()) {}
-
-LaunchArg LaunchArg::of_type(const ir::Type& type, const void* bytes) {
-  if (type.is_array() || type.is_void() || size_t(type.element_bytes()) > sizeof(LaunchArg::bytes_))
-    throw Error(ErrorKind::User, "LaunchArg::of_type: " + type.str() + " is not a value type");
+LaunchArg LaunchArg::from_bytes(const ir::Type& type, const void* bytes) {
+  if (type.is_array() || type.is_void() || size_t(type.element_bytes()) > sizeof(bytes_))
+    throw Error(ErrorKind::User, "LaunchArg::from_bytes: a value of type " + type.str() + " is not a launch value");
   LaunchArg a;
   a.kind_ = Kind::Value;
   a.type_ = type;
   std::memcpy(a.bytes_, bytes, size_t(type.element_bytes()));
   return a;
 }
+
+LaunchArg::LaunchArg(const NdArray& array)
+    : kind_(array.defined() ? Kind::Array : Kind::Absent), array_(array),
+      type_(array.defined() ? ir::Type::array(array.element(), array.ndim()) : ir::Type()) {}
 
 namespace {
 

@@ -15,7 +15,7 @@ const std::set<std::string> kExampleModules = {"loops", "saxpy", "springs"};
 
 /// Checks the documented shape of precompile's JSON and that every target has `status`.
 void check_precompile_json(const nlohmann::json& j, const std::vector<std::string>& targets,
-                           const std::string& status) {
+                           const std::string& status, const std::set<std::string>& modules = kExampleModules) {
   REQUIRE(j.is_object());
   CHECK(j.size() == 2);
   CHECK(j.at("failed") == 0);
@@ -35,7 +35,7 @@ void check_precompile_json(const nlohmann::json& j, const std::vector<std::strin
       CHECK(t.at("error").is_null());
     }
   }
-  CHECK(names == kExampleModules);
+  CHECK(names == modules);
 }
 
 }  // namespace
@@ -70,13 +70,15 @@ TEST_CASE("precompile --arch sm_80,sm_90: compiled, verified, then cached; the d
   for (size_t i = 0; i < 3; ++i)
     CHECK(again.json()["modules"][i]["key"] == cache.first.json()["modules"][i]["key"]);
 
-  // Add the cpu (the demo runs there without a GPU; it also builds sm_90, cached above), then
-  // run the demo with compiling forbidden: it must find everything in the cache.
+  // Add the cpu (the demo runs there without a GPU; it also builds sm_90, cached above), with
+  // the tangent modules (the demo launches tangents), then run the demo with compiling
+  // forbidden: it must find everything in the cache.
   TempDir copy("cli-demo-cache");
   copy_cache(cache.dir, copy / "cache");
-  Run cpu = run_kjit("precompile " + kDemoLibrary + " --cpu --json --cache-dir " + copy / "cache");
+  Run cpu = run_kjit("precompile " + kDemoLibrary + " --cpu --tangent --json --cache-dir " + copy / "cache");
   REQUIRE(cpu.status == 0);
-  check_precompile_json(cpu.json(), {"cpu"}, "compiled");
+  check_precompile_json(cpu.json(), {"cpu"}, "compiled",
+                        {"loops", "saxpy", "springs", "loops.tangent", "saxpy.tangent", "springs.tangent"});
   Run demo = run("KJIT_CUDA_DRIVER=none KJIT_NO_COMPILE=1 KJIT_CACHE_DIR=" + copy / "cache" + " " + kDemoProgram);
   INFO("demo output:\n" << demo.out << demo.err);
   CHECK(demo.status == 0);

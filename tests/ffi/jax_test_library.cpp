@@ -54,6 +54,15 @@ KJIT_KERNEL(decay, (Array<Double> x, Double k, Int n, Array<Double> out)) {
   For(0, n, [&](Int) { y = y * k + sin(y); });
   If(y > 0.0, [&] { out[i] = y; }).Else([&] { out[i] = y * k; });
 }
+/// A loop over a vec3 state that reads the next point's q: Jacobians that mix threads, a
+/// loop-carried vector, for forward mode and second derivatives from JAX.
+KJIT_KERNEL(swirl, (Array<Vec3d> p, Array<Vec3d> q, Double k, Int n, Array<Vec3d> out)) {
+  Int i = tid();
+  Vec3d qi = q[(i + 1) % len(q)];
+  Var<Vec3d> w = p[i];
+  For(0, n, [&](Int) { w = w * cos(k * dot(w, qi)) + cross(w, qi) * k; });
+  out[i] = w;
+}
 }  // namespace values
 
 }  // namespace tests

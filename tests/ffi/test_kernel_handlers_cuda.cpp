@@ -259,6 +259,73 @@ TEST_CASE("CUDA adjoint handler: the gradients are zeroed on XLA's stream, then 
   CHECK(r.count_calls("cuStreamSynchronize") == 0);  // saxpy has no status word to read
 }
 
+TEST_CASE("CUDA handlers: the tangent kernel by name, and its adjoint, launch from the tangent module in the call's order") {
+  kjit::test::use_fake_devices();
+  OnDevice d(1);
+  const int n = 700;
+  const KernelDef& t = tangent_of(demo::saxpy.def());  // x, y, a, out, d_x, d_y, d_a, d_out
+  NdArray x = on(d.device, ramp(n, 1.f)), y = on(d.device, ramp(n, 2.f)), dx = on(d.device, ramp(n, 0.5f));
+  NdArray dy = on(d.device, ramp(n, -1.f)), out = filled(d.device, n, 7.f), dout = filled(d.device, n, 7.f);
+  // Operands: the arrays and their tangents; results: out and d_out (kjit_array_order).
+  FrameBuilder b;
+  b.arg(xla::kF32, {n}, x.data()).arg(xla::kF32, {n}, y.data()).arg(xla::kF32, {n}, dx.data());
+  b.arg(xla::kF32, {n}, dy.data()).ret(xla::kF32, {n}, out.data()).ret(xla::kF32, {n}, dout.data());
+  b.attr_string("kjit_kernel", "demo::saxpy.tangent").attr_scalar("a", xla::kF32, 1.5f);
+  b.attr_scalar("d_a", xla::kF32, -2.0f).attr_array<int64_t>("kjit_array_order", xla::kS64, {0, 1, 4, 5, 3, 7});
+  Records r;
+  Outcome o = kjit::test::call(&kjit_xla_launch_cuda, b.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+  auto l = r.launches();
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].function == entries(t).at(0));
+  CHECK(l[0].stream == d.stream_id());
+  REQUIRE(l[0].params.size() == 9);  // bounds, then the parameters in the kernel's order
+  check_float_array(l[0], 1, x.data(), n);
+  check_float_array(l[0], 2, y.data(), n);
+  CHECK(float_param(l[0], 3) == 1.5f);
+  check_float_array(l[0], 4, out.data(), n);
+  check_float_array(l[0], 5, dx.data(), n);
+  check_float_array(l[0], 6, dy.data(), n);
+  CHECK(float_param(l[0], 7) == -2.0f);
+  check_float_array(l[0], 8, dout.data(), n);
+  CHECK(r.copies().empty());  // out and d_out are only stored
+
+  // Its adjoint: inputs, outputs, one cotangent per output; a gradient per input array.
+  NdArray w1 = on(d.device, ramp(n, 0.25f)), w2 = on(d.device, ramp(n, 0.75f));
+  NdArray gx = filled(d.device, n, 9.f), gy = filled(d.device, n, 9.f), gdx = filled(d.device, n, 9.f),
+          gdy = filled(d.device, n, 9.f);
+  FrameBuilder g;
+  g.arg(xla::kF32, {n}, x.data()).arg(xla::kF32, {n}, y.data()).arg(xla::kF32, {n}, dx.data());
+  g.arg(xla::kF32, {n}, dy.data()).arg(xla::kF32, {n}, out.data()).arg(xla::kF32, {n}, dout.data());
+  g.arg(xla::kF32, {n}, w1.data()).arg(xla::kF32, {n}, w2.data());
+  g.ret(xla::kF32, {n}, gx.data()).ret(xla::kF32, {n}, gy.data()).ret(xla::kF32, {n}, gdx.data());
+  g.ret(xla::kF32, {n}, gdy.data());
+  g.attr_string("kjit_kernel", "demo::saxpy.tangent").attr_scalar("a", xla::kF32, 1.5f);
+  g.attr_scalar("d_a", xla::kF32, -2.0f).attr_array<int64_t>("kjit_array_order", xla::kS64, {0, 1, 4, 5, 3, 7});
+  r.reset();
+  o = kjit::test::call(&kjit_xla_adjoint_cuda, g.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+  auto c = r.copies();
+  REQUIRE(c.size() == 4);  // the four gradients zeroed, in the call's order
+  check_memset(c[0], d, gx);
+  check_memset(c[1], d, gy);
+  check_memset(c[2], d, gdx);
+  check_memset(c[3], d, gdy);
+  l = r.launches();
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].function == entries(t).at(1));
+  REQUIRE(l[0].params.size() == 17);  // bounds, 8 parameters, 8 adjoints
+  check_float_array(l[0], 4, out.data(), n);
+  check_float_array(l[0], 9, gx.data(), n);
+  check_float_array(l[0], 10, gy.data(), n);
+  CHECK(pointer_param(l[0], 11) == nullptr);  // a is static
+  check_float_array(l[0], 12, w1.data(), n);
+  check_float_array(l[0], 13, gdx.data(), n);
+  check_float_array(l[0], 14, gdy.data(), n);
+  CHECK(pointer_param(l[0], 15) == nullptr);
+  check_float_array(l[0], 16, w2.data(), n);
+}
+
 TEST_CASE("CUDA handlers: springs zero an accumulated output; an in/out gradient is seeded with its cotangent") {
   kjit::test::use_fake_devices();
   OnDevice d(0);

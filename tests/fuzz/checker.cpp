@@ -19,9 +19,12 @@
 #include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/compile_input.hpp"
+#include "kjit/runtime/modules.hpp"
 #include "kjit/kernel.hpp"
+#include "launch_support.hpp"
 #include "printer.hpp"
 #include "reference.hpp"
+#include "tangent_checker.hpp"
 #include "walker.hpp"
 
 namespace fuzz {
@@ -36,98 +39,10 @@ constexpr double kStep = 1e-3;
 // Forward values: |kjit - reference| <= kFwdTol * (1 + |reference|) (libm differences only).
 constexpr double kFwdTol = 1e-9;
 
-const int kLanes[P_COUNT] = {1, 3, 9, 1, 1, 1, 1, 3, 1, 3, 1};
-const bool kIsArray[P_COUNT] = {true, true, true, true, false, false, true, true, true, true, true};
-const bool kIsOutput[P_COUNT] = {false, false, false, false, false, false, true, true, true, true, true};
-
-kjit::ir::Type elem_type(int p) {
-  using kjit::ir::Scalar;
-  using kjit::ir::Type;
-  if (p == P_IDX || p == P_K) return Type::scalar_of(Scalar::I32);
-  if (kLanes[p] == 3) return Type::vector(3, Scalar::F64);
-  if (kLanes[p] == 9) return Type::matrix(3, 3, Scalar::F64);
-  return Type::scalar_of(Scalar::F64);
-}
-
-int count_of(int p, int n) { return (p >= P_ACC) ? kAccSize : n; }
-
-/// Inputs and initial outputs of a program: deterministic from its seed.
-std::vector<RefArg> make_inputs(const Program& prog) {
-  std::mt19937_64 rng(prog.seed ^ 0xA5A5A5A5DEADBEEFull);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<RefArg> args(P_COUNT);
-  for (int p = 0; p < P_COUNT; ++p) {
-    RefArg& a = args[size_t(p)];
-    a.is_array = kIsArray[p];
-    a.count = kIsArray[p] ? count_of(p, prog.n) : 1;
-    a.data.resize(size_t(a.count * kLanes[p]));
-    for (double& x : a.data) {
-      if (p == P_IDX) x = double(rng() % uint64_t(prog.n));
-      else if (p == P_K) x = double(rng() % 5);
-      else if (p == P_OUT || p == P_OUTV) x = 0;
-      else x = u(rng);
-    }
-  }
-  return args;
-}
-
-template <class T>
-std::vector<T> pack(const std::vector<double>& flat) {
-  std::vector<T> v(flat.size() * sizeof(double) / sizeof(T));
-  std::memcpy(v.data(), flat.data(), flat.size() * sizeof(double));
-  return v;
-}
-
-kjit::NdArray to_device(int p, const RefArg& a) {
-  if (p == P_IDX) return kjit::from_vector(std::vector<int32_t>(a.data.begin(), a.data.end()), {a.count});
-  if (kLanes[p] == 3) return kjit::from_vector(pack<kjit::vec3d>(a.data), {a.count});
-  if (kLanes[p] == 9) return kjit::from_vector(pack<kjit::mat33d>(a.data), {a.count});
-  return kjit::from_vector(a.data, {a.count});
-}
-
-std::vector<double> from_device(int p, const kjit::NdArray& arr, size_t values) {
-  std::vector<double> out(values);
-  if (kLanes[p] == 3) { auto v = arr.to_vector<kjit::vec3d>(); std::memcpy(out.data(), v.data(), values * 8); }
-  else if (kLanes[p] == 9) { auto v = arr.to_vector<kjit::mat33d>(); std::memcpy(out.data(), v.data(), values * 8); }
-  else out = arr.to_vector<double>();
-  return out;
-}
-
-std::vector<kjit::LaunchArg> launch_args(std::vector<kjit::NdArray>& arrays, const std::vector<RefArg>& in) {
-  std::vector<kjit::LaunchArg> args;
-  for (int p = 0; p < P_COUNT; ++p) {
-    if (p == P_S) args.emplace_back(in[size_t(p)].data[0]);
-    else if (p == P_K) args.emplace_back(int32_t(in[size_t(p)].data[0]));
-    else args.emplace_back(arrays[size_t(p)]);
-  }
-  return args;
-}
-
-bool names_line(const std::string& msg) {
-  static const std::regex re(R"([A-Za-z0-9_./-]+\.(hpp|cpp|h|cc):[0-9]+)");
-  return std::regex_search(msg, re);
-}
-
-std::string fmt(double x) {
-  char b[40];
-  std::snprintf(b, sizeof b, "%.17g", x);
-  return b;
-}
-
 /// A batch-level failure: the module as a whole did not build or launch.
 struct ModuleFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-const char* param_name(int p) { return kParamNames[size_t(p)].c_str(); }
-
-/// The program's inputs on the cpu device, one array per array parameter.
-std::vector<kjit::NdArray> device_arrays(const std::vector<RefArg>& init) {
-  std::vector<kjit::NdArray> arrays(P_COUNT);
-  for (int p = 0; p < P_COUNT; ++p)
-    if (kIsArray[p]) arrays[size_t(p)] = to_device(p, init[size_t(p)]);
-  return arrays;
-}
 
 /// The adjoint launch's gradient arguments: zeroed gradients for the differentiable inputs, the
 /// weights `w` times `seed_scale` as the outputs' seeds, nothing for the rest; `grads` holds
@@ -155,7 +70,7 @@ std::vector<kjit::LaunchArg> adjoint_args(const std::vector<RefArg>& init, const
 
 /// Runs one traced program on cpu and checks it. `solo`: the program has its own module, so
 /// a build error is its own.
-ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, bool solo) {
+ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, bool solo, bool tangents) {
   ProgramResult r;
   r.seed = prog.seed;
   const kjit::ir::Function& fn = def.ir();
@@ -220,6 +135,20 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
         return r;
       }
     }
+  }
+
+  // kjit tangents (forward mode): against finite differences along directions now, against
+  // the adjoint once it has run.
+  TangentCheck tangent;
+  if (tangents) tangent = check_tangent(prog, def, fn, init, scale);
+  r.tangent_components = tangent.components;
+  r.tangent_nonsmooth = tangent.nonsmooth;
+  r.tangent_refused = tangent.refused;
+  if (!tangent.failure.empty()) {
+    r.outcome = Outcome::Failure;
+    r.kind = tangent.failure;
+    r.detail = tangent.detail;
+    return r;
   }
 
   // kjit adjoint.
@@ -358,6 +287,17 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
       }
     }
   }
+  if (!tangent.refused && !tangent.jv.empty()) {
+    std::vector<std::vector<double>> g(P_COUNT);
+    for (int p : {P_A, P_V, P_M}) g[size_t(p)] = from_device(p, grads[size_t(p)], init[size_t(p)].data.size());
+    std::string dot = check_dot_product(tangent, w, g);
+    r.dot_checked = true;
+    if (!dot.empty()) {
+      r.outcome = Outcome::Failure;
+      r.kind = "tangent-dot";
+      r.detail = dot;
+    }
+  }
   return r;
 }
 
@@ -377,6 +317,7 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
   std::vector<size_t> live;
   kjit::ModuleOptions mo = kjit::module(module).options();
   mo.opt_level = o.opt_level;
+  mo.tangent_adjoint = false;  // second derivatives are not checked here: the tangent module builds in half the time
   kjit::module(module).set_options(mo);
   for (size_t i = 0; i < programs.size(); ++i) {
     ProgramResult& r = results[i];
@@ -412,6 +353,13 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
       kjit::compiler::Artifact a = kjit::compiler::build_module(s, kjit::compiler::Target::parse(getenv("FZ_TARGET") ? getenv("FZ_TARGET") : "sm_90"), fast);
       if (o.verbose) std::fprintf(stderr, "nvrtc %s: %.2f s\n", module.c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       if (a.image.size() < 16) throw std::runtime_error("NVRTC returned an empty image");
+      // The tangent kernels of the module (those forward mode refuses are left out) too.
+      const std::string tangents = o.tangents ? kjit::make_tangent_module(module) : "";
+      if (!tangents.empty()) {
+        kjit::compiler::ModuleSource ts = kjit::module_compile_input(tangents).source;
+        kjit::compiler::Artifact ta = kjit::compiler::build_module(ts, kjit::compiler::Target::parse(getenv("FZ_TARGET") ? getenv("FZ_TARGET") : "sm_90"), fast);
+        if (ta.image.size() < 16) throw std::runtime_error("NVRTC returned an empty image for " + tangents);
+      }
     } catch (const std::exception& e) {
       nvrtc_failed = true;
       nvrtc_error = e.what();
@@ -425,7 +373,7 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
   for (size_t k = 0; k < live.size(); ++k) {
     size_t i = live[k];
     try {
-      results[i] = check_program(programs[i], regs[i]->def(), solo);
+      results[i] = check_program(programs[i], regs[i]->def(), solo, o.tangents);
     } catch (const ModuleFailure& f) {
       for (size_t q = k; q < live.size(); ++q) { regs[live[q]].reset(); redo->push_back(live[q]); }
       *why = f.what();
@@ -521,6 +469,9 @@ std::string Summary::line() const {
   }
   s << "; " << components << " gradient components checked, " << nonsmooth << " skipped at kinks";
   if (rounding) s << ", " << rounding << " dominated by the adjoint's own rounding";
+  s << "; tangents: " << tangent_components << " components checked, " << tangent_nonsmooth
+    << " directions skipped at kinks, " << tangent_refusals << " programs refused in forward mode, "
+    << dot_products << " dot products against the adjoint";
   return s.str();
 }
 
@@ -560,6 +511,10 @@ Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& o) {
         sum.components += r.components;
         sum.nonsmooth += r.nonsmooth;
         sum.rounding += r.rounding;
+        sum.tangent_components += r.tangent_components;
+        sum.tangent_nonsmooth += r.tangent_nonsmooth;
+        sum.tangent_refusals += r.tangent_refused;
+        sum.dot_products += r.dot_checked;
         switch (r.outcome) {
           case Outcome::Pass: ++sum.passed; break;
           case Outcome::Refused: ++sum.refusals; ++sum.refusals_by_reason[r.kind]; break;

@@ -1,5 +1,6 @@
 // checker.hpp — runs generated programs through kjit and checks them: forward values against
-// the reference evaluator, adjoints against its finite differences, NVRTC compiles, refusals.
+// the reference evaluator, adjoints and tangents against its finite differences, tangents
+// against adjoints, NVRTC compiles, refusals.
 #pragma once
 
 #include <cstdint>
@@ -19,13 +20,18 @@ enum class Outcome { Pass, Refused, Degenerate, Failure };
 struct ProgramResult {
   uint64_t seed = 0;
   Outcome outcome = Outcome::Pass;
-  /// Failures: "forward", "adjoint", "nvrtc", "host-compile", "crash", "internal", "refusal-
-  /// without-line", "launch"; refusals and degenerate programs: a short reason.
+  /// Failures: "forward", "adjoint", "tangent", "tangent-dot", "nvrtc", "host-compile", "crash",
+  /// "internal", "refusal-without-line", "launch"; refusals and degenerate programs: a short
+  /// reason.
   std::string kind;
   std::string detail;
   int components = 0;   ///< gradient components compared
   int nonsmooth = 0;    ///< components skipped: a finite-difference step crossed a kink
   int rounding = 0;     ///< components whose adjoint's own rounding error exceeds the tolerance
+  int tangent_components = 0;  ///< tangent output components compared with finite differences
+  int tangent_nonsmooth = 0;   ///< tangent directions skipped at kinks
+  bool tangent_refused = false;  ///< forward mode refused the program (it was checked in reverse)
+  bool dot_checked = false;      ///< <w, J v> was compared with <v, J^T w>
 };
 
 struct CheckOptions {
@@ -35,6 +41,7 @@ struct CheckOptions {
   bool shrink = true;    ///< shrink failures and print them as DSL source
   int jobs = 1;          ///< batches checked at once
   bool verbose = false;
+  bool tangents = true;  ///< forward mode too: tangents, dot products, NVRTC of the tangent modules
   int opt_level = 3;     ///< the host compile's -O level (ModuleOptions::opt_level)
   /// Threads per launch (and elements per array) instead of the generator's few; 16 or more
   /// run the cpu's lane functions (blocks of 16 threads under masks) beside the tail.
@@ -45,6 +52,7 @@ struct CheckOptions {
 struct Summary {
   int programs = 0, passed = 0, refusals = 0, degenerate = 0, failures = 0;
   long components = 0, nonsmooth = 0, rounding = 0;
+  long tangent_components = 0, tangent_nonsmooth = 0, tangent_refusals = 0, dot_products = 0;
   std::map<std::string, int> failures_by_kind, refusals_by_reason;
   std::vector<ProgramResult> failed;   ///< detail holds the shrunk repro
   std::string line() const;            ///< the one-line summary

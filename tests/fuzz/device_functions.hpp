@@ -1,5 +1,5 @@
 // device_functions.hpp — the device functions generated programs call, with and without a
-// custom gradient (each custom gradient is the exact derivative, so results must agree).
+// custom gradient or tangent (each is the exact derivative, so results must agree).
 // printer.cpp prints the same definitions into a repro; keep the two in step.
 #pragma once
 
@@ -16,7 +16,8 @@ inline const auto fz_mix_g = func("fz_mix_g", [](auto x, auto y) { return x * si
     });
 inline const auto fz_vscale = func("fz_vscale", [](auto u, auto t) { return u * tanh(t) + u; });
 inline const auto fz_soft_g = func("fz_soft_g", [](auto x) { return sqrt(x * x + 1.0); })
-    .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * x / sqrt(x * x + 1.0); });
+    .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * x / sqrt(x * x + 1.0); })
+    .jvp([](auto x, auto dx) { return dx * x / sqrt(x * x + 1.0); });
 inline const auto fz_gather_g = func("fz_gather_g", [](auto a, auto i, auto x) { return a[i] * x; })
     .grad([](auto a, auto i, auto x, auto adj_ret, auto& adj_a, auto&, auto& adj_x) {
       atomic_add(adj_a, i, adj_ret * x);
@@ -30,5 +31,7 @@ inline const auto fz_loop = func("fz_loop", [](auto x, auto n) {
 
 inline const auto fz_wrong_g = func("fz_wrong_g", [](auto x) { return x * x; })
     .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * x; });
+inline const auto fz_wrong_t = func("fz_wrong_t", [](auto x) { return x * x; })
+    .jvp([](auto x, auto dx) { return dx * x; });
 
 }  // namespace fuzz::fns

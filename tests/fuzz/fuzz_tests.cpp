@@ -60,6 +60,14 @@ fuzz::Expr load_a() {
   e.a.push_back(tid);
   return e;
 }
+/// Removes the statements `drop` picks from `b` and every block inside it.
+void drop_stmts(std::vector<fuzz::Stmt>& b, const std::function<bool(const fuzz::Stmt&)>& drop) {
+  b.erase(std::remove_if(b.begin(), b.end(), drop), b.end());
+  for (fuzz::Stmt& s : b) {
+    drop_stmts(s.body, drop);
+    drop_stmts(s.els, drop);
+  }
+}
 fuzz::Stmt store_out(fuzz::Expr value) {
   fuzz::Stmt s;
   s.k = fuzz::Stmt::StoreOut;
@@ -79,13 +87,7 @@ TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program a
   fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
   call.i0 = 6;
   call.a.push_back(load_a());
-  std::function<void(std::vector<fuzz::Stmt>&)> drop = [&](std::vector<fuzz::Stmt>& b) {
-    b.erase(std::remove_if(b.begin(), b.end(), [](const fuzz::Stmt& s) {
-              return s.k == fuzz::Stmt::StoreOut || s.k == fuzz::Stmt::Return;
-            }), b.end());
-    for (fuzz::Stmt& s : b) { drop(s.body); drop(s.els); }
-  };
-  drop(p.body);
+  drop_stmts(p.body, [](const fuzz::Stmt& s) { return s.k == fuzz::Stmt::StoreOut || s.k == fuzz::Stmt::Return; });
   p.body.push_back(store_out(call));
   std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest", o);
   REQUIRE(r.size() == 1);
@@ -97,6 +99,28 @@ TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program a
   std::string src = fuzz::to_dsl_source(small, "repro");
   CHECK(src.find("out[t] = fz_wrong_g(") != std::string::npos);
   CHECK(src.find("inline const auto fz_wrong_g") != std::string::npos);
+}
+
+TEST_CASE("the tester reports a wrong tangent (.jvp), and shrinks the program around it") {
+  fuzz::TempCache cache;
+  fuzz::CheckOptions o;
+  o.nvrtc = false;
+  o.opt_level = 1;
+  fuzz::Program p = fuzz::generate(11, fuzz::known_safe_options());
+  p.seed = 900002;
+  fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
+  call.i0 = 7;  // fz_wrong_t: d(x * x) given as x dx
+  call.a.push_back(load_a());
+  drop_stmts(p.body, [](const fuzz::Stmt& s) { return s.k == fuzz::Stmt::Return; });
+  p.body.push_back(store_out(call));
+  std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest_tangent", o);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].outcome == fuzz::Outcome::Failure);
+  CHECK(r[0].kind == "tangent");
+  CHECK(r[0].detail.find("kjit tangent") != std::string::npos);
+  fuzz::Program small = fuzz::shrink(p, "tangent", o);
+  CHECK(fuzz::program_size(small) <= 2);
+  CHECK(fuzz::to_dsl_source(small, "repro").find("fz_wrong_t(") != std::string::npos);
 }
 
 // F1 of FINDINGS.md, as the shrinker printed it: a jump in one loop of a kernel with a nested

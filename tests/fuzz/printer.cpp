@@ -163,7 +163,8 @@ const char* func_source(int f) {
     case 2: return "inline const auto fz_vscale = func(\"fz_vscale\", [](auto u, auto t) { return u * tanh(t) + u; });\n";
     case 3:
       return "inline const auto fz_soft_g = func(\"fz_soft_g\", [](auto x) { return sqrt(x * x + 1.0); })\n"
-             "    .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * x / sqrt(x * x + 1.0); });\n";
+             "    .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * x / sqrt(x * x + 1.0); })\n"
+             "    .jvp([](auto x, auto dx) { return dx * x / sqrt(x * x + 1.0); });\n";
     case 4:
       return "inline const auto fz_gather_g = func(\"fz_gather_g\", [](auto a, auto i, auto x) { return a[i] * x; })\n"
              "    .grad([](auto a, auto i, auto x, auto adj_ret, auto& adj_a, auto&, auto& adj_x) {\n"
@@ -173,6 +174,9 @@ const char* func_source(int f) {
     case 6:
       return "inline const auto fz_wrong_g = func(\"fz_wrong_g\", [](auto x) { return x * x; })\n"
              "    .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * x; });\n";
+    case 7:
+      return "inline const auto fz_wrong_t = func(\"fz_wrong_t\", [](auto x) { return x * x; })\n"
+             "    .jvp([](auto x, auto dx) { return dx * x; });\n";
     default:
       return "inline const auto fz_loop = func(\"fz_loop\", [](auto x, auto n) {\n"
              "  Var<Double> y = x;\n"

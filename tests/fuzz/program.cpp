@@ -33,6 +33,8 @@ const std::vector<FuncInfo> kFuncs = {
     // A deliberately wrong custom gradient (d(x*x)/dx given as x): the self-test checks that
     // the tester reports it.
     {"fz_wrong_g", {Ty::D}, Ty::D, true, false, false},
+    // The same with a deliberately wrong tangent (.jvp).
+    {"fz_wrong_t", {Ty::D}, Ty::D, true, false, false},
 };
 
 const char* ty_name(Ty t) {

@@ -398,6 +398,8 @@ struct Interp {
         if (callee.body.yield != kNoValue) set(g.vals.at(callee.body.yield));
         return Flow::Next;
       }
+      case Op::TangentCall:  // tangent kernels are checked against finite differences of this
+        fail("the reference interprets traced kernels, not tangent kernels");
     }
     fail("unknown op");
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -32,6 +33,10 @@ class KernelDef {
   /// A kernel whose IR `body` traces (given handles to the parameters), once, on first use.
   KernelDef(std::string name, std::string module, std::vector<KernelParam> params,
             ir::SourceLoc loc, detail::KernelBody body);
+  /// A kernel whose IR is given, verified, rather than traced: a kernel derived from another
+  /// one (its tangent kernel, kjit/codegen/tangent.hpp). Name, parameters and location are
+  /// the IR's; it joins `module`.
+  KernelDef(std::unique_ptr<ir::Function> fn, std::string module);
   ~KernelDef();
   KernelDef(const KernelDef&) = delete;
   KernelDef& operator=(const KernelDef&) = delete;

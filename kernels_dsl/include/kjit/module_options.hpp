@@ -9,6 +9,11 @@ namespace kjit {
 /// the module key.
 struct ModuleOptions {
   bool enable_adjoint = true;  ///< generate adjoint entry points (off: forward only, faster)
+  /// The module of this module's tangent kernels (forward mode, "<module>.tangent", built on
+  /// first use) takes these options, with adjoint entry points (second derivatives:
+  /// launch_adjoint of a tangent kernel) when both enable_adjoint and this are on. Off, it
+  /// compiles in about half the time.
+  bool tangent_adjoint = true;
   bool fast_math = false;      ///< NVRTC --use_fast_math / host -ffast-math
   bool line_info = false;      ///< line tables for profilers (NVRTC -lineinfo, host -g)
   bool debug = false;          ///< device debug (-G) / host -O0 -g

@@ -1,5 +1,7 @@
 """jax_kernel: a kjit kernel as a JAX function through the kjit_launch FFI target, with
-optional reverse-mode differentiation through the kjit_adjoint target (jax.custom_vjp).
+optional differentiation: forward and reverse mode through the tangent kernel and the
+kjit_adjoint target (jax.custom_jvp, _forward.py), or reverse mode only (jax.custom_vjp) for
+kernels forward mode does not take.
 
 A call's operands are its input arrays, then its traced values (value parameters given JAX
 values, which travel as buffers: ``kjit_traced`` names them); static values are attributes.
@@ -16,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _library
+from . import _forward, _library
 from ._compat import typed_as, typed_like, vary_together
 from ._options import ModulePreloadMode, option, preload
 from ._signature import (Layout, Param, Signature, array_dims, check_array, is_traced, kernel_signature,
@@ -28,7 +30,7 @@ Dims = int | Sequence[int]
 class KernelFunction:
     """A kjit kernel callable from JAX: ``f(*inputs)`` returns the outputs (one array when
     ``num_outputs == 1``, else a list) and works under jit, vmap, shard_map and, with
-    ``enable_backward``, grad."""
+    ``enable_backward``, grad, jvp and hessian."""
 
     def __init__(self, sig: Signature, layout: Layout, vmap_method: str | None, launch_dims: Dims | None,
                  output_dims: Dims | Mapping[str, Dims] | None, preload_mode: ModulePreloadMode,
@@ -43,6 +45,8 @@ class KernelFunction:
         self.has_side_effect = has_side_effect
         self.block_dim = block_dim
         self._vjp_cache: dict[Any, Any] = {}
+        #: Why jax.jvp cannot differentiate this kernel (it is then a custom_vjp), or "".
+        self.forward_mode_error = ""
         self._lock = threading.Lock()
         if enable_backward:
             _check_differentiable(sig, layout)
@@ -71,14 +75,25 @@ class KernelFunction:
         return call.finish(self._differentiable(call)(*operands))
 
     def _differentiable(self, call: "_Call") -> Any:
-        """The custom_vjp function for this call's static configuration (cached)."""
+        """The differentiable function for this call's static configuration (cached): a
+        custom_jvp over the tangent kernel (forward and reverse mode, second order), or, for
+        kernels forward mode cannot take (in/out arrays, a refused tangent), the custom_vjp."""
         key = (call.static_key, call.launch_key, call.out_key, call.vmap_method)
         with self._lock:
             fn = self._vjp_cache.get(key)
             if fn is None:
-                fn = _make_vjp(self, call)
+                tsig, self.forward_mode_error = self._tangent_signature()
+                fn = _forward.make_jvp(self, call, tsig) if tsig is not None else _make_vjp(self, call)
                 self._vjp_cache[key] = fn
         return fn
+
+    def _tangent_signature(self) -> tuple[Any, str]:
+        """The tangent kernel's signature, or None and why this kernel has no forward mode."""
+        if self.layout.in_out:
+            return None, (f"kernel '{self.name}' has in/out arguments "
+                          f"({', '.join(p.name for p in self.layout.in_out)}), which forward mode from JAX does not "
+                          "take: it is differentiated in reverse mode only (jax.custom_vjp)")
+        return _forward.tangent_signature(self.name)
 
 
 class _Call:
@@ -265,7 +280,9 @@ def jax_kernel(name: str, num_outputs: int = 1, vmap_method: str | None = "broad
         in_out_argnames: arrays that are inputs and outputs (XLA aliases the buffers).
         module_preload_mode: where to build and load the module before XLA runs (a
             ModulePreloadMode, its value or its name).
-        enable_backward: differentiable with jax.grad / jax.vjp through the kernel's adjoint.
+        enable_backward: differentiable with jax.grad / vjp / jacrev (the kernel's adjoint),
+            jax.jvp / jacfwd (its tangent kernel) and jax.hessian (docs/JAX.md); kernels
+            with in/out arrays are reverse mode only.
         has_side_effect: keep the call even when its outputs are unused.
         block_dim: CUDA threads per block, 1..1024 (default: the module's).
 

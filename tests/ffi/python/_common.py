@@ -1,4 +1,4 @@
-"""Shared set-up of the JAX tests: float64 on, the kernel libraries loaded once."""
+"""Shared set-up of the JAX tests: float64 on, the kernel libraries loaded once, shared references."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
+import jax.numpy as jnp  # noqa: E402
 import kjit.jax as kj  # noqa: E402
 
 # ctest points each venv's tests at the package pip installed for it: make sure that copy, not
@@ -28,3 +29,18 @@ def load_libraries() -> None:
     kj.load(os.environ["KJIT_DEMO_LIBRARY"])
     kj.load(os.environ["KJIT_TEST_LIBRARY"])
     _loaded = True
+
+
+def decay_jnp(x, k, n):
+    """tests::values::decay in jax.numpy."""
+    y = x
+    for _ in range(n):
+        y = y * k + jnp.sin(y)
+    return jnp.where(y > 0, y, y * k)
+
+
+def central(f, a, h):
+    """Richardson-extrapolated central difference of scalar f at a."""
+    d1 = (f(a + h) - f(a - h)) / (2 * h)
+    d2 = (f(a + h / 2) - f(a - h / 2)) / h
+    return (4 * d2 - d1) / 3

@@ -15,27 +15,13 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _common import kj, load_libraries  # noqa: E402
+from _common import central, decay_jnp, kj, load_libraries  # noqa: E402
 
 load_libraries()
 
 
 def affine_jnp(v, d, m, s):
     return (v + d) @ m.T * s
-
-
-def decay_jnp(x, k, n):
-    y = x
-    for _ in range(n):
-        y = y * k + jnp.sin(y)
-    return jnp.where(y > 0, y, y * k)
-
-
-def central(f, a, h):
-    """Richardson-extrapolated central difference of scalar f at a."""
-    d1 = (f(a + h) - f(a - h)) / (2 * h)
-    d2 = (f(a + h / 2) - f(a - h / 2)) / h
-    return (4 * d2 - d1) / 3
 
 
 class TracedValueTests(unittest.TestCase):

@@ -1,7 +1,8 @@
 // kjit/dsl/functions.hpp — device functions: helpers traced once per argument signature into
 // their own IR function, emitted once per module and called (where a plain C++ helper is
 // inlined into every use). Generic over element types through generic lambdas; optionally
-// with a user adjoint (Warp's func_grad) and a user replay (Warp's func_replay).
+// with a user adjoint (Warp's func_grad), a user replay (Warp's func_replay) and a user
+// tangent for forward mode (`.jvp`, JAX's custom_jvp rule).
 //
 //   inline const auto energy = kjit::dsl::func("energy", [](auto d, auto k) { return k * dot(d, d); });
 //   inline const auto safe_sqrt = kjit::dsl::func("safe_sqrt", [](auto x) { return sqrt(x); })
@@ -12,8 +13,16 @@
 // lambda receives the arguments, adj_ret (when the function returns a value) and, per
 // argument, its adjoint: a Var to add to for a value, the adjoint array for an array. A
 // .replay lambda takes the arguments and returns what the body returns, without the body's
-// side effects; the adjoint's forward replay runs it instead of the body. A body may return
-// several values, as a tuple or a struct of DSL values (results.hpp):
+// side effects; the adjoint's forward replay runs it instead of the body. A .jvp lambda takes
+// the arguments, then one tangent per argument (a value of the argument's type, zero for an
+// integer; the tangent array for an array) and returns the tangent of what the body returns
+// (nothing for a function that returns nothing; it writes the tangents of the arrays the
+// body writes); forward mode (tangent kernels) calls it instead of differentiating the body:
+//
+//   inline const auto safe_sqrt = kjit::dsl::func("safe_sqrt", [](auto x) { return sqrt(x); })
+//       .jvp([](auto x, auto dx) { return dx * 0.5f / max(sqrt(x), 1e-6f); });
+//
+// A body may return several values, as a tuple or a struct of DSL values (results.hpp):
 //
 //   inline const auto polar = kjit::dsl::func("polar", [](auto x, auto y) {
 //     return std::make_tuple(sqrt(x * x + y * y), atan2(y, x));
@@ -76,18 +85,22 @@ void func_state_release(FuncState* s);
 const char* func_state_name(const FuncState* s);
 
 /// Which part of a device function a trace callback records.
-enum class FuncPart : uint8_t { Body, Replay, Grad };
+enum class FuncPart : uint8_t { Body, Replay, Grad, Jvp };
 /// Records `part` of device function `func` for one argument signature, under a Tracer the
 /// caller set up: parameters come from func_param, the result goes to func_set_result. A Grad
 /// stores in `out_vars[k]` the Var that holds parameter k's adjoint (-1 for an array).
 using FuncTrace = void (*)(const void* func, FuncPart part, int64_t* out_vars);
 
+/// Which user parts a device function has besides its body.
+struct FuncParts {
+  bool grad = false, replay = false, jvp = false;
+};
 /// Emits a call of `state`'s function with `args` (of `types`) in the function being traced,
-/// tracing the body first for a new signature (with the user's adjoint and replay when
-/// `has_grad` / `has_replay`); returns the call's result (kNoValue when `result` is void).
+/// tracing the body first for a new signature (with the user's adjoint, replay and tangent
+/// when `parts` has them); returns the call's result (kNoValue when `result` is void).
 ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId* args, size_t count,
-                      const ir::Type& result, bool has_grad, bool has_replay, FuncTrace trace,
-                      const void* func, Loc def_loc, Loc loc);
+                      const ir::Type& result, FuncParts parts, FuncTrace trace, const void* func, Loc def_loc,
+                      Loc loc);
 /// Emits the Param statement of parameter k of the function being traced.
 ir::ValueId func_param(size_t k, Loc loc);
 /// Sets the function's result (the value its body yields).
@@ -95,22 +108,24 @@ void func_set_result(ir::ValueId v);
 
 struct NoGrad {};
 struct NoReplay {};
+struct NoJvp {};
 
 }  // namespace detail
 
 /// A device function (see the top of this file); make one with func(name, body).
-template <class Body, class Grad = detail::NoGrad, class Replay = detail::NoReplay>
+template <class Body, class Grad = detail::NoGrad, class Replay = detail::NoReplay, class Jvp = detail::NoJvp>
 class Func {
  public:
-  Func(const char* name, Body body, Grad grad, Replay replay, Loc loc)
-      : body_(std::move(body)), grad_(std::move(grad)), replay_(std::move(replay)), loc_(loc),
+  Func(const char* name, Body body, Grad grad, Replay replay, Jvp jvp, Loc loc)
+      : body_(std::move(body)), grad_(std::move(grad)), replay_(std::move(replay)), jvp_(std::move(jvp)), loc_(loc),
         state_(detail::func_state_new(name)) {}
-  Func(const Func& o) : body_(o.body_), grad_(o.grad_), replay_(o.replay_), loc_(o.loc_), state_(o.state_) {
+  Func(const Func& o)
+      : body_(o.body_), grad_(o.grad_), replay_(o.replay_), jvp_(o.jvp_), loc_(o.loc_), state_(o.state_) {
     detail::func_state_retain(state_);
   }
   Func(Func&& o)
-      : body_(std::move(o.body_)), grad_(std::move(o.grad_)), replay_(std::move(o.replay_)), loc_(o.loc_),
-        state_(o.state_) {
+      : body_(std::move(o.body_)), grad_(std::move(o.grad_)), replay_(std::move(o.replay_)), jvp_(std::move(o.jvp_)),
+        loc_(o.loc_), state_(o.state_) {
     o.state_ = nullptr;
   }
   Func& operator=(const Func&) = delete;
@@ -120,10 +135,20 @@ class Func {
 
   /// The same function with a user-supplied adjoint.
   template <class G>
-  Func<Body, G, Replay> grad(G g) const { return Func<Body, G, Replay>(name(), body_, std::move(g), replay_, loc_); }
+  Func<Body, G, Replay, Jvp> grad(G g) const {
+    return Func<Body, G, Replay, Jvp>(name(), body_, std::move(g), replay_, jvp_, loc_);
+  }
   /// The same function with a user-supplied replay.
   template <class P>
-  Func<Body, Grad, P> replay(P p) const { return Func<Body, Grad, P>(name(), body_, grad_, std::move(p), loc_); }
+  Func<Body, Grad, P, Jvp> replay(P p) const {
+    return Func<Body, Grad, P, Jvp>(name(), body_, grad_, std::move(p), jvp_, loc_);
+  }
+  /// The same function with a user-supplied tangent (forward mode): `j(args..., tangents...)`
+  /// returns the tangent of the body's value.
+  template <class J>
+  Func<Body, Grad, Replay, J> jvp(J j) const {
+    return Func<Body, Grad, Replay, J>(name(), body_, grad_, replay_, std::move(j), loc_);
+  }
 
   /// Calls the function from a kernel (or another device function) being traced.
   /// A body that returns several values (a tuple or a struct of DSL values) returns them
@@ -142,9 +167,10 @@ class Func {
   const char* name() const { return detail::func_state_name(state_); }
 
  private:
-  template <class, class, class> friend class Func;
+  template <class, class, class, class> friend class Func;
   static constexpr bool has_grad = !std::is_same_v<Grad, detail::NoGrad>;
   static constexpr bool has_replay = !std::is_same_v<Replay, detail::NoReplay>;
+  static constexpr bool has_jvp = !std::is_same_v<Jvp, detail::NoJvp>;
 
   template <class R, class... A>
   detail::call_result_t<R> call(const A&... args) const {
@@ -152,7 +178,7 @@ class Func {
     const ir::ValueId ids[] = {detail::canon_id(args, loc)..., ir::kNoValue};  // sentinel: no args
     const ir::Type types[] = {detail::canon_t<A>::ir_type()..., ir::Type{}};
     const ir::Type result = result_type<R>();
-    ir::ValueId r = detail::func_call(state_, types, ids, sizeof...(A), result, has_grad, has_replay,
+    ir::ValueId r = detail::func_call(state_, types, ids, sizeof...(A), result, detail::FuncParts{has_grad, has_replay, has_jvp},
                                       &trace<R, detail::canon_t<A>...>, this, loc_, loc);
     if constexpr (detail::result_fields<R>() > 0) {
       return detail::unpack_results<R>(r, loc);
@@ -169,6 +195,8 @@ class Func {
       if (part == detail::FuncPart::Replay) f.trace_body<R, H...>(f.replay_);
     if constexpr (has_grad)
       if (part == detail::FuncPart::Grad) f.trace_grad<R, H...>(out_vars);
+    if constexpr (has_jvp)
+      if (part == detail::FuncPart::Jvp) f.trace_jvp<R, H...>();
   }
 
   // Parameter handles in declaration order (indices, not a counter: the order is explicit).
@@ -208,6 +236,24 @@ class Func {
       detail::func_set_result(detail::pack_results(r, result_type<R>(), loc_));
     } else {
       R r = dsl::apply(f, handles);
+      detail::func_set_result(r.use(loc_));
+    }
+  }
+
+  /// Traces the user tangent: parameters a0.., then one tangent per parameter (of its
+  /// type); its value, the tangent of the body's, is the function's result.
+  template <class R, class... H>
+  void trace_jvp() const {
+    auto handles = make_handles<H..., H...>(std::make_index_sequence<2 * sizeof...(H)>{});
+    if constexpr (std::is_void_v<R>) {
+      dsl::apply(jvp_, handles);
+    } else if constexpr (detail::result_fields<R>() > 0) {
+      static_assert(std::is_same_v<R, std::decay_t<decltype(dsl::apply(jvp_, handles))>>,
+                    "kjit: a .jvp returns the tangent of what the body returns: the same type");
+      R r = dsl::apply(jvp_, handles);
+      detail::func_set_result(detail::pack_results(r, result_type<R>(), loc_));
+    } else {
+      R r = dsl::apply(jvp_, handles);
       detail::func_set_result(r.use(loc_));
     }
   }
@@ -266,6 +312,7 @@ class Func {
   Body body_;
   Grad grad_;
   Replay replay_;
+  Jvp jvp_;
   Loc loc_;
   detail::FuncState* state_;
 };
@@ -273,7 +320,7 @@ class Func {
 /// A device function named `name` (the name appears in generated code and messages).
 template <class Body>
 Func<Body> func(const char* name, Body body, Loc loc = Loc::here()) {
-  return Func<Body>(name, std::move(body), detail::NoGrad{}, detail::NoReplay{}, loc);
+  return Func<Body>(name, std::move(body), detail::NoGrad{}, detail::NoReplay{}, detail::NoJvp{}, loc);
 }
 
 }  // namespace kjit::dsl

@@ -107,6 +107,10 @@ struct Function {
   /// A user-supplied replay (Warp's func_replay): what the adjoint's forward replay runs
   /// instead of the body; same params and result.
   std::shared_ptr<const Function> custom_replay;
+  /// A user-supplied tangent (a `.jvp`): params are this function's params, then one tangent
+  /// per parameter (same types); it returns the tangent of the result (void when the
+  /// function returns nothing) and writes the tangents of the arrays the body writes.
+  std::shared_ptr<const Function> custom_tangent;
 
   /// The returned type of a device function (void when it returns nothing).
   Type result_type() const { return body.yield == kNoValue ? Type::void_type() : type_of(body.yield); }

@@ -1,9 +1,11 @@
-// kjit/runtime/launch.hpp — launching kernels forward and backward on a device.
+// kjit/runtime/launch.hpp — launching kernels forward, backward (adjoint) and in forward mode
+// (tangent) on a device.
 #pragma once
 
 #include <cstring>
 #include <initializer_list>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "kjit/dsl/kernel_handle.hpp"  // Kernel<P...>; KernelDef's members are in kjit/kernel.hpp
@@ -49,8 +51,9 @@ class LaunchArg {
     std::memcpy(bytes_, &value, sizeof(T));
   }
 
-  /// A value of `type` (not an array) from its bytes, laid out as kernels read it.
-  static LaunchArg of_type(const ir::Type& type, const void* bytes);
+  /// A value of type `type` from its bytes (`type.element_bytes()` of them), for code that
+  /// knows types only at run time (gradient checks, the FFI).
+  static LaunchArg from_bytes(const ir::Type& type, const void* bytes);
 
   bool absent() const { return kind_ == Kind::Absent; }
   bool is_array() const { return kind_ == Kind::Array; }
@@ -94,6 +97,44 @@ void launch(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchA
 /// error when the kernel has no adjoint (saying why) or a loop exceeded its checkpoint bound.
 void launch_adjoint(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
                     const std::vector<LaunchArg>& adj_args, const LaunchOptions& options = {});
+
+/// The tangent (forward-mode) kernel of `kernel` (docs/AUTODIFF.md, "Forward mode"): a
+/// kernel of its own, named "<name>.tangent" in module "<module>.tangent", whose parameters
+/// are the kernel's followed by one tangent per parameter (an array's tangent is an array of
+/// its shape, a value's a value of its type; non-differentiable slots are never read), and
+/// whose launch runs the kernel and writes the tangents of what it writes. launch,
+/// launch_adjoint (second derivatives) and check_gradients take it like any kernel. Made on
+/// first use with the tangents of every kernel of the module (compiled together, on the first
+/// launch of one of them); a User error naming the line when forward mode refuses the kernel.
+const KernelDef& tangent_of(const KernelDef& kernel);
+template <class... P>
+const KernelDef& tangent_of(const Kernel<P...>& kernel) { return tangent_of(kernel.def()); }
+
+/// The kernel named `name`, for callers that know kernels by name only (the FFI handlers,
+/// from the names the JAX shim sends): "<kernel>.tangent" is tangent_of the kernel named
+/// "<kernel>" (recursively: "<kernel>.tangent.tangent" is forward over forward), made on first
+/// use, so a tangent kernel is found before anything in the process has asked for it; any
+/// other name is Registry::find_kernel's. nullptr when there is no such kernel; tangent_of's
+/// User error when forward mode refuses the kernel.
+const KernelDef* find_kernel_or_tangent(std::string_view name);
+
+/// Runs the tangent kernel of `kernel`: `args` as in the forward launch, `tangents` one per
+/// parameter: the direction for an input (an array of the array's shape, a value of the
+/// value's type), the array that receives the tangent of an output, or `{}` (a zero
+/// direction, an output tangent not wanted, or a non-differentiable parameter: kjit lends the
+/// launch zeros, or scratch memory, that the calling thread keeps for its tangent launches).
+/// The launch does
+/// what `launch` does (it writes the outputs) and writes the tangent of every value stored
+/// into an output array's tangent; `atomic_add` adds the tangents of its operands to what the
+/// output's tangent array holds (pass the tangent of the output's initial contents, zeros for
+/// a zeroed output). It replaces a forward launch: do not run both.
+void launch_tangent(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
+                    const std::vector<LaunchArg>& tangents, const LaunchOptions& options = {});
+template <class... P>
+void launch_tangent(const Kernel<P...>& kernel, const Dims& dims, std::vector<LaunchArg> args,
+                    std::vector<LaunchArg> tangents, const LaunchOptions& options = {}) {
+  launch_tangent(kernel.def(), dims, args, tangents, options);
+}
 
 /// `kjit::launch(demo::saxpy, n, x, y, 2.0f, out)`
 template <class... P, class... A>

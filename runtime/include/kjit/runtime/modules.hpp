@@ -45,6 +45,12 @@ enum class PreloadMode { None, CurrentDevice, AllDevices };
 /// AllDevices: every CUDA device, or the cpu when there is none).
 std::vector<ModuleLoad> preload_module(const std::string& module_name, PreloadMode mode);
 
+/// Makes the tangent kernels (forward mode, kjit::tangent_of) of every kernel of module
+/// `module_name` that has one, and returns the name of the module holding them,
+/// "<module>.tangent", or "" when no kernel has a tangent. Building that module is what
+/// `kjit precompile --tangent` adds; the kernels' first launch_tangent then compiles nothing.
+std::string make_tangent_module(const std::string& module_name);
+
 /// Builds module `module_name` for `target` ("sm_90", "compute_90", "cpu") into the disk
 /// cache without loading it (for deployment, and for GPUs this machine does not have).
 ModuleBuild build_module_for(const std::string& module_name, const std::string& target);
