@@ -47,6 +47,9 @@ SYSTEMS = ["kjit", "drjit", "warp", "hand"]
 # Also run by the hand loop on one thread with plain adds ("hand-1t"), what Warp's cpu device
 # does: the springs gap to Warp, split into atomics and the rest.
 ONE_THREAD_CASES = ["springs_fwd", "springs_adj"]
+# Also run by Dr.Jit accumulating into the gradients it already holds ("drjit-acc"), the work the
+# other three do (dx += a g, dy += g: 5 streams); its plain saxpy adjoint moves 2 (dy is the seed).
+ACCUMULATING_CASES = ["saxpy_adj"]
 
 
 class Mismatch(Exception):
@@ -242,9 +245,10 @@ class DrJit:
         dr.make_opaque(self.steps)  # a run-time trip count, as kjit's Int parameter
         dr.sync_thread()
 
-    def _backward(self, out, seed, *wrt):
+    def _backward(self, out, seed, *wrt, accumulate=False):
         for a in wrt:
-            dr.clear_grad(a)
+            if not accumulate:
+                dr.clear_grad(a)
         dr.set_grad(out, seed)
         dr.enqueue(dr.ADMode.Backward, out)
         dr.traverse(dr.ADMode.Backward)
@@ -265,8 +269,8 @@ class DrJit:
         if case == "saxpy_fwd":
             r = [SAXPY_A * dr.detach(self.x) + dr.detach(self.y)]
             dr.eval(r)
-        elif case == "saxpy_adj":
-            r = self._backward(SAXPY_A * self.x + self.y, self.g, self.x, self.y)
+        elif case in ("saxpy_adj", "saxpy_adj_acc"):
+            r = self._backward(SAXPY_A * self.x + self.y, self.g, self.x, self.y, accumulate=case.endswith("_acc"))
         elif case == "springs_fwd":
             r = [self._springs(dr.detach(self.px))]
             dr.eval(r)
@@ -286,6 +290,8 @@ class DrJit:
         return (time.perf_counter() - t) * 1e3
 
     def results(self, case, shapes):
+        for a in (self.x, self.y):  # an accumulating case's one run starts from zero gradients
+            dr.clear_grad(a)
         return [np.asarray(a.numpy()).T if len(s) == 2 else a.numpy() for a, s in zip(self.run(case), shapes)]
 
 
@@ -492,13 +498,15 @@ def main() -> int:
                     except Mismatch as e:
                         failures.append(str(e))
                         line.append(f"{name} MISMATCH")
-                if case in ONE_THREAD_CASES:
+                extra = [("hand-1t", "hand", "_1t")] if case in ONE_THREAD_CASES else []
+                extra += [("drjit-acc", "drjit", "_acc")] if case in ACCUMULATING_CASES else []
+                for label, system, suffix in extra:
                     try:
-                        err = check("hand-1t", case, systems["hand"].results(case + "_1t", result_shapes(case)), refs[case])
-                        line.append(f"hand-1t {err}")
+                        err = check(label, case, systems[system].results(case + suffix, result_shapes(case)), refs[case])
+                        line.append(f"{label} {err}")
                     except Mismatch as e:
                         failures.append(str(e))
-                        line.append("hand-1t MISMATCH")
+                        line.append(f"{label} MISMATCH")
                 print(f"  {case:12s} " + ", ".join(line))
             if failures:
                 print("\nFAILED: results that do not match the float64 reference:", file=sys.stderr)
@@ -508,12 +516,17 @@ def main() -> int:
 
             times = {(c, s): [] for c in CASES for s in SYSTEMS}
             times.update({(c, "hand-1t"): [] for c in ONE_THREAD_CASES})
+            times.update({(c, "drjit-acc"): [] for c in ACCUMULATING_CASES})
+            for case in ACCUMULATING_CASES:
+                systems["drjit"].time(case + "_acc")  # its kernel (reading the held gradients) compiled
             for _ in range(args.reps):
                 for case in CASES:
                     for name in SYSTEMS:
                         times[(case, name)].append(systems[name].time(case))
                     if case in ONE_THREAD_CASES:
                         times[(case, "hand-1t")].append(systems["hand"].time(case + "_1t"))
+                    if case in ACCUMULATING_CASES:
+                        times[(case, "drjit-acc")].append(systems["drjit"].time(case + "_acc"))
             report(times, args.reps)
             sizes(kjit_exe, data_dir, systems["kjit"], args.size_rounds)
         finally:
@@ -541,6 +554,13 @@ def report(times, reps):
         print(f"  {case}: hand-1t {fmt_time(h1)} ({fmt_time(mn[(case, 'hand-1t')])}); "
               f"warp/hand-1t {med[(case, 'warp')] / h1:.2f}, hand/hand-1t {med[(case, 'hand')] / h1:.2f}, "
               f"kjit/hand-1t {med[(case, 'kjit')] / h1:.2f}")
+    print("\nsaxpy adjoint with Dr.Jit accumulating into its gradients (drjit-acc, the others' 5 streams), ms, "
+          "median (min):")
+    for case in ACCUMULATING_CASES:
+        acc = med[(case, "drjit-acc")]
+        print(f"  {case}: drjit-acc {fmt_time(acc)} ({fmt_time(mn[(case, 'drjit-acc')])}); "
+              f"kjit/drjit-acc {med[(case, 'kjit')] / acc:.2f}, hand/drjit-acc {med[(case, 'hand')] / acc:.2f}, "
+              f"drjit/drjit-acc {med[(case, 'drjit')] / acc:.2f}")
     print("\nadjoint / forward (medians):")
     print(f"| kernel | {' | '.join(SYSTEMS)} |")
     print("|---|" + "---|" * len(SYSTEMS))

@@ -137,4 +137,41 @@ template <template <class> class X, class T> KJ_FUNC X<T> atomic_sub(X<T>* p, co
   for (int i = 0; i < int(sizeof(X<T>) / sizeof(T)); ++i) ((T*)&old)[i] = atomic_sub((T*)p + i, ((const T*)&v)[i]);
   return old;
 }
+/// atomic_add / atomic_sub into an element of array `a`, as codegen writes them for the element
+/// kinds the runtime can privatize (codegen/src/private_adds.hpp): atomic, unless the runtime
+/// gave this cpu thread a private zeroed copy of the array (kArrayPrivate), where plain adds
+/// are race-free. The private adds are relaxed atomic loads and stores, plain moves on x86
+/// that no vectorizer turns into a scatter (two lanes of a GCC ivdep lane loop may add to one
+/// element).
+#if KJ_CUDA
+template <class A, class T> KJ_FUNC T array_add(const A&, T* p, const T& v) { return atomic_add(p, v); }
+template <class A, class T> KJ_FUNC T array_sub(const A&, T* p, const T& v) { return atomic_sub(p, v); }
+#else
+template <class S> KJ_FUNC S private_add(S* p, S v, bool sub) {
+  S old, next;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  next = sub ? S(old - v) : S(old + v);
+  __atomic_store(p, &next, __ATOMIC_RELAXED);
+  return old;
+}
+// Aggregates component by component, unrolled (GCC leaves a loop of atomic accesses rolled,
+// with the operand spilled to the stack).
+template <int N, class S> KJ_FUNC vec_t<N, S> private_add(vec_t<N, S>* p, const vec_t<N, S>& v, bool sub) {
+  vec_t<N, S> old;
+  _Pragma("GCC unroll 16") for (int i = 0; i < N; ++i) old.c[i] = private_add(&p->c[i], v.c[i], sub);
+  return old;
+}
+template <int R, int C, class S> KJ_FUNC mat_t<R, C, S> private_add(mat_t<R, C, S>* p, const mat_t<R, C, S>& v, bool sub) {
+  mat_t<R, C, S> old;
+  _Pragma("GCC unroll 16") for (int i = 0; i < R * C; ++i) old.c[i / C][i % C] = private_add(&p->c[i / C][i % C], v.c[i / C][i % C], sub);
+  return old;
+}
+template <template <class> class X, class S> KJ_FUNC X<S> private_add(X<S>* p, const X<S>& v, bool sub) {
+  X<S> old;
+  _Pragma("GCC unroll 16") for (int i = 0; i < int(sizeof(X<S>) / sizeof(S)); ++i) ((S*)&old)[i] = private_add((S*)p + i, ((const S*)&v)[i], sub);
+  return old;
+}
+template <class A, class T> KJ_FUNC T array_add(const A& a, T* p, const T& v) { return (a.flags & kArrayPrivate) ? private_add(p, v, false) : atomic_add(p, v); }
+template <class A, class T> KJ_FUNC T array_sub(const A& a, T* p, const T& v) { return (a.flags & kArrayPrivate) ? private_add(p, v, true) : atomic_sub(p, v); }
+#endif
 }  // namespace kj

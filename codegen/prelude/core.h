@@ -73,7 +73,7 @@ template <class T> KJ_FUNC bool adj_nonzero(const T& x) { return !(x == T(0)); }
 /// GCC little). CUDA always runs it and puts back what a zero adjoint added, the same bits
 /// without a branch: NVVM's time grew with the square of the number of these branches.
 /// (C++11: modules may be compiled with any -std kjit accepts.)
-#if KJ_CUDA || defined(KJ_STRONG_ZERO_SELECT)  // (CUDA's variant on the cpu: ctest *strong_zero_select)
+#if KJ_CUDA
 #define KJ_SZ_IF(a)
 #define KJ_SZ_NZ(a) const bool kj_nz = kj::adj_nonzero(a);
 #define KJ_SZ_SAVE(saved, acc) const auto saved = acc;
@@ -255,6 +255,51 @@ struct lanes<bool, N> {
 /// component by component (vec.h), as the vectorizer cannot split a whole-struct copy.
 template <class T> KJ_FUNC T load_of(const T& x) { return x; }
 template <class T> KJ_FUNC void store_to(T& dst, const T& x) { dst = x; }
+/// Arrays of at least this many bytes that a lane function writes in whole blocks (each thread
+/// its own element, and nothing else done with the array: lane_emitter.cpp's block stores) get
+/// non-temporal stores, which do not read the lines first and keep them out of the caches (as
+/// Dr.Jit writes its outputs); smaller ones stay in cache for whoever reads them next (up to
+/// 4 MiB, streaming lost even without a reader on the development VM: docs/BENCHMARKS.md).
+#define KJ_STREAM_MIN_BYTES ((kj_int64)1 << 23)
+template <class T> KJ_FUNC bool streams(const array_t<T>& a) {
+  return (kj_int64)a.shape[0] * (kj_int64)sizeof(T) >= KJ_STREAM_MIN_BYTES;
+}
+/// Copies one cache line from `src` to 64-byte aligned `dst` with non-temporal stores.
+KJ_FUNC void stream_line(void* dst, const void* src) {
+#if defined(__clang__) && defined(__SSE2__)
+  typedef long long v8 __attribute__((vector_size(64)));
+  v8 v; __builtin_memcpy(&v, src, 64); __builtin_nontemporal_store(v, (v8*)dst);
+#elif defined(__AVX512F__)
+  typedef long long v8 __attribute__((vector_size(64)));
+  v8 v; __builtin_memcpy(&v, src, 64); __builtin_ia32_movntdq512((v8*)dst, v);
+#elif defined(__AVX__)
+  typedef long long v4 __attribute__((vector_size(32)));
+  for (int i = 0; i < 2; ++i) { v4 v; __builtin_memcpy(&v, (const char*)src + 32 * i, 32); __builtin_ia32_movntdq256((v4*)((char*)dst + 32 * i), v); }
+#elif defined(__SSE2__)
+  typedef long long v2 __attribute__((vector_size(16)));
+  for (int i = 0; i < 4; ++i) { v2 v; __builtin_memcpy(&v, (const char*)src + 16 * i, 16); __builtin_ia32_movntdq((v2*)((char*)dst + 16 * i), v); }
+#else
+  __builtin_memcpy(dst, src, 64);
+#endif
+}
+/// Writes a block's KJ_LANES elements `src` to `dst`: with non-temporal stores when `stream`
+/// and `dst` starts a cache line (the pool's chunks start at multiples of 64 threads), else
+/// plainly. Elements are whole 4-byte words, so the block is whole cache lines.
+template <class T> KJ_FUNC void store_block(T* dst, const T (&src)[KJ_LANES], bool stream) {
+  static_assert(sizeof(src) % 64 == 0, "a block of stores is whole cache lines");
+  if (stream && ((kj_uint64)dst & 63) == 0) {
+    for (int i = 0; i < int(sizeof(src) / 64); ++i) stream_line((char*)dst + 64 * i, (const char*)src + 64 * i);
+  } else {
+    __builtin_memcpy((void*)dst, (const void*)src, sizeof(src));
+  }
+}
+/// Orders a cpu entry's non-temporal stores before whatever the thread does next (they are
+/// weakly ordered on x86): the pool's hand-back then publishes them.
+KJ_FUNC void stream_fence() {
+#if defined(__SSE2__)
+  __builtin_ia32_sfence();
+#endif
+}
 /// Adjoints under a lane bit (the adjoint's lane function): `acc` += / -= x, or zeroed, where
 /// `on`, else unchanged, written as selects so that the lane loop stays one vector loop.
 /// Vectors and matrices overload them component by component (vec.h).

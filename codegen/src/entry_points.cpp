@@ -57,8 +57,8 @@ std::string one(const EntryParam& p) { return "kj_t_" + p.name; }
 class HostLoops {
  public:
   HostLoops(SourceWriter& w, const std::string& body, const std::vector<EntryParam>& params,
-            const std::string& lanes, const std::string& tail, const std::string& block)
-      : w_(w), body_(body), params_(params), lanes_(lanes), tail_(tail), block_(block) {}
+            const std::string& lanes, const std::string& tail, const std::string& block, bool fence)
+      : w_(w), body_(body), params_(params), lanes_(lanes), tail_(tail), block_(block), fence_(fence) {}
 
   /// The body called for thread `index` (dense arrays or not); each Sum gets `sum(p)`.
   template <class SumArg>
@@ -129,6 +129,9 @@ class HostLoops {
         } else {
           w_.line(lane_call(tail_, "kj_i, (kj_int32)kj_end"), indent + 1);
         }
+        // The lane function's non-temporal block stores are weakly ordered: fenced before the
+        // launch's completion is reported.
+        if (fence_) w_.line("kj::stream_fence();", indent + 1);
       }
       w_.line(done, indent + 1);
       w_.line("}", indent);
@@ -170,6 +173,7 @@ class HostLoops {
   const std::string& lanes_;
   const std::string& tail_;
   const std::string& block_;
+  bool fence_;  ///< the lane function writes non-temporal block stores
 };
 
 }  // namespace
@@ -190,8 +194,8 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
                        const std::vector<EntryParam>& params, const std::string& lanes, const std::string& tail,
-                       const std::string& block) {
-  HostLoops host(w, body, params, lanes, tail, block);
+                       const std::string& block, bool fence) {
+  HostLoops host(w, body, params, lanes, tail, block, fence);
 
   w.line("#if KJ_CUDA");
   std::string sig = "extern \"C\" __global__ void " + entry + "(kj::launch_bounds_t dim";

@@ -47,6 +47,8 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 /// through the strided body, or through `tail` when given (a function `(dim, kj_begin, kj_end,
 /// <params as lanes takes them>)` running those threads one at a time). Lane and tail
 /// functions take the arrays (dense) and values only: they run where no sum is wanted.
+/// `fence`: the lane function writes non-temporal block stores, which the entry fences
+/// (kj::stream_fence) after its dense loops.
 ///
 /// Sums: the CUDA entry keeps one sum per thread over its grid-stride iterations and adds the
 /// block's total to the destination (kj::block_add) when there is one. The host entry runs
@@ -59,6 +61,7 @@ void open_body_function(SourceWriter& w, const std::string& body, const std::vec
 /// `<entry>_sums`), so the dense loop compiles, registers included, as without sums.
 void emit_entry_points(SourceWriter& w, const std::string& entry, const std::string& body,
                        const std::vector<EntryParam>& params, const std::string& lanes = "",
-                       const std::string& tail = "", const std::string& block = "KJ_LANES");
+                       const std::string& tail = "", const std::string& block = "KJ_LANES",
+                       bool fence = false);
 
 }  // namespace kjit::codegen

@@ -8,6 +8,7 @@
 #include "builtin_codegen.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/structs.hpp"
+#include "private_adds.hpp"
 
 namespace kjit::codegen {
 
@@ -139,11 +140,23 @@ std::string ExprEmitter::element(const ir::Stmt& s, size_t count) const {
 std::string ExprEmitter::atomic(const ir::Stmt& s) {
   prelude_.need("array");
   prelude_.need("atomic");
-  size_t operands = s.atomic_op() == ir::AtomicOp::Cas ? 2 : 1;
-  std::string out = std::string("kj::atomic_") + ir::atomic_op_name(s.atomic_op()) + "(&" +
+  const ir::AtomicOp op = s.atomic_op();
+  size_t operands = op == ir::AtomicOp::Cas ? 2 : 1;
+  if (op == ir::AtomicOp::Add || op == ir::AtomicOp::Sub)
+    return add_into(n_.value(s.args[0]), element(s, s.args.size() - 2), n_.value(s.args.back()),
+                    n_.fn.type_of(s.args[0]).element(), op == ir::AtomicOp::Sub);
+  std::string out = std::string("kj::atomic_") + ir::atomic_op_name(op) + "(&" +
                     element(s, s.args.size() - 1 - operands);
   for (size_t i = s.args.size() - operands; i < s.args.size(); ++i) out += ", " + n_.value(s.args[i]);
   return out + ")";
+}
+
+std::string ExprEmitter::add_into(const std::string& array, const std::string& element, const std::string& value,
+                                  const ir::Type& element_type, bool sub) {
+  prelude_.need("atomic");
+  if (privatizable_element(element_type))
+    return std::string(sub ? "kj::array_sub(" : "kj::array_add(") + array + ", &" + element + ", " + value + ")";
+  return std::string(sub ? "kj::atomic_sub(&" : "kj::atomic_add(&") + element + ", " + value + ")";
 }
 
 std::string ExprEmitter::call(const ir::Stmt& s) {

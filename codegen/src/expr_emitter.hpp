@@ -58,6 +58,11 @@ class ExprEmitter {
   std::string element(const ir::Stmt& s, size_t count) const;
   /// The expression of an atomic statement (a call returning the previous value).
   std::string atomic(const ir::Stmt& s);
+  /// An atomic add (sub) of `value` into `element` of `array`: kj::array_add, which adds
+  /// plainly into a cpu thread's private copy of the array, for the element kinds the runtime
+  /// privatizes (private_adds.hpp), else kj::atomic_add.
+  std::string add_into(const std::string& array, const std::string& element, const std::string& value,
+                       const ir::Type& element_type, bool sub = false);
   /// The call of device function CallFunc `s` (`replay`: its side-effect-free variant).
   std::string call_function(const ir::Stmt& s, bool replay);
   /// The name a module gives device function `f`.

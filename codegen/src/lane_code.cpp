@@ -163,6 +163,12 @@ void LaneCode::flush(Run& run, const std::string& mask, int indent, const UnitTa
     if (planning_) defined_in_[s.result].insert(unit_);
     if (mode_ == Mode::Forward && lane_array_[s.result]) w_->line(lanes_of(s.type) + lane_name(s.result) + ";", indent);
   });
+  Run blocks;  // this unit's block stores, each into its kj_s_<array>
+  for (const ir::Stmt* s : run)
+    if (blocks_.count(s)) {
+      blocks.push_back(s);
+      w_->line("alignas(64) " + fn_.type_of(s->args.back()).cpp() + " " + block_name(*s) + "[" + width_ + "];", indent);
+    }
   w_->line(loop() + " {", indent);
   const int in = indent + 1;
   w_->line("const kj_int32 kj_index = kj_base + kj_l; (void)kj_index;", in);
@@ -187,6 +193,11 @@ void LaneCode::flush(Run& run, const std::string& mask, int indent, const UnitTa
   emit_in_loop(run, active, in);
   if (tail) tail->write(active, in);
   w_->line("}", indent);
+  for (const ir::Stmt* s : blocks) {
+    const std::string a = n_.value(s->args[0]);
+    w_->user_line("kj::store_block(&kj::elem(" + a + ", kj_base), " + block_name(*s) + ", kj::streams(" + a + "));",
+                  indent, s->loc);
+  }
   unit_ = -1;
   run.clear();
 }
@@ -237,8 +248,11 @@ void LaneCode::emit_lane_stmt(const ir::Stmt& s, const std::string& active, int 
       break;
     }
     case ir::Op::ArrayStore:
-      w_->user_line(when + "kj::store_to(" + ex_.element(s, s.args.size() - 2) + ", " + n_.value(s.args.back()) + ");",
-                    in, s.loc);
+      if (blocks_.count(&s))  // every lane stores (top level): into the block, written after the loop
+        w_->user_line("kj::store_to(" + block_name(s) + "[kj_l], " + n_.value(s.args.back()) + ");", in, s.loc);
+      else
+        w_->user_line(when + "kj::store_to(" + ex_.element(s, s.args.size() - 2) + ", " + n_.value(s.args.back()) + ");",
+                      in, s.loc);
       break;
     case ir::Op::ArrayAtomic:
       value(ex_.atomic(s));

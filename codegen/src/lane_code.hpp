@@ -106,6 +106,10 @@ class LaneCode {
   ExprEmitter ex_;
   LaneAnalysis a_;
   const Mode mode_;
+  /// The forward's block stores (top-level stores of fn_, lane_emitter.cpp): each unit
+  /// collects their lanes' values in an aligned block and writes it with kj::store_block
+  /// after its loop. Empty in the replay.
+  std::set<const ir::Stmt*> blocks_;
 
  private:
   void emit_control(const ir::Stmt& s, const std::string& mask, int indent);
@@ -117,6 +121,8 @@ class LaneCode {
   void emit_flattened_if(const ir::Stmt& s, const std::string& active, int in);
   void emit_lane_stmt(const ir::Stmt& s, const std::string& active, int in);
   bool narrow() const { return width_ == "KJ_LANES"; }
+  /// The block a block store collects its lanes' values in (one per array: named after it).
+  std::string block_name(const ir::Stmt& store) const { return "kj_s_" + n_.value(store.args[0]); }
 
   const std::string width_;
   SourceWriter* w_;

@@ -9,8 +9,13 @@
 // variables select, and anything that may fault or has an effect (array accesses, atomics,
 // device functions, prints, dynamic component indices, random draws) runs only for active
 // lanes. Atomics get lane loops of their own. Early exits are lowered to flags first
-// (lower_jumps), so Break, Continue and Return become masks like any branch.
+// (lower_jumps), so Break, Continue and Return become masks like any branch. A block store (an
+// array a kernel only writes, each thread its own element) collects its 16 values and writes
+// them as one block, non-temporally when the array is large (kj::store_block).
 #include "lane_emitter.hpp"
+
+#include <map>
+#include <set>
 
 #include "kjit/error.hpp"
 #include "lane_code.hpp"
@@ -19,16 +24,63 @@ namespace kjit::codegen {
 
 namespace {
 
+/// Whether an element of `t` is whole 4-byte words (16 of them fill whole cache lines).
+bool whole_words(const ir::Type& t) {
+  return t.shape != ir::Shape::Struct && t.shape != ir::Shape::Void && ir::scalar_bytes(t.scalar) >= 4;
+}
+
+/// The block stores of `fn`: stores at its top level (every lane runs them) into a 1-D array
+/// parameter at the thread's index, of elements of whole words, where that store is all the
+/// kernel does with the array (its shape aside).
+std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
+  std::map<ir::ValueId, const ir::Stmt*> def;
+  std::map<ir::ValueId, int> param_of;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.result != ir::kNoValue) def[s.result] = &s;
+    if (s.op == ir::Op::Param && fn.params[size_t(s.imm)].type.is_array()) param_of[s.result] = int(s.imm);
+  });
+  auto own_index = [&](ir::ValueId i) {
+    auto d = def.find(i);
+    return d != def.end() && d->second->op == ir::Op::ThreadId &&
+           (d->second->imm == -1 || (d->second->imm == 0 && fn.launch_ndim == 1));
+  };
+  std::map<int, const ir::Stmt*> store;  // by parameter: its one block store, or null
+  for (const ir::Stmt& s : fn.body.stmts) {
+    auto p = s.op == ir::Op::ArrayStore ? param_of.find(s.args[0]) : param_of.end();
+    if (p == param_of.end()) continue;
+    const ir::Type& t = fn.params[size_t(p->second)].type;
+    const bool fits = t.ndim == 1 && s.args.size() == 3 && own_index(s.args[1]) && whole_words(t.element());
+    store.emplace(p->second, fits ? &s : nullptr);  // a second store is a use of the array: dropped below
+  }
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::ArrayShape) return;
+    for (ir::ValueId a : s.args) {
+      auto p = param_of.find(a);
+      if (p == param_of.end()) continue;
+      auto at = store.find(p->second);
+      if (at != store.end() && at->second != &s) at->second = nullptr;
+    }
+  });
+  std::set<const ir::Stmt*> out;
+  for (const auto& [param, s] : store)
+    if (s) out.insert(s);
+  return out;
+}
+
 class LaneEmitter : LaneCode {
  public:
   LaneEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions)
-      : LaneCode(w, fn, prelude, functions, Mode::Forward) {}
+      : LaneCode(w, fn, prelude, functions, Mode::Forward) {
+    blocks_ = block_stores(fn_);
+  }
 
-  void emit(const std::string& name, const std::vector<EntryParam>& params) {
+  /// Returns whether the function writes block stores (its entry then fences them).
+  bool emit(const std::string& name, const std::vector<EntryParam>& params) {
     plan([&] { emit_block(fn_.body, "", 1); });
     w().line(lane_signature(name, params) + " {");
     emit_block(fn_.body, "", 1);
     w().line("}");
+    return !blocks_.empty();
   }
 
  private:
@@ -90,6 +142,10 @@ bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options) 
   return control;
 }
 
+bool wants_forward_lane_function(const ir::Function& fn, const CodegenOptions& options) {
+  return wants_lane_function(fn, options) || (!options.bounds_check && !block_stores(fn).empty());
+}
+
 std::string lane_signature(const std::string& name, const std::vector<EntryParam>& params) {
   std::string sig = "static void " + name + "(const kj::launch_bounds_t& dim, kj_int32 kj_base";
   for (const EntryParam& p : params)
@@ -102,10 +158,10 @@ std::string lane_signature(const std::string& name, const std::vector<EntryParam
   return sig + ")";
 }
 
-void emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+bool emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
                         const std::vector<EntryParam>& params, PreludeUse& prelude,
                         const FunctionNames* functions) {
-  LaneEmitter(w, fn, prelude, functions).emit(name, params);
+  return LaneEmitter(w, fn, prelude, functions).emit(name, params);
 }
 
 }  // namespace kjit::codegen

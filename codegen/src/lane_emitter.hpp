@@ -15,10 +15,15 @@
 
 namespace kjit::codegen {
 
-/// Whether `fn`'s forward entry gets a lane function: it has control flow or atomics (a
-/// straight-line body without them already vectorizes across threads) and the module is not
-/// bounds-checked (a check would report what inactive lanes compute).
+/// Whether `fn`'s entries (forward and adjoint) get lane functions: it has control flow or
+/// atomics (a straight-line body without them already vectorizes across threads) and the
+/// module is not bounds-checked (a check would report what inactive lanes compute).
 bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options);
+
+/// Whether `fn`'s forward entry gets a lane function: wants_lane_function, or it has block
+/// stores (an array it only writes, each thread its own element: written in blocks,
+/// non-temporally when large) in a module that is not bounds-checked.
+bool wants_forward_lane_function(const ir::Function& fn, const CodegenOptions& options);
 
 /// "static void <name>(const kj::launch_bounds_t& dim, kj_int32 kj_base, <params as
 /// kj::dense_array_t>)": the signature of a lane function.
@@ -26,8 +31,9 @@ std::string lane_signature(const std::string& name, const std::vector<EntryParam
 
 /// Writes `static void <name>(const kj::launch_bounds_t& dim, kj_int32 kj_base, <params as
 /// kj::dense_array_t>)`, which runs threads kj_base .. kj_base + KJ_LANES - 1 of `fn`'s
-/// forward body with the results and effects of running each alone.
-void emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+/// forward body with the results and effects of running each alone. Returns whether it writes
+/// block stores (kj::store_block), whose non-temporal stores the entry must fence.
+bool emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
                         const std::vector<EntryParam>& params, PreludeUse& prelude,
                         const FunctionNames* functions);
 

@@ -15,6 +15,7 @@
 #include "lane_emitter.hpp"
 #include "module_plan.hpp"
 #include "prelude_requirements.hpp"
+#include "private_adds.hpp"
 #include "text_escape.hpp"
 
 namespace kjit::codegen {
@@ -95,6 +96,15 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   nlohmann::json shared = {{"forward", 0}};
   if (with_adjoint) shared["adjoint"] = 0;
   k["dynamic_shared_bytes"] = shared;
+  // The arrays each cpu entry point only adds into (the runtime may privatize them).
+  auto adds = [&](EntryKind kind) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const PrivateAdd& a : private_adds(fn, kind)) list.push_back({{"param", a.param}, {"adds", a.adds}});
+    return list;
+  };
+  nlohmann::json private_targets = {{"forward", adds(EntryKind::Forward)}};
+  if (with_adjoint) private_targets["adjoint"] = adds(EntryKind::Adjoint);
+  k["private_adds"] = private_targets;
   return k;
 }
 
@@ -169,13 +179,14 @@ GeneratedModule generate_module(const std::string& module_name,
       emit_forward_block(w, ex, names, fn->body, 1);
       w.line("}");
       std::string lanes;
-      if (wants_lane_function(*fn, options)) {
+      bool blocks = false;
+      if (wants_forward_lane_function(*fn, options)) {
         lanes = fwd + "_lanes";
         w.line("#if !KJ_CUDA");
-        emit_lane_function(w, *fn, lanes, params, used, &plan.names);
+        blocks = emit_lane_function(w, *fn, lanes, params, used, &plan.names);
         w.line("#endif");
       }
-      emit_entry_points(w, fwd, fwd + "_body", params, lanes);
+      emit_entry_points(w, fwd, fwd + "_body", params, lanes, "", "KJ_LANES", blocks);
       out.entry_points.push_back(fwd);
 
       bool with_adjoint = options.enable_adjoint && plan.obstacles[kernel_index].empty();

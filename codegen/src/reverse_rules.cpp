@@ -178,8 +178,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
         r.steps.push_back({K::Effect, {}, {elem + " += " + adj(s.result)}});
         r.comment = "  // own element: plain add";
       } else {
-        used_.need("atomic");
-        r.steps.push_back({K::Effect, {}, {"kj::atomic_add(&" + elem + ", " + adj(s.result) + ")"}});
+        r.steps.push_back({K::Effect, {}, {ex_.add_into(a, elem, adj(s.result), s.type)}});
         r.atomic = true;
       }
       break;

@@ -87,6 +87,36 @@ ParamDescription parse_param(const nlohmann::json& j, const std::string& what, s
   return p;
 }
 
+/// Reads `private_adds` ({"forward": [{"param", "adds"}...], "adjoint": [...]}) into `k`,
+/// whose params are parsed: each entry names a distinct array parameter of its entry point.
+void parse_private_adds(const nlohmann::json& j, KernelDescription& k, Fields& f) {
+  if (!j.is_object()) return f.fail("has a 'private_adds' that is not an object");
+  for (const char* entry : {"forward", "adjoint"}) {
+    auto list = j.find(entry);
+    if (list == j.end()) continue;
+    const bool adjoint = entry[0] == 'a';
+    if (adjoint && k.adjoint.empty()) return f.fail("has private adds for an adjoint it does not have");
+    const std::string what = std::string("private_adds.") + entry;
+    if (!list->is_array()) return f.fail("has a '" + what + "' that is not an array");
+    const int64_t params = int64_t(k.params.size()) * (adjoint ? 2 : 1);
+    std::set<int64_t> seen;
+    for (const nlohmann::json& a : *list) {
+      if (!a.is_object()) return f.fail("has a '" + what + "' entry that is not an object");
+      auto param = a.find("param"), adds = a.find("adds");
+      if (param == a.end() || adds == a.end()) return f.fail("has a '" + what + "' entry without 'param' and 'adds'");
+      PrivateAddDescription d;
+      d.param = int(f.integer_of(&*param, "param", 0, params - 1));
+      d.adds = int(f.integer_of(&*adds, "adds", 1, INT32_MAX));
+      if (!f.ok()) return;
+      if (k.params[size_t(d.param % int64_t(k.params.size()))].ndim == 0)
+        return f.fail("has a '" + what + "' entry for parameter " + std::to_string(d.param) + ", which is not an array");
+      if (!seen.insert(d.param).second)
+        return f.fail("names parameter " + std::to_string(d.param) + " twice in '" + what + "'");
+      (adjoint ? k.private_adjoint : k.private_forward).push_back(d);
+    }
+  }
+}
+
 }  // namespace
 
 std::string parse_kernel_descriptions(const nlohmann::json& kernels, std::vector<KernelDescription>* out) {
@@ -153,6 +183,7 @@ std::string parse_kernel_descriptions(const nlohmann::json& kernels, std::vector
         k.loops.push_back(std::move(d));
       }
     }
+    if (auto adds = j.find("private_adds"); f.ok() && adds != j.end()) parse_private_adds(*adds, k, f);
     if (!problem.empty()) break;
     if (!names.insert(k.name).second) return what + " is described twice";
     if (!entries.insert(k.forward).second || (!k.adjoint.empty() && !entries.insert(k.adjoint).second))
@@ -182,7 +213,7 @@ std::string compare_kernel_descriptions(const nlohmann::json& stored, const nloh
     const nlohmann::json& s = stored[i];
     const std::string who = "kernel '" + e.value("name", std::string("?")) + "'";
     if (!s.is_object()) return "describes " + who + " as something other than an object";
-    for (const char* field : {"name", "params", "launch_ndim", "forward", "adjoint", "checks"}) {
+    for (const char* field : {"name", "params", "launch_ndim", "forward", "adjoint", "checks", "private_adds"}) {
       auto se = s.find(field);
       auto ee = e.find(field);
       if (ee == e.end()) continue;

@@ -50,7 +50,7 @@ void run_cpu(const xla::CallFrame* frame, bool adjoint) {
       plan.sums.add(plan.value_grads[v].slot, *plan.value_grads[v].slot, plan.value_grads[v].type);
     plan.sums.prepare(plan.bounds.size);
     kjit::detail::run_cpu_entry(entry, plan.pointers, plan.bounds.size, e.cpu_cost[adjoint ? 1 : 0],
-                                plan.sums.align(plan.bounds.size));
+                                &e.cpu_private[adjoint ? 1 : 0], plan.sums.align(plan.bounds.size));
     plan.sums.finish();
   }
   status.check(*e.module, *plan.kernel->def, nullptr);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "kjit/runtime/internal/thread_pool.hpp"
 
@@ -19,13 +20,14 @@ int64_t elapsed_ns(Clock::time_point t0) {
 struct PooledCall {
   CpuEntry entry;
   void** params;
+  PrivateLaunch* private_launch;    ///< null, or each thread's parameters with its own copies
   std::atomic<int64_t> work_ns{0};  ///< summed over chunks: the work alone, no waiting
 };
 
 void run_timed_chunk(void* context, int64_t begin, int64_t end) {
   auto* call = static_cast<PooledCall*>(context);
   Clock::time_point t0 = Clock::now();
-  call->entry(call->params, begin, end);
+  call->entry(call->private_launch ? call->private_launch->params_for_this_thread() : call->params, begin, end);
   call->work_ns.fetch_add(elapsed_ns(t0), std::memory_order_relaxed);
 }
 
@@ -46,20 +48,29 @@ float updated_cost(float previous, float sample) {
   return previous <= 0 ? sample : 0.75f * previous + 0.25f * sample;
 }
 
-void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, int64_t align) {
+void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, const CpuPrivateAdds* adds,
+                   int64_t align) {
   if (size <= 0) return;
   ThreadPool& pool = ThreadPool::global();
   const float ns = cost.ns_per_index.load(std::memory_order_relaxed);
+  const bool pooled = use_pool(ns, size, pool.size());
+  std::optional<PrivateLaunch> private_launch;
+  if (adds && !adds->targets.empty()) {
+    private_launch.emplace(*adds, params, size, pooled ? pool.size() : 1u);
+    if (!private_launch->active()) private_launch.reset();
+  }
+  PrivateLaunch* p = private_launch ? &*private_launch : nullptr;
   int64_t work_ns;
-  if (use_pool(ns, size, pool.size())) {
-    PooledCall call{entry, params};
+  if (pooled) {
+    PooledCall call{entry, params, p};
     pool.parallel_for(size, pool_grain(ns), &run_timed_chunk, &call, align);
     work_ns = call.work_ns.load(std::memory_order_relaxed);
   } else {
     Clock::time_point t0 = Clock::now();
-    entry(params, 0, size);
+    entry(p ? p->params_for_this_thread() : params, 0, size);
     work_ns = elapsed_ns(t0);
   }
+  if (p) p->merge();
   // Small launches are dominated by the fixed cost of a call and are not measured. Racing
   // launches of one kernel may each store; any of their averages will do.
   if (size < kMinMeasuredSize) return;

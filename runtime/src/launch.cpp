@@ -67,7 +67,8 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   if (device.is_cpu()) {
     sums.prepare(bounds.size);
     detail::run_cpu_entry(reinterpret_cast<detail::CpuEntry>(fn), params.pointers(), bounds.size,
-                          entry.cpu_cost[adj_args ? 1 : 0], sums.align(bounds.size));
+                          entry.cpu_cost[adj_args ? 1 : 0], &entry.cpu_private[adj_args ? 1 : 0],
+                          sums.align(bounds.size));
     // A launch that reports a failure leaves its adjoints partial anyway (AUTODIFF.md); the
     // sums are added before the report is read, as the arrays' gradients were.
     sums.finish();

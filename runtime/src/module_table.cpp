@@ -102,6 +102,10 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
     };
     e.forward = resolve(k.forward);
     if (!k.adjoint.empty()) e.adjoint = resolve(k.adjoint);
+    if (device.is_cpu()) {
+      e.cpu_private[0] = cpu_private_adds(k, false);
+      if (e.adjoint) e.cpu_private[1] = cpu_private_adds(k, true);
+    }
     if (device.is_cuda()) {  // limits and shared memory, once: launches check them for free
       e.forward_cuda = cuda_entry_facts(m, k, k.forward, false, e.forward);
       if (e.adjoint) e.adjoint_cuda = cuda_entry_facts(m, k, k.adjoint, true, e.adjoint);

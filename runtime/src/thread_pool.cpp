@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 
 namespace kjit::detail {
@@ -32,8 +33,14 @@ ThreadPool& ThreadPool::global() {
   return *pool;
 }
 
+namespace {
+thread_local unsigned t_slot = 0;  ///< ThreadPool::current_slot(): set by each worker
+}  // namespace
+
+unsigned ThreadPool::current_slot() { return t_slot; }
+
 ThreadPool::ThreadPool(unsigned threads) {
-  for (unsigned i = 1; i < std::max(1u, threads); ++i) workers_.emplace_back([this] { work(); });
+  for (unsigned i = 1; i < std::max(1u, threads); ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -55,7 +62,8 @@ void ThreadPool::run_chunks(Job& job) {
   }
 }
 
-void ThreadPool::work() {
+void ThreadPool::work(unsigned slot) {
+  t_slot = slot;
   for (;;) {
     Job* job = nullptr;
     {
@@ -90,9 +98,12 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int6
   job.body = body;
   job.context = context;
   job.n = n;
-  // Several chunks per thread balance uneven work; the grain keeps them large enough.
+  // Several chunks per thread balance uneven work; the grain keeps them large enough. Chunks
+  // start at multiples of 64 indices: a cpu entry's lane blocks (16 threads) then start at
+  // cache-line boundaries of its arrays (whole lines for non-temporal block stores, and no
+  // line written by two threads); and at multiples of `align` (whole blocks of value sums).
+  align = std::lcm<int64_t>(64, std::max<int64_t>(1, align));
   job.chunk = std::max(grain, (n + int64_t(size()) * 4 - 1) / (int64_t(size()) * 4));
-  align = std::max<int64_t>(1, align);
   job.chunk = (job.chunk + align - 1) / align * align;
   job.chunks = (n + job.chunk - 1) / job.chunk;
   {

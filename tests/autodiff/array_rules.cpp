@@ -116,14 +116,14 @@ TEST_CASE("a read at the thread's own index adds plainly; a shared index adds at
   std::string gather = slice(text, "kjit_ar_tests__gather_adj_body", "#if KJ_CUDA");
   CHECK(gather.find("if (adj_p_x.data) kj::elem(adj_p_x, ") != std::string::npos);
   CHECK(gather.find("// own element: plain add") != std::string::npos);
-  CHECK(gather.find("kj::atomic_add(&kj::elem(adj_p_y, ") != std::string::npos);
-  CHECK(gather.find("kj::atomic_add(&kj::elem(adj_p_x, ") == std::string::npos);
+  CHECK(gather.find("kj::array_add(adj_p_y, &kj::elem(adj_p_y, ") != std::string::npos);
+  CHECK(gather.find("kj::array_add(adj_p_x, ") == std::string::npos);
   std::string mixed = slice(text, "kjit_ar_tests__gather_mixed_adj_body", "#if KJ_CUDA");
   CHECK(mixed.find("// own element: plain add") == std::string::npos);
-  CHECK(mixed.find("kj::atomic_add(&kj::elem(adj_p_x, ") != std::string::npos);
+  CHECK(mixed.find("kj::array_add(adj_p_x, &kj::elem(adj_p_x, ") != std::string::npos);
   std::string gather2d = slice(text, "kjit_ar_tests__gather2d_adj_body", "#if KJ_CUDA");
   CHECK(gather2d.find("kj::elem(adj_p_x, ") < gather2d.find("// own element: plain add"));
-  CHECK(gather2d.find("kj::atomic_add(&kj::elem(adj_p_y,") != std::string::npos);
+  CHECK(gather2d.find("kj::array_add(adj_p_y, &kj::elem(adj_p_y,") != std::string::npos);
 
   // All give the right gradient: d/dx_k of sum_i w_i x_i x_idx(i).
   std::vector<double> x = {0.5, -1.0, 2.0, 3.0};

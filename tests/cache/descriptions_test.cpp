@@ -69,6 +69,10 @@ const std::vector<Edit>& edits() {
          other["loops"] = {{{"status", 1}, {"loc", "y.hpp:9"}}};
          m["kernels"].push_back(other);
        }},
+      {"a private add invented", "'private_adds' otherwise than its code generator does", false, true,
+       [](nlohmann::json& m) { m["kernels"][0]["private_adds"]["forward"] = {{{"param", 3}, {"adds", 1}}}; }},
+      {"a private add into a value", "has a 'private_adds.forward' entry for parameter 2, which is not an array", true,
+       true, [](nlohmann::json& m) { m["kernels"][0]["private_adds"]["forward"] = {{{"param", 2}, {"adds", 1}}}; }},
       {"negative dynamic shared memory", "'dynamic_shared_bytes.forward' that is not an integer", true, true,
        [](nlohmann::json& m) { m["kernels"][0]["dynamic_shared_bytes"]["forward"] = -1; }},
   };
@@ -150,4 +154,45 @@ TEST_CASE("kernel descriptions parse into typed fields, and each malformed field
   bad[0]["adjoint_error"] = "no";
   CHECK(parse_kernel_descriptions(bad, &k) == "kernel 'kjit_fixture::saxpy' has an adjoint and a reason it has none");
   CHECK(parse_kernel_descriptions(nlohmann::json::array(), &k) == "");
+}
+
+TEST_CASE("private adds parse into entry parameter positions; malformed ones are named") {
+  ModuleSource m = kjit::test::saxpy_module("private_adds");
+  std::vector<KernelDescription> k;
+  REQUIRE(parse_kernel_descriptions(m.kernels, &k) == "");
+  CHECK(k[0].private_forward.empty());  // saxpy adds into nothing
+  CHECK(k[0].private_adjoint.empty());
+  nlohmann::json good = m.kernels;
+  // Parameters x, y, a, out; the adjoint's are 4 .. 7 (d x at 4).
+  good[0]["private_adds"] = {{"forward", {{{"param", 3}, {"adds", 2}}}}, {"adjoint", {{{"param", 4}, {"adds", 1}}, {{"param", 7}, {"adds", 3}}}}};
+  REQUIRE(parse_kernel_descriptions(good, &k) == "");
+  REQUIRE(k[0].private_forward.size() == 1);
+  CHECK(k[0].private_forward[0].param == 3);
+  CHECK(k[0].private_forward[0].adds == 2);
+  REQUIRE(k[0].private_adjoint.size() == 2);
+  CHECK(k[0].private_adjoint[1].param == 7);
+  CHECK(k[0].private_adjoint[1].adds == 3);
+  const std::string who = "kernel 'kjit_fixture::saxpy' ";
+  auto problem = [&](nlohmann::json adds) {
+    nlohmann::json bad = m.kernels;
+    bad[0]["private_adds"] = adds;
+    return parse_kernel_descriptions(bad, &k);
+  };
+  CHECK(problem(3) == who + "has a 'private_adds' that is not an object");
+  CHECK(problem({{"forward", 3}}) == who + "has a 'private_adds.forward' that is not an array");
+  CHECK(problem({{"forward", {{{"param", 4}, {"adds", 1}}}}}) == who + "has a 'param' that is not an integer from 0 to 3");
+  CHECK(problem({{"adjoint", {{{"param", 8}, {"adds", 1}}}}}) == who + "has a 'param' that is not an integer from 0 to 7");
+  CHECK(problem({{"forward", {{{"param", 0}, {"adds", 0}}}}}) ==
+        who + "has a 'adds' that is not an integer from 1 to 2147483647");
+  CHECK(problem({{"forward", {{{"param", 0}}}}}) == who + "has a 'private_adds.forward' entry without 'param' and 'adds'");
+  CHECK(problem({{"adjoint", {{{"param", 6}, {"adds", 1}}}}}) ==
+        who + "has a 'private_adds.adjoint' entry for parameter 6, which is not an array");
+  CHECK(problem({{"forward", {{{"param", 0}, {"adds", 1}}, {{"param", 0}, {"adds", 2}}}}}) ==
+        who + "names parameter 0 twice in 'private_adds.forward'");
+  CHECK(problem({{"forward", {7}}}) == who + "has a 'private_adds.forward' entry that is not an object");
+  nlohmann::json no_adjoint = m.kernels;
+  no_adjoint[0]["adjoint"] = nullptr;
+  no_adjoint[0]["private_adds"] = {{"adjoint", nlohmann::json::array()}};
+  CHECK(parse_kernel_descriptions(no_adjoint, &k) == who + "has private adds for an adjoint it does not have");
+  CHECK(k.empty());
 }

@@ -7,6 +7,7 @@
 
 #include "frame_builder.hpp"
 #include "guarded_buffer.hpp"
+#include "kjit/runtime/internal/private_adds.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"
@@ -171,6 +172,31 @@ TEST_CASE("in/out: springs accumulate onto the forces already in the aliased buf
   REQUIRE_MESSAGE(o.ok, o.message);
   auto want = s.reference(50.f);
   for (size_t i = 0; i < f.size(); ++i) CHECK(f[i] == doctest::Approx(want[i] + float(i)));
+}
+
+TEST_CASE("in/out springs through the handler: the same forces with private copies or atomics") {
+  // The handler runs the kernel's entry through run_cpu_entry with the entry's add-only
+  // arrays: forced private copies merge into XLA's aliased buffer as atomics add into it.
+  Springs s;
+  auto want = s.reference(50.f);
+  for (auto mode : {kjit::detail::PrivatizeMode::Always, kjit::detail::PrivatizeMode::Never}) {
+    kjit::detail::set_privatize_mode(mode);
+    std::vector<float> f(s.f.size());
+    for (size_t i = 0; i < f.size(); ++i) f[i] = float(i);
+    FrameBuilder b;
+    b.arg(xla::kF32, {s.n_points, 3}, s.x.data()).arg(xla::kS32, {2 * s.n_springs}, s.pairs.data());
+    b.arg(xla::kF32, {s.n_springs}, s.rest.data()).arg(xla::kF32, {s.n_points, 3}, f.data());
+    b.ret(xla::kF32, {s.n_points, 3}, f.data());
+    b.attr_string("kjit_kernel", "demo::springs").attr_scalar("k", xla::kF32, 50.f);
+    b.attr_array<int64_t>("kjit_in_out", xla::kS64, {4});
+    b.attr_array<int64_t>("kjit_launch_dims", xla::kS64, {s.n_springs});
+    const uint64_t before = kjit::detail::privatized_arrays();
+    auto o = call(&kjit_xla_launch_cpu, b.frame());
+    kjit::detail::set_privatize_mode(kjit::detail::PrivatizeMode::Auto);
+    REQUIRE_MESSAGE(o.ok, o.message);
+    CHECK(kjit::detail::privatized_arrays() - before == (mode == kjit::detail::PrivatizeMode::Always ? 1u : 0u));
+    for (size_t i = 0; i < f.size(); ++i) CHECK(f[i] == doctest::Approx(want[i] + float(i)));
+  }
 }
 
 TEST_CASE("vmap batches: leading batch dims launch once per item; size-1 and missing dims broadcast") {

@@ -3,7 +3,9 @@
 // reads is measured from the kernel's own launches.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -68,6 +70,41 @@ TEST_CASE("run_cpu_entry covers the range exactly once, inline or pooled, and me
   CHECK(cost.ns_per_index.load() < 1000.0f);  // the real (cheaper) cost pulls it down
   CpuCost copy = cost;  // copies start unmeasured
   CHECK(copy.ns_per_index.load() == 0);
+}
+
+namespace {
+struct Chunks {
+  std::mutex mutex;
+  std::vector<std::pair<int64_t, int64_t>> seen;
+};
+void record_chunk(void* context, int64_t begin, int64_t end) {
+  auto* c = static_cast<Chunks*>(context);
+  std::lock_guard<std::mutex> lock(c->mutex);
+  c->seen.emplace_back(begin, end);
+}
+}  // namespace
+
+TEST_CASE("pool chunks start at multiples of 64 indices and cover the range once") {
+  // A cpu entry's lane blocks then start at cache-line boundaries of its arrays (whole lines
+  // for non-temporal block stores).
+  ThreadPool pool(3);
+  for (int64_t n : {int64_t(1000), int64_t(100003), int64_t(1) << 20}) {
+    for (int64_t grain : {int64_t(1), int64_t(100), int64_t(5000)}) {
+      CAPTURE(n);
+      CAPTURE(grain);
+      Chunks c;
+      pool.parallel_for(n, grain, &record_chunk, &c);
+      std::sort(c.seen.begin(), c.seen.end());
+      int64_t at = 0;
+      for (auto [begin, end] : c.seen) {
+        REQUIRE(begin == at);
+        REQUIRE(begin % 64 == 0);
+        REQUIRE(end > begin);
+        at = end;
+      }
+      CHECK(at == n);
+    }
+  }
 }
 
 namespace dispatch_tests {

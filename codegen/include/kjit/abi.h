@@ -36,7 +36,9 @@ constexpr int kMaxDims = 4;
 /// 2: launch_bounds_t carries the launch's status slot.
 /// 3: value parameters travel as value_t (a value, or where to read it); a value parameter's
 ///    adjoint is a pointer to where its sum over the launch's threads goes.
-constexpr int kAbiVersion = 3;
+/// 4: array_t carries flags (kArrayPrivate: a launch's private zeroed copy, added into
+///    plainly and merged by the runtime).
+constexpr int kAbiVersion = 4;
 
 /// What went wrong in one launch, written by the first thread that reports (the others see
 /// `code` taken and write nothing). Per launch, not per module: concurrent launches of one
@@ -62,6 +64,11 @@ struct launch_bounds_t {
                              ///< reports are then dropped (launches captured into graphs)
 };
 
+/// array_t::flags: `data` is this cpu thread's private, zeroed copy of an array the entry
+/// point only adds into; its adds are plain (kj::array_add), and the runtime merges the copies
+/// into the user's array after the launch (runtime/src/private_adds.cpp). Never set on CUDA.
+constexpr kj_int32 kArrayPrivate = 1;
+
 /// A strided array of T: the value buffer, an optional gradient buffer of the same layout,
 /// the extent per dimension and the byte stride per dimension.
 template <class T>
@@ -70,7 +77,7 @@ struct array_t {
   T* grad;                    ///< gradient buffer with the same strides, or null
   kj_int32 shape[kMaxDims];   ///< extent per dimension; unused ones are 0
   kj_int32 ndim;              ///< 1..4 (0 for an absent array)
-  kj_int32 reserved;          ///< explicit padding
+  kj_int32 flags;             ///< kArrayPrivate or 0 (what launches pass)
   kj_int64 strides[kMaxDims]; ///< byte stride per dimension
 };
 

@@ -15,7 +15,9 @@ namespace kjit::codegen {
 /// Version of the generated text's shape. Bump it with any change to what codegen emits
 /// for the same IR (the golden tests record it). Keys do not rely on the bump: they also
 /// carry codegen_sources_hash(), which changes with any change to codegen's sources.
-constexpr int kCodegenVersion = 11;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks; 10: adjoint lane functions; 11: both
+constexpr int kCodegenVersion = 12;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
+                                     // 10: adjoint lane functions; 11: both; 12: privatized adds
+                                     // (kj::array_add) and block stores
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
@@ -69,7 +71,10 @@ std::string module_identity(const std::string& module_name,
 
 /// The kernel description stored in meta.json and used by the runtime and the FFI:
 /// name, parameters (name, type, ndim, element), launch dimensionality, entry names, and
-/// the dynamic shared memory of each entry point ({"forward": bytes, "adjoint": bytes}).
+/// the dynamic shared memory of each entry point ({"forward": bytes, "adjoint": bytes}), and
+/// the array parameters each entry point only adds into ({"forward": [{"param": i, "adds": n},
+/// ...], "adjoint": [...]}: entry parameter positions, the adjoint's after the kernel's), which
+/// the cpu runtime may privatize.
 nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint);
 
 /// The entry points generate_module defines for `kernels`, in its order (cheap: no text, no

@@ -27,6 +27,13 @@ struct LoopDescription {
   std::string loc;
 };
 
+/// An array parameter an entry point only adds into (codegen's private_adds): the cpu runtime
+/// may give each thread of a launch a private copy of it.
+struct PrivateAddDescription {
+  int param = 0;  ///< position among the entry point's parameters (adjoint: kernel params, then adjoints)
+  int adds = 0;   ///< add statements into it
+};
+
 /// One kernel of a module, as codegen described it when the entry was written.
 struct KernelDescription {
   std::string name;
@@ -39,11 +46,14 @@ struct KernelDescription {
   unsigned dynamic_shared_forward = 0;  ///< dynamic shared bytes of each entry point's launch
   unsigned dynamic_shared_adjoint = 0;
   std::vector<LoopDescription> loops;
+  std::vector<PrivateAddDescription> private_forward;  ///< arrays the forward only adds into
+  std::vector<PrivateAddDescription> private_adjoint;  ///< arrays the adjoint only adds into
 };
 
 /// Parses and validates a `kernels` field: an array of objects with every field of the right
 /// type and range, names unique, entry points unique and distinct, loop status codes positive
-/// and unique. Returns "" and fills `out`, or says what is wrong (naming the kernel and field).
+/// and unique, private adds (optional) naming distinct array parameters of the entry point.
+/// Returns "" and fills `out`, or says what is wrong (naming the kernel and field).
 std::string parse_kernel_descriptions(const nlohmann::json& kernels, std::vector<KernelDescription>* out);
 
 /// The entry points the descriptions name, in module order (forward, then adjoint when there

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "kjit/runtime/internal/private_adds.hpp"
+
 namespace kjit::detail {
 
 /// A generated cpu entry point: runs the launch's indices [begin, end) over the packed
@@ -43,9 +45,12 @@ int64_t pool_grain(float ns_per_index);
 float updated_cost(float previous, float sample);
 
 /// Runs `entry(params, begin, end)` over [0, size), on the
-/// calling thread or over ThreadPool::global() as use_pool says, and updates `cost`. Every
-/// call's `begin` is a multiple of `align` (an adjoint's value sums need whole blocks:
+/// calling thread or over ThreadPool::global() as use_pool says, and updates `cost`. With
+/// `adds` (the entry's add-only arrays), the arrays the rule picks get a private copy per
+/// thread that runs part of the launch, merged into them before this returns. Every call's
+/// `begin` is a multiple of `align` (an adjoint's value sums need whole blocks:
 /// ValueSums::align).
-void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, int64_t align = 1);
+void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost,
+                   const CpuPrivateAdds* adds = nullptr, int64_t align = 1);
 
 }  // namespace kjit::detail

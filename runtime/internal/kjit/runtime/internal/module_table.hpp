@@ -34,6 +34,8 @@ struct KernelEntry {
   /// cpu: what the forward [0] and adjoint [1] entry points cost per index, measured by
   /// their launches (run_cpu_entry decides from it whether the pool pays).
   mutable CpuCost cpu_cost[2];
+  /// cpu: the arrays the forward [0] and adjoint [1] entry points only add into.
+  CpuPrivateAdds cpu_private[2];
 };
 
 /// One module (a set of kernels compiled together) loaded on one device. Never unloaded:

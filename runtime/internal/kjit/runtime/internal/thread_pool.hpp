@@ -28,15 +28,22 @@ class ThreadPool {
   /// Threads that share a range, the submitter included.
   unsigned size() const { return unsigned(workers_.size()) + 1; }
 
+  /// The calling thread's slot among the threads that may run a job's chunks: worker k of
+  /// its pool is k + 1; every other thread (a submitter) is 0. Within one job the slots of the
+  /// threads running it differ (a job's chunks run on its submitter and on workers only), so
+  /// a launch can keep per-thread state in an array of size() slots.
+  static unsigned current_slot();
+
   /// Calls `body(context, begin, end)` over [0, n) in chunks of about `grain` indices, on
-  /// the workers and the calling thread, each chunk starting at a multiple of `align`.
-  /// Returns when every chunk has run.
+  /// the workers and the calling thread, each chunk's length a multiple of both 64 and
+  /// `align` (the last one shorter), so each chunk starts at a multiple of both. Returns when
+  /// every chunk has run.
   void parallel_for(int64_t n, int64_t grain, void (*body)(void* context, int64_t, int64_t),
                     void* context, int64_t align = 1);
 
  private:
   struct Job;
-  void work();
+  void work(unsigned slot);
   static void run_chunks(Job& job);
 
   std::vector<std::thread> workers_;

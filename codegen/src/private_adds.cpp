@@ -1,0 +1,124 @@
+// Which array parameters an entry point only adds into (see private_adds.hpp).
+#include "private_adds.hpp"
+
+#include <map>
+#include <set>
+
+namespace kjit::codegen {
+
+bool privatizable_element(const ir::Type& element) {
+  switch (element.shape) {
+    case ir::Shape::Scalar: case ir::Shape::Vector: case ir::Shape::Matrix: case ir::Shape::Quat:
+    case ir::Shape::Transform:
+      break;
+    case ir::Shape::Void: case ir::Shape::Struct:
+      return false;
+  }
+  switch (element.scalar) {
+    case ir::Scalar::F32: case ir::Scalar::F64: case ir::Scalar::I32: case ir::Scalar::U32:
+    case ir::Scalar::I64: case ir::Scalar::U64:
+      return true;
+    case ir::Scalar::Bool: case ir::Scalar::I8: case ir::Scalar::U8: case ir::Scalar::I16:
+    case ir::Scalar::U16: case ir::Scalar::F16: case ir::Scalar::BF16:
+      return false;
+  }
+  return false;
+}
+
+namespace {
+
+/// How one entry point touches one array parameter.
+struct Uses {
+  int adds = 0;           ///< adds into it (or into its adjoint)
+  bool atomic = false;    ///< some of them atomic (not all at the thread's own index)
+  bool other = false;     ///< anything else: it cannot be privatized
+};
+
+class Analysis {
+ public:
+  explicit Analysis(const ir::Function& fn) : fn_(fn) {
+    ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+      if (s.result != ir::kNoValue) def_[s.result] = &s;
+      if (s.op == ir::Op::Param) param_of_[s.result] = int(s.imm);
+      used_.insert(s.args.begin(), s.args.end());
+      for (const ir::Block& r : s.regions)
+        if (r.yield != ir::kNoValue) used_.insert(r.yield);
+    });
+    if (fn.body.yield != ir::kNoValue) used_.insert(fn.body.yield);
+  }
+
+  /// Per kernel parameter, how the entry point of `kind` touches it (or its adjoint).
+  std::vector<Uses> uses(EntryKind kind) const {
+    std::vector<Uses> out(fn_.params.size());
+    ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+      for (size_t i = 0; i < s.args.size(); ++i) {
+        auto p = param_of_.find(s.args[i]);
+        if (p == param_of_.end() || !fn_.params[size_t(p->second)].type.is_array()) continue;
+        Uses& u = out[size_t(p->second)];
+        if (i != 0) u.other = true;  // an array as an index or value: not something kernels do
+        else if (kind == EntryKind::Forward) forward_use(s, u);
+        else adjoint_use(s, u);
+      }
+    });
+    return out;
+  }
+
+ private:
+  void forward_use(const ir::Stmt& s, Uses& u) const {
+    const bool add = s.op == ir::Op::ArrayAtomic &&
+                     (s.atomic_op() == ir::AtomicOp::Add || s.atomic_op() == ir::AtomicOp::Sub);
+    if (add && !used_.count(s.result)) {
+      ++u.adds;
+      u.atomic = true;
+    } else if (s.op != ir::Op::ArrayShape) {
+      u.other = true;
+    }
+  }
+
+  /// The reverse sweep adds a read's adjoint into the adjoint array; the adjoints of stores
+  /// and atomics read it; a device function's adjoint may do anything with it.
+  void adjoint_use(const ir::Stmt& s, Uses& u) const {
+    if (s.op == ir::Op::ArrayLoad) {
+      ++u.adds;
+      if (!at_thread_index(s)) u.atomic = true;
+    } else if (s.op != ir::Op::ArrayShape) {
+      u.other = true;
+    }
+  }
+
+  /// Whether every index of access `s` is a thread index: a read at tid() adds plainly into
+  /// its own element (the adjoint emitter's own-index test is stricter; this one only decides
+  /// which arrays are worth privatizing, not whether that is correct).
+  bool at_thread_index(const ir::Stmt& s) const {
+    for (size_t k = 1; k < s.args.size(); ++k) {
+      auto d = def_.find(s.args[k]);
+      if (d == def_.end() || d->second->op != ir::Op::ThreadId) return false;
+    }
+    return true;
+  }
+
+  const ir::Function& fn_;
+  std::map<ir::ValueId, const ir::Stmt*> def_;
+  std::map<ir::ValueId, int> param_of_;
+  std::set<ir::ValueId> used_;
+};
+
+}  // namespace
+
+std::vector<PrivateAdd> private_adds(const ir::Function& fn, EntryKind kind) {
+  std::vector<PrivateAdd> out;
+  if (fn.is_function) return out;
+  const std::vector<Uses> uses = Analysis(fn).uses(kind);
+  const int offset = kind == EntryKind::Adjoint ? int(fn.params.size()) : 0;
+  for (size_t p = 0; p < uses.size(); ++p) {
+    const ir::Type& t = fn.params[p].type;
+    if (!t.is_array() || !privatizable_element(t.element())) continue;
+    if (kind == EntryKind::Adjoint && !t.is_differentiable()) continue;
+    const Uses& u = uses[p];
+    if (u.other || !u.atomic || u.adds == 0) continue;
+    out.push_back({offset + int(p), u.adds});
+  }
+  return out;
+}
+
+}  // namespace kjit::codegen
