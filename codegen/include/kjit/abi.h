@@ -66,7 +66,7 @@ struct launch_bounds_t {
 
 /// array_t::flags: `data` is this cpu thread's private, zeroed copy of an array the entry
 /// point only adds into; its adds are plain (kj::array_add), and the runtime merges the copies
-/// into the user's array after the launch (runtime/src/private_adds.cpp). Never set on CUDA.
+/// into the user's array after the launch (docs/ARCHITECTURE.md, privatized adds). Never set on CUDA.
 constexpr kj_int32 kArrayPrivate = 1;
 
 /// A strided array of T: the value buffer, an optional gradient buffer of the same layout,
