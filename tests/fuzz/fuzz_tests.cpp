@@ -74,21 +74,35 @@ fuzz::Stmt store_out(fuzz::Expr value) {
   s.e.push_back(std::move(value));
   return s;
 }
+/// The self-tests' options: host only, -O1.
+fuzz::CheckOptions self_test_options() {
+  fuzz::CheckOptions o;
+  o.nvrtc = false;
+  o.opt_level = 1;
+  return o;
+}
+
+/// Generated program `generated` (seed `seed`) ending in out[t] = <device function `fn`>(a[t]),
+/// after unrelated statements the shrinker must remove; `keep_stores`: the program's own
+/// stores into out stay before it.
+fuzz::Program calling(uint64_t generated, uint64_t seed, int fn, bool keep_stores) {
+  fuzz::Program p = fuzz::generate(generated, fuzz::known_safe_options());
+  p.seed = seed;
+  fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
+  call.i0 = fn;
+  call.a.push_back(load_a());
+  drop_stmts(p.body, [&](const fuzz::Stmt& s) {
+    return (!keep_stores && s.k == fuzz::Stmt::StoreOut) || s.k == fuzz::Stmt::Return;
+  });
+  p.body.push_back(store_out(call));
+  return p;
+}
 }  // namespace
 
 TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program around it") {
   fuzz::TempCache cache;
-  fuzz::CheckOptions o;
-  o.nvrtc = false;
-  o.opt_level = 1;
-  // out[t] = fz_wrong_g(a[t]) after unrelated statements the shrinker must remove.
-  fuzz::Program p = fuzz::generate(7, fuzz::known_safe_options());
-  p.seed = 900001;
-  fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
-  call.i0 = 6;
-  call.a.push_back(load_a());
-  drop_stmts(p.body, [](const fuzz::Stmt& s) { return s.k == fuzz::Stmt::StoreOut || s.k == fuzz::Stmt::Return; });
-  p.body.push_back(store_out(call));
+  const fuzz::CheckOptions o = self_test_options();
+  fuzz::Program p = calling(7, 900001, 6, false);  // fz_wrong_g
   std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest", o);
   REQUIRE(r.size() == 1);
   CHECK(r[0].outcome == fuzz::Outcome::Failure);
@@ -103,16 +117,8 @@ TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program a
 
 TEST_CASE("the tester reports a wrong tangent (.jvp), and shrinks the program around it") {
   fuzz::TempCache cache;
-  fuzz::CheckOptions o;
-  o.nvrtc = false;
-  o.opt_level = 1;
-  fuzz::Program p = fuzz::generate(11, fuzz::known_safe_options());
-  p.seed = 900002;
-  fuzz::Expr call = fuzz::Expr::of(fuzz::Expr::CallF, fuzz::Ty::D);
-  call.i0 = 7;  // fz_wrong_t: d(x * x) given as x dx
-  call.a.push_back(load_a());
-  drop_stmts(p.body, [](const fuzz::Stmt& s) { return s.k == fuzz::Stmt::Return; });
-  p.body.push_back(store_out(call));
+  const fuzz::CheckOptions o = self_test_options();
+  fuzz::Program p = calling(11, 900002, 7, true);  // fz_wrong_t: d(x * x) given as x dx
   std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest_tangent", o);
   REQUIRE(r.size() == 1);
   CHECK(r[0].outcome == fuzz::Outcome::Failure);
