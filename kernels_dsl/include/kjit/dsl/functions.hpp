@@ -227,17 +227,7 @@ class Func {
   template <class R, class... H, class F>
   void trace_body(const F& f) const {
     auto handles = make_handles<H...>(std::index_sequence_for<H...>{});
-    if constexpr (std::is_void_v<R>) {
-      dsl::apply(f, handles);
-    } else if constexpr (detail::result_fields<R>() > 0) {
-      static_assert(std::is_same_v<R, std::decay_t<decltype(dsl::apply(f, handles))>>,
-                    "kjit: a .replay returns the same type as the function's body");
-      R r = dsl::apply(f, handles);
-      detail::func_set_result(detail::pack_results(r, result_type<R>(), loc_));
-    } else {
-      R r = dsl::apply(f, handles);
-      detail::func_set_result(r.use(loc_));
-    }
+    set_result<R, false>(f, handles);
   }
 
   /// Traces the user tangent: parameters a0.., then one tangent per parameter (of its
@@ -245,15 +235,23 @@ class Func {
   template <class R, class... H>
   void trace_jvp() const {
     auto handles = make_handles<H..., H...>(std::make_index_sequence<2 * sizeof...(H)>{});
+    set_result<R, true>(jvp_, handles);
+  }
+
+  /// Applies `f` (the body or a .replay; the .jvp when `kJvp`) to `handles` and makes its
+  /// value, of type R, the traced function's result.
+  template <class R, bool kJvp, class F, class Handles>
+  void set_result(const F& f, Handles& handles) const {
     if constexpr (std::is_void_v<R>) {
-      dsl::apply(jvp_, handles);
+      dsl::apply(f, handles);
     } else if constexpr (detail::result_fields<R>() > 0) {
-      static_assert(std::is_same_v<R, std::decay_t<decltype(dsl::apply(jvp_, handles))>>,
-                    "kjit: a .jvp returns the tangent of what the body returns: the same type");
-      R r = dsl::apply(jvp_, handles);
+      constexpr bool same = std::is_same_v<R, std::decay_t<decltype(dsl::apply(f, handles))>>;
+      static_assert(kJvp || same, "kjit: a .replay returns the same type as the function's body");
+      static_assert(!kJvp || same, "kjit: a .jvp returns the tangent of what the body returns: the same type");
+      R r = dsl::apply(f, handles);
       detail::func_set_result(detail::pack_results(r, result_type<R>(), loc_));
     } else {
-      R r = dsl::apply(jvp_, handles);
+      R r = dsl::apply(f, handles);
       detail::func_set_result(r.use(loc_));
     }
   }
