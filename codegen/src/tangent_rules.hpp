@@ -27,7 +27,7 @@ class TangentContext {
   ir::ValueId d(size_t k) const { return tangents_.at(k); }
   ir::ValueId r() const { return call_.result; }
   size_t arity() const { return call_.args.size(); }
-  const ir::Type& type(ir::ValueId v) const { return fn_.type_of(v); }
+  ir::Type type(ir::ValueId v) const { return fn_.type_of(v); }
 
   // Zero-aware arithmetic (kNoValue operands are zeros).
   ir::ValueId add(ir::ValueId x, ir::ValueId y);

@@ -115,8 +115,9 @@ struct Function {
   /// The returned type of a device function (void when it returns nothing).
   Type result_type() const { return body.yield == kNoValue ? Type::void_type() : type_of(body.yield); }
 
-  /// Type of value `v`.
-  const Type& type_of(ValueId v) const { return values.at(v); }
+  /// Type of value `v`, by value: passes add values while they read types, and a reference
+  /// into `values` would dangle when it grows.
+  Type type_of(ValueId v) const { return values.at(v); }
   /// Allocates a new value of type `t`.
   ValueId new_value(Type t) {
     values.push_back(t);
