@@ -64,7 +64,7 @@ struct Interp {
   RV call(const Frame& f, const Stmt& s) {
     const Type& rt = s.type;
     auto A = [&](int k) -> const RV& { return f.vals.at(s.args.at(size_t(k))); };
-    auto T = [&](int k) -> const Type& { return f.fn.type_of(s.args.at(size_t(k))); };
+    auto T = [&](int k) -> Type { return f.fn.type_of(s.args.at(size_t(k))); };
     int L = lanes_of(rt);
     RV r;
     auto each = [&](auto op) { for (int i = 0; i < L; ++i) r.c[i] = op(i); return r; };
