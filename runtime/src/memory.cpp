@@ -1,6 +1,8 @@
 // Raw memory of the cpu and of CUDA devices.
 #include "memory.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -9,11 +11,20 @@
 
 namespace kjit::detail {
 
+void* allocate_host(size_t bytes) noexcept {
+  const size_t align = bytes >= kHugePageBytes ? kHugePageBytes : kHostAlignment;
+  if (bytes > SIZE_MAX - align) return nullptr;
+  const size_t rounded = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded);
+  // Advice only: where the kernel has no huge pages to give, the memory stays in small pages.
+  if (p && align == kHugePageBytes) (void)madvise(p, rounded, MADV_HUGEPAGE);
+  return p;
+}
+
 void* allocate(const Device& device, size_t bytes) {
   if (device.is_cuda()) return bytes ? cuda::alloc(device.ordinal(), bytes) : nullptr;
   if (bytes == 0) return nullptr;
-  size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-  void* p = std::aligned_alloc(kHostAlignment, rounded);
+  void* p = allocate_host(bytes);
   if (!p) throw Error(ErrorKind::User, "out of host memory allocating " + std::to_string(bytes) + " bytes");
   return p;
 }

@@ -11,7 +11,14 @@ namespace kjit::detail {
 /// Alignment of every cpu allocation (cache line; room for any vector unit).
 constexpr size_t kHostAlignment = 64;
 
-/// `bytes` of memory on `device` (cpu: 64-byte aligned). Throws on failure.
+/// Host memory of at least `bytes`, 64-byte aligned, or null when there is none. From
+/// kHugePageBytes on it is aligned to and rounded up to huge pages and asked for transparent
+/// huge pages: random access over a few MiB (gathers, atomic adds, private copies) otherwise
+/// misses the TLB on most accesses. Freed with std::free.
+void* allocate_host(size_t bytes) noexcept;
+constexpr size_t kHugePageBytes = size_t(2) << 20;
+
+/// `bytes` of memory on `device` (cpu: allocate_host). Throws on failure.
 void* allocate(const Device& device, size_t bytes);
 /// Frees memory from allocate().
 void deallocate(const Device& device, void* ptr) noexcept;

@@ -11,6 +11,7 @@
 #include "kjit/abi.h"
 #include "kjit/error.hpp"
 #include "kjit/runtime/internal/thread_pool.hpp"
+#include "memory.hpp"
 
 namespace kjit::detail {
 
@@ -106,7 +107,7 @@ class BufferCache {
     }
     Buffer b;
     b.bytes = (bytes + 4095) / 4096 * 4096;
-    b.data = std::aligned_alloc(64, b.bytes);
+    b.data = allocate_host(b.bytes);
     if (!b.data) throw Error(ErrorKind::User, "out of memory for a launch's private copies (" + std::to_string(b.bytes) + " bytes)");
     std::memset(b.data, 0, b.bytes);
     return b;

@@ -54,6 +54,22 @@ TEST_CASE("cpu allocations are 64-byte aligned") {
   for (int n : {1, 3, 17, 1000}) CHECK(reinterpret_cast<uintptr_t>(zeros<float>({n}).data()) % 64 == 0);
 }
 
+TEST_CASE("cpu allocations of 2 MiB and more start huge pages, and every byte of them is usable") {
+  // Just below, at and above the huge page size, in floats; below it only 64-byte alignment.
+  for (int64_t n : {int64_t(1) << 19, (int64_t(1) << 19) + 1, int64_t(3) << 19, (int64_t(1) << 19) - 16}) {
+    CAPTURE(n);
+    NdArray a = zeros<float>({n});
+    const auto at = reinterpret_cast<uintptr_t>(a.data());
+    if (n * 4 >= (int64_t(2) << 20)) CHECK(at % (uintptr_t(2) << 20) == 0);
+    else CHECK(at % 64 == 0);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float(i % 1000);
+    NdArray b = from_vector(v);
+    CHECK(b.to_vector<float>()[size_t(n - 1)] == float((n - 1) % 1000));
+    CHECK(a.to_vector<float>()[size_t(n - 1)] == 0.0f);
+  }
+}
+
 TEST_CASE("float16 and bfloat16 convert with round-to-nearest-even") {
   CHECK(float(half(1.0f)) == 1.0f);
   CHECK(float(half(65504.0f)) == 65504.0f);
