@@ -1,8 +1,13 @@
 // Privatized accumulation on the cpu: private copies per thread, their cache, and the merge.
 #include "kjit/runtime/internal/private_adds.hpp"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -264,6 +269,69 @@ inline void add_nonzero(S* p, S v) {
   if (bits != 0) atomic_add_to<S, Bits>(p, v);
 }
 
+#if defined(__x86_64__)
+/// Whether this cpu has a 16-byte compare-and-swap (cmpxchg16b: every x86-64-v2 cpu).
+bool has_cas16() {
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_CMPXCHG16B) != 0;
+  }();
+  return has;
+}
+
+/// Adds the 16 / sizeof(S) floating sums `v` into the 16-byte aligned `p` with one 16-byte
+/// compare-and-swap, not one per scalar: the merge's atomics are most of its time. Each
+/// element gets the same single addition as add_nonzero gives it (a +0 sum leaves its
+/// element's bits alone), so the result is the same to the bit, and an add of another launch
+/// into any of the elements at the same time is never lost.
+template <class S>
+void add_nonzero_16(S* p, const S* v) {
+  constexpr int K = 16 / sizeof(S);
+  bool any = false;
+  bool add[K];
+  for (int i = 0; i < K; ++i) {
+    S zero = 0;
+    add[i] = std::memcmp(&v[i], &zero, sizeof(S)) != 0;
+    any = any || add[i];
+  }
+  if (!any) return;
+  auto* halves = reinterpret_cast<uint64_t*>(p);
+  // Two relaxed 8-byte loads may see two moments: then the compare-and-swap fails and says
+  // what the 16 bytes hold.
+  uint64_t lo = __atomic_load_n(&halves[0], __ATOMIC_RELAXED), hi = __atomic_load_n(&halves[1], __ATOMIC_RELAXED);
+  for (;;) {
+    S lanes[K];
+    uint64_t bits[2] = {lo, hi};
+    std::memcpy(lanes, bits, 16);
+    for (int i = 0; i < K; ++i)
+      if (add[i]) lanes[i] += v[i];
+    std::memcpy(bits, lanes, 16);
+    bool swapped;
+    asm volatile("lock cmpxchg16b %1"
+                 : "=@ccz"(swapped), "+m"(*reinterpret_cast<volatile unsigned __int128*>(p)), "+a"(lo), "+d"(hi)
+                 : "b"(bits[0]), "c"(bits[1])
+                 : "memory");
+    if (swapped) return;
+  }
+}
+#endif
+
+/// Adds the `n` sums into the dense `out`: 16 bytes at a time where that is one atomic.
+template <class S, class Bits>
+void add_sums_dense(S* out, const S* sum, int64_t n) {
+  int64_t j = 0;
+#if defined(__x86_64__)
+  if constexpr (std::is_floating_point_v<S>) {
+    if (has_cas16()) {
+      constexpr int64_t K = 16 / sizeof(S);
+      for (; j < n && reinterpret_cast<uintptr_t>(out + j) % 16 != 0; ++j) add_nonzero<S, Bits>(out + j, sum[j]);
+      for (; j + K <= n; j += K) add_nonzero_16(out + j, sum + j);
+    }
+  }
+#endif
+  for (; j < n; ++j) add_nonzero<S, Bits>(out + j, sum[j]);
+}
+
 /// Sums the copies over elements [begin, end), zeroes them, and adds each sum into the array.
 template <class S, class Bits>
 void merge_range(const MergeJob& job, int64_t begin, int64_t end) {
@@ -283,8 +351,7 @@ void merge_range(const MergeJob& job, int64_t begin, int64_t end) {
       }
     }
     if (job.dense) {  // the block's scalars are contiguous in the array too
-      S* out = reinterpret_cast<S*>(static_cast<char*>(job.array->data) + e0 * job.element_bytes);
-      for (int64_t j = 0; j < n; ++j) add_nonzero<S, Bits>(out + j, sum[j]);
+      add_sums_dense<S, Bits>(reinterpret_cast<S*>(static_cast<char*>(job.array->data) + e0 * job.element_bytes), sum, n);
       continue;
     }
     for (int64_t e = e0; e < e1; ++e) {

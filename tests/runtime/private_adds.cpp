@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -215,6 +216,53 @@ TEST_CASE("privatized adds give exact sums for every element kind, inline and po
       if (mode == PrivatizeMode::Never) CHECK(privatized == 0);
       if (mode == PrivatizeMode::Always) CHECK(privatized == 2 * 5);  // f, v3, d, i, wide per rep
       if (mode == PrivatizeMode::Auto && n >= 1003) CHECK(privatized == 2 * 5);  // n >> E
+    }
+  }
+}
+
+TEST_CASE("the merge adds into the elements it has sums for and keeps every other bit, at any alignment") {
+  // A float target whose elements start at -0 (NaN in every 5th): the launch adds only into
+  // the elements idx names (every third), so the merge - 16 bytes at a time where the cpu has a
+  // 16-byte compare-and-swap - must leave the others' bits alone, beside ones it adds to, with
+  // the array starting 0-3 floats past a 16-byte boundary. Sums are whole numbers: exact.
+  const int64_t E = 203;
+  const uint32_t kNegZero = 0x80000000u, kNaN = 0x7fc00123u;
+  for (PrivatizeMode mode : kModes) {
+    for (int64_t n : {int64_t(1003), int64_t(200003)}) {
+      for (int offset = 0; offset < 4; ++offset) {
+        CAPTURE(name(mode));
+        CAPTURE(n);
+        CAPTURE(offset);
+        ModeScope scope(mode);
+        std::vector<int32_t> idx = indices(n, (E + 2) / 3);
+        for (int32_t& k : idx) k *= 3;
+        std::vector<double> sums(static_cast<size_t>(E));
+        for (int64_t i = 0; i < n; ++i) {
+          sums[size_t(idx[size_t(i)])] += double(i % 7 + 1);
+          sums[size_t(idx[size_t((i + 3) % n)])] -= 2.0;
+        }
+        auto base = zeros<float>({E + 4});
+        std::vector<uint32_t> start(static_cast<size_t>(E));
+        for (int64_t e = 0; e < E; ++e) start[size_t(e)] = e % 5 == 4 ? kNaN : kNegZero;
+        std::memcpy(static_cast<float*>(base.data()) + offset, start.data(), size_t(E) * 4);
+        NdArray T = NdArray::view(static_cast<float*>(base.data()) + offset, ir::Type::scalar_of(ir::Scalar::F32), {E},
+                                  Device::cpu());
+        launch(pa_tests::scatter_f, n, from_vector(idx), T);
+        std::vector<uint32_t> got(static_cast<size_t>(E));
+        std::memcpy(got.data(), static_cast<float*>(base.data()) + offset, size_t(E) * 4);
+        for (int64_t e = 0; e < E; ++e) {
+          CAPTURE(e);
+          float want_value;
+          std::memcpy(&want_value, &start[size_t(e)], 4);
+          uint32_t want = start[size_t(e)];
+          if (e % 3 == 0 && sums[size_t(e)] != 0) {
+            want_value += float(sums[size_t(e)]);
+            std::memcpy(&want, &want_value, 4);
+          }
+          if (e % 5 == 4 && e % 3 == 0 && sums[size_t(e)] != 0) CHECK(std::isnan(want_value));
+          REQUIRE(got[size_t(e)] == want);
+        }
+      }
     }
   }
 }
