@@ -146,6 +146,18 @@ BufferCache& cache() {
 // ---------------------------------------------------------------------------------------------
 // One launch
 
+namespace {
+/// Gives `a` the strides of a dense row-major array of its shape: the private copies' layout,
+/// and what the merge's dense path asks of the user's array.
+void set_row_major_strides(kj::array_t<void>& a, int64_t element_bytes) {
+  int64_t stride = element_bytes;
+  for (int d = a.ndim - 1; d >= 0; --d) {
+    a.strides[d] = stride;
+    stride *= a.shape[d];
+  }
+}
+}  // namespace
+
 struct PrivateLaunch::Chosen {
   PrivateTarget target;
   kj::array_t<void> array;  ///< the launch's own descriptor of the array
@@ -192,11 +204,7 @@ PrivateLaunch::PrivateLaunch(const CpuPrivateAdds& adds, void** params, int64_t 
       a = c.array;
       a.data = s->buffers.back().data;
       a.flags = kj::kArrayPrivate;
-      int64_t stride = c.element_bytes;  // dense row-major, whatever the array's own strides
-      for (int d = a.ndim - 1; d >= 0; --d) {
-        a.strides[d] = stride;
-        stride *= a.shape[d];
-      }
+      set_row_major_strides(a, c.element_bytes);  // dense, whatever the array's own strides
       s->params[size_t(c.target.arg)] = &a;
     }
     slots_[k] = std::move(s);
@@ -260,13 +268,18 @@ char* strided_element(const kj::array_t<void>& a, int64_t e) {
   return static_cast<char*>(a.data) + offset;
 }
 
-/// Adds `v` into *p atomically unless it is +0, which changes nothing (but a -0 to +0: an
+/// Whether adding the sum `v` is needed: not for +0, which changes nothing (but a -0 to +0: an
 /// element no thread added to keeps its bits, and a private copy cannot carry a -0 sum either).
+template <class S>
+inline bool adds_something(S v) {
+  const S zero = 0;
+  return std::memcmp(&v, &zero, sizeof(S)) != 0;
+}
+
+/// Adds `v` into *p atomically where adds_something(v).
 template <class S, class Bits>
 inline void add_nonzero(S* p, S v) {
-  Bits bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  if (bits != 0) atomic_add_to<S, Bits>(p, v);
+  if (adds_something(v)) atomic_add_to<S, Bits>(p, v);
 }
 
 #if defined(__x86_64__)
@@ -281,8 +294,7 @@ bool has_cas16() {
 
 /// Adds the 16 / sizeof(S) floating sums `v` into the 16-byte aligned `p` with one 16-byte
 /// compare-and-swap, not one per scalar: the merge's atomics are most of its time. Each
-/// element gets the same single addition as add_nonzero gives it (a +0 sum leaves its
-/// element's bits alone), so the result is the same to the bit, and an add of another launch
+/// element gets the same single addition as add_nonzero gives it (adds_something), so the result is the same to the bit, and an add of another launch
 /// into any of the elements at the same time is never lost.
 template <class S>
 void add_nonzero_16(S* p, const S* v) {
@@ -290,8 +302,7 @@ void add_nonzero_16(S* p, const S* v) {
   bool any = false;
   bool add[K];
   for (int i = 0; i < K; ++i) {
-    S zero = 0;
-    add[i] = std::memcmp(&v[i], &zero, sizeof(S)) != 0;
+    add[i] = adds_something(v[i]);
     any = any || add[i];
   }
   if (!any) return;
@@ -375,12 +386,9 @@ void merge_chunk(void* context, int64_t begin, int64_t end) {
 constexpr int64_t kPooledMergeMin = int64_t(1) << 17;
 
 bool is_dense(const kj::array_t<void>& a, int64_t element_bytes) {
-  int64_t stride = element_bytes;
-  for (int d = a.ndim - 1; d >= 0; --d) {
-    if (a.strides[d] != stride) return false;
-    stride *= a.shape[d];
-  }
-  return true;
+  kj::array_t<void> dense = a;
+  set_row_major_strides(dense, element_bytes);
+  return std::equal(a.strides, a.strides + a.ndim, dense.strides);
 }
 
 }  // namespace
