@@ -84,3 +84,22 @@ KJ_FUNC void expect_near(const X& a, const X& b, T tol, const launch_bounds_t& d
   report_status(dim, kStatusCheckFailed);
 }
 }  // namespace kj
+
+//@chunk opaque requires core
+namespace kj {
+/// `x`, read through a pointer the optimizer cannot follow. A long adjoint runs each span of
+/// its body a second time (codegen's reverse_spans) from such reads of the span's checkpoint
+/// and inputs: seen as the same values, the second run would be merged into the first, and
+/// the first run's values would live through the whole sweep again. The address taken keeps
+/// the checkpoints in memory, not in registers across the sweep (asm on values in registers,
+/// or volatile copies, compiled slower with GCC and NVVM).
+template <class T> KJ_FUNC T opaque(const T& x) {
+  const T* p = &x;
+#if KJ_CUDA
+  asm volatile("" : "+l"(p));
+#else
+  __asm__ volatile("" : "+r"(p));
+#endif
+  return *p;
+}
+}  // namespace kj

@@ -12,6 +12,7 @@
 #include "kjit/ir/type.hpp"
 #include "lower_jumps.hpp"
 #include "reverse_rules.hpp"
+#include "sweep_spans.hpp"
 
 namespace kjit::codegen {
 
@@ -31,9 +32,15 @@ class AdjointEmitter {
 
   int run() {
     analyze(fn_.body);
+    const std::vector<SweepSpan> spans = plan_sweep_spans(fn_.body, o_.adjoint_span);
+    if (spans.size() > 1) used_.need("opaque");
+    for (const SweepSpan& span : spans)
+      if (spans.size() > 1) span_locals_.insert(span.locals.begin(), span.locals.end());
     declare();
     w_.line("// forward replay (no stores, atomics or prints: the forward launch did those)", 1);
-    replay(fn_.body, 1);
+    if (spans.size() == 1) replay(fn_.body, 1);
+    else
+      for (size_t j = 0; j < spans.size(); ++j) replay_span(spans[j], j);
     w_.line("// reverse sweep", 1);
     // A thread whose loop ran past its checkpoint bound contributes no gradient at all (the
     // launch reports the error): a partial sweep would hand out wrong numbers.
@@ -43,7 +50,7 @@ class AdjointEmitter {
       declare_adjoint(fn_.body.yield, in);
       w_.line(adj(fn_.body.yield) + " += kj_adj_ret;", in);
     }
-    reverse(fn_.body, in);
+    reverse_spans(spans, in);
     if (in == 2) w_.line("}", 1);
     // Hand the value parameters' adjoints back: a device function's to its caller, a
     // kernel's to its entry point, which sums them over the launch (entry_points.hpp).
@@ -88,7 +95,7 @@ class AdjointEmitter {
     for (ir::ValueId id = 0; id < fn_.values.size(); ++id) {
       bool is_param = rules_.param_of().count(id) != 0;
       bool defined = defined_.count(id) != 0 || is_block_arg(id);
-      if (!defined) continue;
+      if (!defined || span_locals_.count(id)) continue;
       if (!is_param) w_.line(type(id) + " " + v(id) + ";", 1);
       if ((is_param || is_block_arg(id)) && differentiable(id)) declare_adjoint(id, 1);
     }
@@ -149,8 +156,12 @@ class AdjointEmitter {
   }
 
   // ----- forward replay --------------------------------------------------------------------
-  void replay(const ir::Block& b, int indent) {
-    for (const ir::Stmt& s : b.stmts) {
+  void replay(const ir::Block& b, int indent) { replay(b, 0, b.stmts.size(), indent); }
+
+  /// Replays statements [begin, end) of `b`.
+  void replay(const ir::Block& b, size_t begin, size_t end, int indent) {
+    for (size_t i = begin; i < end; ++i) {
+      const ir::Stmt& s = b.stmts[i];
       if (s.op == ir::Op::Param) continue;
       if (s.op == ir::Op::CallFunc) {  // through the function's replay: no side effects twice
         if (!s.type.is_void()) w_.user_line(v(s.result) + " = " + ex_.call_function(s, true) + ";", indent, s.loc);
@@ -228,12 +239,67 @@ class AdjointEmitter {
   }
 
   // ----- reverse sweep ---------------------------------------------------------------------
-  void reverse(const ir::Block& b, int indent) {
-    const std::vector<std::vector<ir::ValueId>> touches = first_touches(b);
-    for (size_t i = b.stmts.size(); i-- > 0;) {
+  void reverse(const ir::Block& b, int indent) { reverse(b, first_touches(b), 0, b.stmts.size(), indent); }
+
+  /// Reverses statements [begin, end) of `b`, last first; `touches` is first_touches(b).
+  void reverse(const ir::Block& b, const std::vector<std::vector<ir::ValueId>>& touches, size_t begin,
+               size_t end, int indent) {
+    for (size_t i = end; i-- > begin;) {
       for (ir::ValueId id : touches[i]) declare_adjoint(id, indent, b.stmts[i].loc);
       reverse_stmt(b.stmts[i], indent);
     }
+  }
+
+  // ----- spans of a long body -------------------------------------------------------------
+  /// The sweep of a long body, span by span (sweep_spans.hpp), last first: each span runs
+  /// forward again from its checkpoint right before its reverse, so that a value lives from
+  /// its definition to its adjoint rule within one span. Replayed once and swept back, every
+  /// value of the body would be live through the whole sweep, and GCC's register allocation
+  /// and SSA updates grew with the square of the kernel (docs/BENCHMARKS.md, compile time
+  /// against kernel size). A span's own values are declared in its blocks, not at the top:
+  /// GCC's front end saves every local name in scope at each call of a function template, so
+  /// thousands of them in scope made parsing quadratic too. The price: a long kernel's
+  /// adjoint runs its forward pass twice.
+  void reverse_spans(const std::vector<SweepSpan>& spans, int indent) {
+    if (spans.size() == 1) return reverse(fn_.body, indent);
+    const std::vector<std::vector<ir::ValueId>> touches = first_touches(fn_.body);
+    for (size_t j = spans.size(); j-- > 0;) {
+      const SweepSpan& span = spans[j];
+      // Adjoints that leave the span: declared before the last span (in program order) that
+      // reverses into them, whose block is first.
+      for (ir::ValueId id : span.inputs) declare_adjoint(id, indent);
+      w_.line("{  // span " + std::to_string(j) + " again, from its checkpoint, and back", indent);
+      declare_span_locals(span, indent + 1, true);
+      for (int64_t var : span.vars_read)
+        w_.line(n_.var(var) + " = kj::opaque(" + checkpoint_name(j, var) + ");", indent + 1);
+      for (ir::ValueId id : span.inputs) w_.line(v(id) + " = kj::opaque(" + v(id) + ");", indent + 1);
+      replay(fn_.body, span.begin, span.end, indent + 1);
+      reverse(fn_.body, touches, span.begin, span.end, indent + 1);
+      w_.line("}", indent);
+    }
+  }
+
+  /// Span `j`'s first replay, which sets the values and variables later spans read: copies of
+  /// the variables it reads (its checkpoint), then its statements in a block of their own.
+  void replay_span(const SweepSpan& span, size_t j) {
+    for (int64_t var : span.vars_read)
+      w_.line("const " + var_type(var) + " " + checkpoint_name(j, var) + " = " + n_.var(var) + ";", 1);
+    w_.line("{  // span " + std::to_string(j), 1);
+    declare_span_locals(span, 2, false);
+    replay(fn_.body, span.begin, span.end, 2);
+    w_.line("}", 1);
+  }
+
+  /// The values only `span` uses, and with `adjoints` those of its block arguments.
+  void declare_span_locals(const SweepSpan& span, int indent, bool adjoints) {
+    for (ir::ValueId id : span.locals) {
+      w_.line(type(id) + " " + v(id) + ";", indent);
+      if (adjoints && is_block_arg(id)) declare_adjoint(id, indent);
+    }
+  }
+
+  std::string checkpoint_name(size_t span, int64_t var) const {
+    return "kj_span" + std::to_string(span) + "_" + n_.var(var);
   }
 
   void reverse_stmt(const ir::Stmt& s, int indent) {
@@ -325,6 +391,7 @@ class AdjointEmitter {
   std::map<ir::ValueId, const ir::Block*> def_block_;  ///< the block each value is defined in
   std::set<ir::ValueId> adj_declared_;
   std::set<ir::ValueId> block_args_;
+  std::set<ir::ValueId> span_locals_;  ///< values declared in their span's blocks (reverse_spans)
 };
 
 }  // namespace

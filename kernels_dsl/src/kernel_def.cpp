@@ -18,7 +18,8 @@ bool ModuleOptions::operator==(const ModuleOptions& o) const {
   return enable_adjoint == o.enable_adjoint && tangent_adjoint == o.tangent_adjoint && fast_math == o.fast_math &&
          line_info == o.line_info && debug == o.debug && max_registers == o.max_registers &&
          opt_level == o.opt_level && fast_compile == o.fast_compile && cxx_standard == o.cxx_standard &&
-         block_dim == o.block_dim && loop_checkpoints == o.loop_checkpoints && bounds_check == o.bounds_check;
+         block_dim == o.block_dim && loop_checkpoints == o.loop_checkpoints && bounds_check == o.bounds_check &&
+         adjoint_span == o.adjoint_span;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,6 +117,9 @@ void ModuleDef::set_options(const ModuleOptions& options) {
     throw Error(ErrorKind::User, "module '" + name_ + "': ModuleOptions::loop_checkpoints must be an even number "
                                  ">= 2 (the adjoint halves its checkpoints when they run out), got " +
                                      std::to_string(options.loop_checkpoints));
+  if (options.adjoint_span < 0)
+    throw Error(ErrorKind::User, "module '" + name_ + "': ModuleOptions::adjoint_span must be >= 0 (0: never "
+                                 "split the adjoint's sweep), got " + std::to_string(options.adjoint_span));
   std::lock_guard<std::mutex> lock(state_->mutex);
   if (options == state_->options) return;
   state_->options = options;

@@ -23,6 +23,7 @@ ModuleInput module_input(const ModuleDef& def, const ModuleOptions& given) {
   cg.enable_adjoint = o.enable_adjoint;
   cg.loop_checkpoints = o.loop_checkpoints;
   cg.bounds_check = o.bounds_check;
+  cg.adjoint_span = o.adjoint_span;
 
   ModuleInput in;
   compiler::ModuleSource& s = in.source;

@@ -317,6 +317,7 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
   std::vector<size_t> live;
   kjit::ModuleOptions mo = kjit::module(module).options();
   mo.opt_level = o.opt_level;
+  if (o.adjoint_span >= 0) mo.adjoint_span = o.adjoint_span;
   mo.tangent_adjoint = false;  // second derivatives are not checked here: the tangent module builds in half the time
   kjit::module(module).set_options(mo);
   for (size_t i = 0; i < programs.size(); ++i) {

@@ -46,6 +46,9 @@ struct CheckOptions {
   /// Threads per launch (and elements per array) instead of the generator's few; 16 or more
   /// run the cpu's lane functions (blocks of 16 threads under masks) beside the tail.
   int threads = 0;
+  /// ModuleOptions::adjoint_span of the modules (-1: the default). Small spans put every
+  /// program's adjoint through the span-by-span sweep (rerun from checkpoints).
+  int adjoint_span = -1;
 };
 
 /// Totals of a run, and each failure (shrunk, with its DSL repro).

@@ -1,5 +1,5 @@
 // fuzz_main.cpp — kjit_autodiff_fuzz: the randomized differential tester for long runs.
-//   kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--no-shrink] [--no-tangents]
+//   kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] [--no-shrink] [--no-tangents]
 //                      [--avoid-known] [--print S] [--verbose]
 #include <cstdio>
 #include <cstring>
@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     else if (a == "--opt") o.opt_level = std::stoi(next());
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--no-nvrtc") o.nvrtc = false;
+    else if (a == "--adjoint-span") o.adjoint_span = std::stoi(next());
     else if (a == "--no-shrink") o.shrink = false;
     else if (a == "--no-tangents") o.tangents = false;
     else if (a == "--avoid-known") o.gen = fuzz::known_safe_options();
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
     else if (a == "--verbose") o.verbose = true;
     else {
       std::fprintf(stderr,
-                   "usage: kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] "
+                   "usage: kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] "
                    "[--no-shrink] [--no-tangents] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--threads N] [--print SEED] [--verbose]\n");
       return 2;
     }

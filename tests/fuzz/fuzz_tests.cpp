@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -13,37 +14,56 @@
 #include "printer.hpp"
 #include "temp_cache.hpp"
 
-TEST_CASE("the randomized differential tester: the CI seed set passes") {
-  fuzz::TempCache cache;  // cold: CI measures compiles, not cache hits
+namespace {
+
+/// The options of the CI runs: known findings avoided, two batches at once, -O1 (the host
+/// compile dominates; -O1 keeps the seed sets within CI time).
+fuzz::CheckOptions ci_options() {
   fuzz::CheckOptions o;
   o.gen = fuzz::known_safe_options();
   o.jobs = 2;
-  o.opt_level = 1;  // the host compile dominates; -O1 keeps the seed set within CI time
-  fuzz::Summary s = fuzz::run_seeds(fuzz::kCiFirstSeed, fuzz::kCiSeedCount, o);
+  o.opt_level = 1;
+  return o;
+}
+
+/// Runs `count` programs from seed `first` in a cold cache (CI measures compiles, not cache
+/// hits) and checks that every one passed or was refused with a line, most passed.
+fuzz::Summary expect_clean_run(uint64_t first, uint64_t count, const fuzz::CheckOptions& o) {
+  fuzz::TempCache cache;
+  fuzz::Summary s = fuzz::run_seeds(first, count, o);
   MESSAGE(s.line());
   for (const fuzz::ProgramResult& r : s.failed) MESSAGE(r.detail);
-  CHECK(s.programs == int(fuzz::kCiSeedCount));
+  CHECK(s.programs == int(count));
   CHECK(s.failures == 0);
   CHECK(s.passed > s.programs / 2);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the randomized differential tester: the CI seed set passes") {
+  fuzz::Summary s = expect_clean_run(fuzz::kCiFirstSeed, fuzz::kCiSeedCount, ci_options());
   CHECK(s.components > 1000);
 }
 
 TEST_CASE("the randomized differential tester over 37 threads: lane blocks and a tail") {
   // 37 threads: two blocks of 16 through the cpu's lane functions (divergent branches,
   // loops and early exits under masks), 5 through the strided body, against the reference.
-  fuzz::TempCache cache;
-  fuzz::CheckOptions o;
-  o.gen = fuzz::known_safe_options();
-  o.jobs = 2;
-  o.opt_level = 1;
+  fuzz::CheckOptions o = ci_options();
   o.nvrtc = false;  // the CUDA text has no lane functions; the CI seed set compiles it
   o.threads = 37;
-  fuzz::Summary s = fuzz::run_seeds(fuzz::kCiFirstSeed + 100000, 48, o);
-  MESSAGE(s.line());
-  for (const fuzz::ProgramResult& r : s.failed) MESSAGE(r.detail);
-  CHECK(s.programs == 48);
-  CHECK(s.failures == 0);
-  CHECK(s.passed > s.programs / 2);
+  expect_clean_run(fuzz::kCiFirstSeed + 100000, 48, o);
+}
+
+TEST_CASE("the randomized differential tester with the adjoint swept back in spans of 3 statements") {
+  // Every program of a few statements or more is cut into spans, each run again from its
+  // checkpoint before its reverse (AUTODIFF.md, "Long kernels"): loops, branches, jumps,
+  // device functions and atomics at span edges, against the same reference; NVRTC compiles
+  // the spans' CUDA text.
+  fuzz::CheckOptions o = ci_options();
+  o.tangents = false;  // the tangent entry has no sweep
+  o.adjoint_span = 3;
+  expect_clean_run(fuzz::kCiFirstSeed + 200000, 64, o);
 }
 
 TEST_CASE("generation is deterministic and the printer prints a KJIT_KERNEL") {

@@ -28,6 +28,11 @@ struct ModuleOptions {
   /// kernel, line, thread, index and extent (DSL.md). KJIT_BOUNDS_CHECK=1 turns it on for
   /// every module.
   bool bounds_check = false;
+  /// The adjoint of a kernel of at least twice this many IR statements sweeps back in spans of
+  /// about this many, each run forward again from a checkpoint of its variables just before
+  /// its reverse (AUTODIFF.md, "Long kernels"): compile time linear in kernel size, for one
+  /// more forward pass. 0: one replay and one sweep at any size.
+  int adjoint_span = 256;
 
   bool operator==(const ModuleOptions& o) const;
   bool operator!=(const ModuleOptions& o) const { return !(*this == o); }

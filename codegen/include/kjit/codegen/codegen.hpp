@@ -15,9 +15,9 @@ namespace kjit::codegen {
 /// Version of the generated text's shape. Bump it with any change to what codegen emits
 /// for the same IR (the golden tests record it). Keys do not rely on the bump: they also
 /// carry codegen_sources_hash(), which changes with any change to codegen's sources.
-constexpr int kCodegenVersion = 12;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
+constexpr int kCodegenVersion = 13;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
                                      // 10: adjoint lane functions; 11: both; 12: privatized adds
-                                     // (kj::array_add) and block stores
+                                     // (kj::array_add) and block stores; 13: long adjoints in spans
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
@@ -37,6 +37,9 @@ struct CodegenOptions {
   bool line_directives = true;  ///< #line directives back to the user's source
   int loop_checkpoints = 64;    ///< adjoint: checkpoint slots per dynamic loop
   bool bounds_check = false;    ///< check every element, component and integer division (DSL.md)
+  /// adjoint: a body of at least twice this many statements is swept back in spans of about
+  /// this many, each run forward again from a checkpoint (0: never; ModuleOptions::adjoint_span)
+  int adjoint_span = 256;
 
   /// The options' part of the module identity.
   std::string fingerprint() const;
