@@ -43,10 +43,11 @@ KJIT_KERNEL(damp, (Array<Vec3f> v, Float c, Int steps, Array<Vec3f> out)) {
 
 /// The module `module` of one kernel `fn`, forward and (when `adjoint`) adjoint.
 inline kjit::compiler::ModuleSource module_source(const std::string& module, const kjit::ir::Function& fn,
-                                                  bool adjoint) {
+                                                  bool adjoint, int adjoint_span = kjit::ModuleOptions{}.adjoint_span) {
   std::vector<const kjit::ir::Function*> fns{&fn};
   kjit::codegen::CodegenOptions o;
   o.enable_adjoint = adjoint;
+  o.adjoint_span = adjoint_span;
   kjit::codegen::GeneratedModule g = kjit::codegen::generate_module(module, fns, o);
   kjit::compiler::ModuleSource s;
   s.name = module;

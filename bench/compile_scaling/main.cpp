@@ -4,11 +4,16 @@
 // given; prints the seconds of each stage, wall (and CPU: the host compiler's processes, or
 // this process for NVRTC, which the machine's other load disturbs less), and each size's time
 // over the first size's, against the size ratio (linear = equal).
-//   bench_compile_scaling [--targets host,sm_90,ptx] [--text DIR] [N ...]   (default: 500 1000 2000)
+//   bench_compile_scaling [--targets host,sm_90,ptx] [--text DIR] [--span S] [--branch] [--launch T] [N ...]
+//   (default: 500 1000 2000)
 // --targets picks the compiles (a skipped one prints 0); --text DIR writes each module's text
-// to DIR/scaling_N.cu and compiles nothing (for timing compilers by hand).
+// to DIR/scaling_N.cu and compiles nothing (for timing compilers by hand); --span S sets
+// ModuleOptions::adjoint_span (0: the adjoint sweeps back in one piece); --branch starts the
+// kernel with a branch, which gives it the cpu's lane functions (forward and adjoint);
+// --launch T also times the cpu's forward and adjoint launches over T threads (median ms).
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -50,12 +55,30 @@ struct Times {
   double trace = 0, codegen = 0;
   Span host, sm90, ptx;
   size_t lines = 0;
+  double forward_ms = 0, adjoint_ms = 0;
 };
 
 struct Config {
   bool host = true, sm90 = true, ptx = true;
   std::string text_dir;  ///< write the texts here and compile nothing
+  int span = kjit::ModuleOptions{}.adjoint_span;
+  bool branch = false;  ///< a branch in the kernel: the cpu's lane functions, forward and adjoint
+  int launch_threads = 0;  ///< also time cpu launches of the forward and adjoint over this many
 };
+
+/// Median milliseconds of `f` over 7 runs after one warm-up.
+template <class F>
+double median_ms(F&& f) {
+  f();
+  std::vector<double> ms;
+  for (int r = 0; r < 7; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    ms.push_back(seconds_since(t0) * 1e3);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
 
 Times measure(int n, const Config& config) {
   Times t;
@@ -65,9 +88,10 @@ Times measure(int n, const Config& config) {
   // eighth (so that the adjoint has rules to apply, not only adds).
   auto k = kjit::make_kernel<Array<float>, Float, Array<float>>(
       "scaling::chain" + std::to_string(n), module, {"x", "c", "out"},
-      [n](Array<float> x, Float c, Array<float> out) {
+      [n, branch = config.branch](Array<float> x, Float c, Array<float> out) {
         Int i = tid();
         Var<Float> y = x[i];
+        if (branch) If(y < 0.0f, [&] { y = -y; });
         for (int s = 0; s < n; ++s) {
           if (s % 8 == 7) y = sin(y) * c;
           else y = y * c + Float(0.001f * float(s % 97));
@@ -79,7 +103,7 @@ Times measure(int n, const Config& config) {
   std::vector<const kjit::ir::Function*> fns{&def->ir()};
   t.trace = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
-  const kjit::compiler::ModuleSource src = kjit_bench::module_source(module, *fns[0], true);
+  const kjit::compiler::ModuleSource src = kjit_bench::module_source(module, *fns[0], true, config.span);
   t.codegen = seconds_since(t0);
   for (char c : src.text) t.lines += c == '\n';
   if (!config.text_dir.empty()) {
@@ -101,6 +125,19 @@ Times measure(int n, const Config& config) {
   timed(config.host, kjit::compiler::Target::host(), &t.host);
   timed(config.sm90, kjit::compiler::Target::cubin(90), &t.sm90);
   timed(config.ptx, kjit::compiler::Target::ptx(90), &t.ptx);  // NVVM alone: sm_90 minus this is ptxas
+  if (config.launch_threads > 0) {  // the module's own build, with ModuleOptions::adjoint_span
+    kjit::ModuleOptions mo;
+    mo.adjoint_span = config.span;
+    kjit::module(module).set_options(mo);
+    const int64_t m = config.launch_threads;
+    std::vector<float> xs(static_cast<size_t>(m));
+    for (int64_t j = 0; j < m; ++j) xs[size_t(j)] = -1.0f + 2.0f * float(j) / float(m);
+    auto X = kjit::from_vector(xs), out = kjit::zeros<float>({m}), gx = kjit::zeros<float>({m});
+    auto gout = kjit::from_vector(std::vector<float>(size_t(m), 1.0f));
+    float gc = 0;
+    t.forward_ms = median_ms([&] { kjit::launch(k, m, X, 0.999f, out); });
+    t.adjoint_ms = median_ms([&] { kjit::launch_adjoint(k, m, {X, 0.999f, out}, {gx, &gc, gout}); });
+  }
   return t;
 }
 
@@ -113,6 +150,12 @@ int main(int argc, char** argv) {
     const std::string arg = argv[a];
     if (arg == "--text" && a + 1 < argc) {
       config.text_dir = argv[++a];
+    } else if (arg == "--launch" && a + 1 < argc) {
+      config.launch_threads = std::atoi(argv[++a]);
+    } else if (arg == "--branch") {
+      config.branch = true;
+    } else if (arg == "--span" && a + 1 < argc) {
+      config.span = std::atoi(argv[++a]);
     } else if (arg == "--targets" && a + 1 < argc) {
       const std::string t = std::string(",") + argv[++a] + ",";
       config.host = t.find(",host,") != std::string::npos;
@@ -121,7 +164,7 @@ int main(int argc, char** argv) {
     } else if (std::atoi(arg.c_str()) > 0) {
       sizes.push_back(std::atoi(arg.c_str()));
     } else {
-      std::fprintf(stderr, "usage: bench_compile_scaling [--targets host,sm_90,ptx] [--text DIR] [N ...]\n");
+      std::fprintf(stderr, "usage: bench_compile_scaling [--targets host,sm_90,ptx] [--text DIR] [--span S] [--branch] [--launch THREADS] [N ...]\n");
       return 2;
     }
   }
@@ -149,6 +192,9 @@ int main(int argc, char** argv) {
     std::printf(" %s |", cell(ratio(t.host, f.host)));
     std::printf(" %s |", cell(ratio(t.sm90, f.sm90)));
     std::printf(" %s | %.2f |\n", cell(ratio(t.ptx, f.ptx)), double(t.n) / double(f.n));
+    if (config.launch_threads > 0)
+      std::printf("|   launches over %d threads: forward %.2f ms, adjoint %.2f ms |\n", config.launch_threads,
+                  t.forward_ms, t.adjoint_ms);
     std::fflush(stdout);
   }
   return 0;
