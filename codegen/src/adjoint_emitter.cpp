@@ -33,9 +33,10 @@ class AdjointEmitter {
   int run() {
     analyze(fn_.body);
     const std::vector<SweepSpan> spans = plan_sweep_spans(fn_.body, o_.adjoint_span);
-    if (spans.size() > 1) used_.need("opaque");
-    for (const SweepSpan& span : spans)
-      if (spans.size() > 1) span_locals_.insert(span.locals.begin(), span.locals.end());
+    if (spans.size() > 1) {
+      used_.need("opaque");
+      for (const SweepSpan& span : spans) span_locals_.insert(span.locals.begin(), span.locals.end());
+    }
     declare();
     w_.line("// forward replay (no stores, atomics or prints: the forward launch did those)", 1);
     if (spans.size() == 1) replay(fn_.body, 1);
@@ -265,8 +266,8 @@ class AdjointEmitter {
     const std::vector<std::vector<ir::ValueId>> touches = first_touches(fn_.body);
     for (size_t j = spans.size(); j-- > 0;) {
       const SweepSpan& span = spans[j];
-      // Adjoints that leave the span: declared before the last span (in program order) that
-      // reverses into them, whose block is first.
+      // The adjoints of its inputs leave the span's block: each is declared before the block
+      // of the last span (in program order) that uses it, the first such block of the sweep.
       for (ir::ValueId id : span.inputs) declare_adjoint(id, indent);
       w_.line("{  // span " + std::to_string(j) + " again, from its checkpoint, and back", indent);
       declare_span_locals(span, indent + 1, true);
