@@ -8,22 +8,17 @@ namespace kjit::codegen {
 
 namespace {
 
-size_t count_statements(const ir::Stmt& s) {
-  size_t n = 1;
-  for (const ir::Block& r : s.regions) ir::for_each_stmt(r, [&](const ir::Stmt&) { ++n; });
-  return n;
+/// Calls `fn` on statement `top` and on every statement inside its regions.
+template <class Fn>
+void for_each_within(const ir::Stmt& top, Fn&& fn) {
+  fn(top);
+  for (const ir::Block& r : top.regions) ir::for_each_stmt(r, fn);
 }
 
-/// The variables statement `s` (and those inside it) reads, and every value it uses.
-void collect_uses(const ir::Stmt& s, std::set<int64_t>& vars, std::set<ir::ValueId>& values) {
-  auto one = [&](const ir::Stmt& t) {
-    if (t.op == ir::Op::LoadVar) vars.insert(t.imm);
-    values.insert(t.args.begin(), t.args.end());
-    for (const ir::Block& r : t.regions)
-      if (r.yield != ir::kNoValue) values.insert(r.yield);
-  };
-  one(s);
-  for (const ir::Block& r : s.regions) ir::for_each_stmt(r, one);
+size_t count_statements(const ir::Stmt& top) {
+  size_t n = 0;
+  for_each_within(top, [&](const ir::Stmt&) { ++n; });
+  return n;
 }
 
 }  // namespace
@@ -55,34 +50,31 @@ std::vector<SweepSpan> plan_sweep_spans(const ir::Block& body, int span_statemen
     if (body.stmts[i].result != ir::kNoValue && body.stmts[i].op != ir::Op::Param) defined_at[body.stmts[i].result] = i;
   std::set<ir::ValueId> shared;  // used outside the span that defines them
   if (body.yield != ir::kNoValue) shared.insert(body.yield);
-  for (SweepSpan& span : spans) {
+  std::vector<std::vector<ir::ValueId>> defined(spans.size());  // results and block arguments
+  for (size_t j = 0; j < spans.size(); ++j) {
+    SweepSpan& span = spans[j];
     std::set<int64_t> vars;
-    std::set<ir::ValueId> values;
-    for (size_t i = span.begin; i < span.end; ++i) collect_uses(body.stmts[i], vars, values);
+    std::set<ir::ValueId> used;
+    for (size_t i = span.begin; i < span.end; ++i)
+      for_each_within(body.stmts[i], [&](const ir::Stmt& s) {
+        if (s.op == ir::Op::LoadVar) vars.insert(s.imm);
+        if (s.op != ir::Op::Param && s.result != ir::kNoValue) defined[j].push_back(s.result);
+        used.insert(s.args.begin(), s.args.end());
+        for (const ir::Block& r : s.regions) {
+          defined[j].insert(defined[j].end(), r.args.begin(), r.args.end());
+          if (r.yield != ir::kNoValue) used.insert(r.yield);
+        }
+      });
     span.vars_read.assign(vars.begin(), vars.end());
-    for (ir::ValueId id : values) {
+    for (ir::ValueId id : used) {
       auto d = defined_at.find(id);
       if (d != defined_at.end() && d->second < span.begin) span.inputs.push_back(id);
     }
     shared.insert(span.inputs.begin(), span.inputs.end());
   }
-  for (SweepSpan& span : spans) {
-    auto local = [&](ir::ValueId id) {
-      if (id != ir::kNoValue && !shared.count(id)) span.locals.push_back(id);
-    };
-    for (size_t i = span.begin; i < span.end; ++i) {
-      const ir::Stmt& top = body.stmts[i];
-      if (top.op != ir::Op::Param) local(top.result);
-      for (const ir::Block& r : top.regions) {
-        for (ir::ValueId a : r.args) local(a);
-        ir::for_each_stmt(r, [&](const ir::Stmt& s) {
-          local(s.result);
-          for (const ir::Block& inner : s.regions)
-            for (ir::ValueId a : inner.args) local(a);
-        });
-      }
-    }
-  }
+  for (size_t j = 0; j < spans.size(); ++j)
+    for (ir::ValueId id : defined[j])
+      if (!shared.count(id)) spans[j].locals.push_back(id);
   return spans;
 }
 

@@ -294,8 +294,9 @@ bool has_cas16() {
 
 /// Adds the 16 / sizeof(S) floating sums `v` into the 16-byte aligned `p` with one 16-byte
 /// compare-and-swap, not one per scalar: the merge's atomics are most of its time. Each
-/// element gets the same single addition as add_nonzero gives it (adds_something), so the result is the same to the bit, and an add of another launch
-/// into any of the elements at the same time is never lost.
+/// element gets the same single addition as add_nonzero gives it (adds_something), so the
+/// result is the same to the bit, and an add of another launch into any of the elements at
+/// the same time is never lost.
 template <class S>
 void add_nonzero_16(S* p, const S* v) {
   constexpr int K = 16 / sizeof(S);
