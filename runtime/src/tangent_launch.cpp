@@ -55,6 +55,11 @@ LaunchArg tangent_slot(const KernelDef& kernel, const detail::TangentKernel& t, 
         throw Error(ErrorKind::User, where(kernel, i) + " must be an array of the argument's shape");
       if (arg.is_array() && !tangent.array().same_shape(arg.array()))
         throw Error(ErrorKind::User, where(kernel, i) + " must have the shape of the array it is the tangent of");
+    } else if (tangent.is_array() || tangent.destination()) {
+      // Caught here, not by the tangent kernel's launch, whose message would name its own
+      // parameter ('d_<name>', numbered after the kernel's) rather than the caller's.
+      throw Error(ErrorKind::User, where(kernel, i) + " must be a " + type.str() + " value (a direction), not " +
+                                       (tangent.is_array() ? "an array" : "a pointer"));
     }
     return tangent;  // the launch checks its type like any argument's
   }

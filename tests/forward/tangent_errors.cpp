@@ -80,6 +80,13 @@ TEST_CASE("bad tangent launches name the kernel and the argument") {
   CHECK(shape.find("tangent of argument 1 ('x') must have the shape") != std::string::npos);
   std::string not_array = error_of([&] { launch_tangent(fwd_errors::plain, 3, {X, 2.0, out}, {1.0, {}, {}}); });
   CHECK(not_array.find("tangent of argument 1 ('x') must be an array") != std::string::npos);
+  std::string value_as_array = error_of([&] { launch_tangent(fwd_errors::plain, 3, {X, 2.0, out}, {{}, X, {}}); });
+  CHECK(value_as_array.find("tangent of argument 2 ('s') must be a float64 value (a direction), not an array") !=
+        std::string::npos);
+  double da = 0;
+  std::string value_as_pointer = error_of([&] { launch_tangent(fwd_errors::plain, 3, {X, 2.0, out}, {{}, &da, {}}); });
+  CHECK(value_as_pointer.find("tangent of argument 2 ('s') must be a float64 value (a direction), not a pointer") !=
+        std::string::npos);
   std::string type = error_of([&] { launch_tangent(fwd_errors::plain, 3, {X, 2.0, out}, {zeros<float>({3}), {}, {}}); });
   CHECK(type.find("'fwd_errors::plain.tangent'") != std::string::npos);
   CHECK(type.find("'d_x'") != std::string::npos);
