@@ -13,7 +13,9 @@ or directly, with drjit, warp-lang and numpy importable:
 kjit and the hand loop run in two child processes (bench/side_by_side/) that read the same
 inputs from files and answer `time CASE` on stdin; Dr.Jit and Warp run in this process. One
 repetition runs every case on the four systems in turn (kjit, Dr.Jit, Warp, hand), so all
-four see the same machine state; the report gives the median and the minimum.
+four see the same machine state; the report gives the median and the minimum. No system may
+leave a core busy for the next: the hand loop's OpenMP threads wait passively, and the extra
+runs (Dr.Jit accumulating, the hand loop on one thread) follow their own system's (turns()).
 """
 
 from __future__ import annotations
@@ -479,7 +481,11 @@ def main() -> int:
             "kjit": ChildProcess([kjit_exe], data_dir),
             "drjit": DrJit(inp),
             "warp": Warp(inp),
-            "hand": ChildProcess([hand_exe], data_dir),
+            # libgomp's threads spin for a while after each parallel region (some 300,000 rounds
+            # by default: milliseconds here) and took a core from whoever ran next: kjit, in
+            # every case. Waiting passively leaves the hand loop's own times as they were.
+            "hand": ChildProcess([hand_exe], data_dir,
+                                 env={**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "passive")}),
         }
         print(f"set-up (inputs, float64 references, Warp's compiles): {time.perf_counter() - t_start:.1f} s")
         try:
@@ -521,12 +527,8 @@ def main() -> int:
                 systems["drjit"].time(case + "_acc")  # its kernel (reading the held gradients) compiled
             for _ in range(args.reps):
                 for case in CASES:
-                    for name in SYSTEMS:
-                        times[(case, name)].append(systems[name].time(case))
-                    if case in ONE_THREAD_CASES:
-                        times[(case, "hand-1t")].append(systems["hand"].time(case + "_1t"))
-                    if case in ACCUMULATING_CASES:
-                        times[(case, "drjit-acc")].append(systems["drjit"].time(case + "_acc"))
+                    for label, system, suffix in turns(case):
+                        times[(case, label)].append(systems[system].time(case + suffix))
             report(times, args.reps)
             sizes(kjit_exe, data_dir, systems["kjit"], args.size_rounds)
         finally:
@@ -535,6 +537,21 @@ def main() -> int:
                     s.close()
     print(f"\ntotal wall time: {time.perf_counter() - t_start:.0f} s; load average {os.getloadavg()[0]:.1f}")
     return 0
+
+
+def turns(case):
+    """The timings of one case in one repetition, in order: (label, system, case suffix). Each
+    extra run follows its own system's, never precedes kjit's: Dr.Jit's workers spin for some
+    20 ms after each of its launches (21 ms of CPU during a 300 ms sleep after a synchronized
+    one), which would take a core from the next case's first system."""
+    out = []
+    for name in SYSTEMS:
+        out.append((name, name, ""))
+        if name == "drjit" and case in ACCUMULATING_CASES:
+            out.append(("drjit-acc", "drjit", "_acc"))
+        if name == "hand" and case in ONE_THREAD_CASES:
+            out.append(("hand-1t", "hand", "_1t"))
+    return out
 
 
 def report(times, reps):
