@@ -19,12 +19,12 @@ int64_t Dims::size() const {
 }
 
 LaunchArg LaunchArg::from_bytes(const ir::Type& type, const void* bytes) {
-  if (type.is_array() || type.is_void() || size_t(type.element_bytes()) > sizeof(bytes_))
+  if (type.is_array() || type.is_void() || size_t(type.element_bytes()) > kMaxValueBytes)
     throw Error(ErrorKind::User, "LaunchArg::from_bytes: a value of type " + type.str() + " is not a launch value");
   LaunchArg a;
   a.kind_ = Kind::Value;
   a.type_ = type;
-  std::memcpy(a.bytes_, bytes, size_t(type.element_bytes()));
+  a.set_bytes(bytes, size_t(type.element_bytes()));
   return a;
 }
 

@@ -31,6 +31,15 @@ KJIT_KERNEL(probe, (Array<Float, 3> a, Double d, Vec3f v, Int8 small, Array<Int>
   });
 }
 
+/// out = the sum of every component of each value: values inline in a LaunchArg (up to 32
+/// bytes) and held out of line (larger) arrive the same.
+KJIT_KERNEL(value_sizes, (Float s, Vec4d v4, Mat33f m3, Mat44d m4, Array<Double> out)) {
+  Var<Double> sum = Double(s) + v4.x() + v4.y() + v4.z() + v4.w();
+  For(0, 3, [&](Int r) { For(0, 3, [&](Int c) { sum += Double(m3(r, c)); }); });
+  For(0, 4, [&](Int r) { For(0, 4, [&](Int c) { sum += m4(r, c); }); });
+  out[tid()] = sum;
+}
+
 KJIT_KERNEL(copy2d, (Array<Float, 2> src, Array<Float, 2> dst)) {
   auto [i, j] = tid<2>();
   dst(i, j) = src(i, j);
@@ -52,6 +61,25 @@ TEST_CASE("a generated kernel reads back the launch bounds, array metadata and v
   CHECK(r[2] == -2.0);
   CHECK(r[3] == 3.25);
   CHECK(r[4] == double(host[1 * 12 + 2 * 4 + 3]));  // a(1, 2, 3), row-major
+}
+
+TEST_CASE("launch values of every size keep their bytes through copies of the LaunchArg") {
+  kjit::vec<4, double> v4;
+  kjit::mat<3, 3, float> m3;
+  kjit::mat<4, 4, double> m4;
+  double want = 0.5;
+  for (int i = 0; i < 4; ++i) want += (v4.c[i] = 1.25 * (i + 1));
+  for (int i = 0; i < 9; ++i) want += (m3.c[i / 3][i % 3] = float(i) - 3.5f);
+  for (int i = 0; i < 16; ++i) want += (m4.c[i / 4][i % 4] = 0.125 * i * i);
+  std::vector<LaunchArg> args = {0.5f, v4, m3, m4, zeros<double>({3})};
+  std::vector<LaunchArg> copies = args;  // the large ones share their bytes; nothing dangles
+  args.clear();
+  launch(abi_tests::value_sizes.def(), 3, copies);
+  for (double got : copies[4].array().to_vector<double>()) CHECK(got == doctest::Approx(want).epsilon(1e-12));
+  LaunchArg m = LaunchArg::from_bytes(ir_type_of<kjit::mat<4, 4, double>>(), &m4);
+  CHECK(std::memcmp(m.bytes(), &m4, sizeof m4) == 0);
+  LaunchArg v = LaunchArg::from_bytes(ir_type_of<kjit::vec<4, double>>(), &v4);
+  CHECK(std::memcmp(v.bytes(), &v4, sizeof v4) == 0);
 }
 
 TEST_CASE("byte strides are honoured: a transposed view reads transposed") {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -47,8 +48,8 @@ class LaunchArg {
   /// nothing (an integer into a float parameter, a double into a float one).
   template <class T, std::enable_if_t<type_traits<T>::known, int> = 0>
   LaunchArg(const T& value) : kind_(Kind::Value), type_(ir_type_of<T>()) {
-    static_assert(sizeof(T) <= sizeof(bytes_), "kjit: launch value too large");
-    std::memcpy(bytes_, &value, sizeof(T));
+    static_assert(sizeof(T) <= kMaxValueBytes, "kjit: launch value too large");
+    set_bytes(&value, sizeof(T));
   }
 
   /// A value of type `type` from its bytes (`type.element_bytes()` of them), for code that
@@ -62,15 +63,32 @@ class LaunchArg {
   const NdArray& array() const { return array_; }
   /// The value's type (for arrays: the array type).
   const ir::Type& type() const { return type_; }
-  const void* bytes() const { return bytes_; }
+  const void* bytes() const { return large_ ? large_.get() : small_; }
+
+  /// The largest value: a 6x6 float64 matrix.
+  static constexpr size_t kMaxValueBytes = 288;
 
  private:
+  void set_bytes(const void* bytes, size_t n) {
+    if (n > sizeof(small_)) {
+      large_.reset(new unsigned char[n]);
+      std::memcpy(large_.get(), bytes, n);
+    } else {
+      std::memcpy(small_, bytes, n);
+    }
+  }
+
   enum class Kind : uint8_t { Absent, Array, Value, Destination };
   Kind kind_ = Kind::Absent;
   NdArray array_;
   ir::Type type_;
   void* destination_ = nullptr;
-  alignas(16) unsigned char bytes_[320] = {};  // the largest element type: a 6x6 float64 matrix
+  // Scalars and small vectors inline, larger values (matrices, transforms) shared by copies:
+  // every launch copies its arguments into a vector, and 4 arguments of 464 bytes each were
+  // past the allocator's per-thread cache, whose slower path costs more once a process has a
+  // second thread (the pool's): a 1 Ki launch took 10-15 ns longer on the pool than alone.
+  alignas(16) unsigned char small_[32];  // only the value's own bytes are ever read
+  std::shared_ptr<unsigned char[]> large_;
 };
 
 /// Where and how a launch runs.
