@@ -18,6 +18,19 @@ int64_t Dims::size() const {
   return n;
 }
 
+void LaunchArg::set_bytes(const void* bytes, size_t n) {
+  if (n <= sizeof(small_)) {
+    std::memcpy(small_, bytes, n);
+    return;
+  }
+  auto* copy = new unsigned char[n];
+  std::memcpy(copy, bytes, n);
+  large_owner_ = detail::SharedResource(copy, Device::cpu(), [](void* p, const Device&) {
+    delete[] static_cast<unsigned char*>(p);
+  });
+  large_ = copy;
+}
+
 LaunchArg LaunchArg::from_bytes(const ir::Type& type, const void* bytes) {
   if (type.is_array() || type.is_void() || size_t(type.element_bytes()) > kMaxValueBytes)
     throw Error(ErrorKind::User, "LaunchArg::from_bytes: a value of type " + type.str() + " is not a launch value");

@@ -4,7 +4,6 @@
 
 #include <cstring>
 #include <initializer_list>
-#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -63,20 +62,14 @@ class LaunchArg {
   const NdArray& array() const { return array_; }
   /// The value's type (for arrays: the array type).
   const ir::Type& type() const { return type_; }
-  const void* bytes() const { return large_ ? large_.get() : small_; }
+  const void* bytes() const { return large_ ? large_ : small_; }
 
   /// The largest value: a 6x6 float64 matrix.
   static constexpr size_t kMaxValueBytes = 288;
 
  private:
-  void set_bytes(const void* bytes, size_t n) {
-    if (n > sizeof(small_)) {
-      large_.reset(new unsigned char[n]);
-      std::memcpy(large_.get(), bytes, n);
-    } else {
-      std::memcpy(small_, bytes, n);
-    }
-  }
+  /// Keeps a copy of the value's `n` bytes.
+  void set_bytes(const void* bytes, size_t n);
 
   enum class Kind : uint8_t { Absent, Array, Value, Destination };
   Kind kind_ = Kind::Absent;
@@ -88,7 +81,8 @@ class LaunchArg {
   // past the allocator's per-thread cache, whose slower path costs more once a process has a
   // second thread (the pool's): a 1 Ki launch took 10-15 ns longer on the pool than alone.
   alignas(16) unsigned char small_[32];  // only the value's own bytes are ever read
-  std::shared_ptr<unsigned char[]> large_;
+  const unsigned char* large_ = nullptr;  // owned by large_owner_
+  detail::SharedResource large_owner_;
 };
 
 /// Where and how a launch runs.
