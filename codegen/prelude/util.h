@@ -86,6 +86,13 @@ KJ_FUNC void expect_near(const X& a, const X& b, T tol, const launch_bounds_t& d
 }  // namespace kj
 
 //@chunk opaque requires core
+// A span of a long adjoint swept in a function of its own (codegen's emit_span_functions):
+// kept out of line, so that each compiles as the short function it is.
+#if KJ_CUDA
+#define KJ_SPAN_FUNC static __device__ __noinline__
+#else
+#define KJ_SPAN_FUNC static __attribute__((noinline))
+#endif
 namespace kj {
 /// `x`, read through a pointer the optimizer cannot follow. A long adjoint runs each span of
 /// its body a second time (codegen's reverse_spans) from such reads of the span's checkpoint

@@ -3,6 +3,7 @@
 #include "adjoint_emitter.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -30,12 +31,18 @@ class AdjointEmitter {
                "loop_checkpoints must be an even number >= 2");
   }
 
-  int run() {
+  /// Writes the body (the caller opened its function), or with `open_body` first the
+  /// functions of a long body's spans, then the body function's opening and the body.
+  int run(const std::string& span_prefix = "", const std::function<void()>& open_body = nullptr) {
     analyze(fn_.body);
     const std::vector<SweepSpan> spans = plan_sweep_spans(fn_.body, o_.adjoint_span);
     if (spans.size() > 1) {
       used_.need("opaque");
       for (const SweepSpan& span : spans) span_locals_.insert(span.locals.begin(), span.locals.end());
+    }
+    if (open_body) {
+      if (spans.size() > 1) emit_span_functions(spans, span_prefix);
+      open_body();
     }
     declare();
     w_.line("// forward replay (no stores, atomics or prints: the forward launch did those)", 1);
@@ -269,15 +276,161 @@ class AdjointEmitter {
       // The adjoints of its inputs leave the span's block: each is declared before the block
       // of the last span (in program order) that uses it, the first such block of the sweep.
       for (ir::ValueId id : span.inputs) declare_adjoint(id, indent);
+      if (!span_calls_.empty()) {
+        w_.line(span_calls_.at(j) + ";  // span " + std::to_string(j) + " again, from its checkpoint, and back", indent);
+        continue;
+      }
       w_.line("{  // span " + std::to_string(j) + " again, from its checkpoint, and back", indent);
-      declare_span_locals(span, indent + 1, true);
-      for (int64_t var : span.vars_read)
-        w_.line(n_.var(var) + " = kj::opaque(" + checkpoint_name(j, var) + ");", indent + 1);
-      for (ir::ValueId id : span.inputs) w_.line(v(id) + " = kj::opaque(" + v(id) + ");", indent + 1);
-      replay(fn_.body, span.begin, span.end, indent + 1);
-      reverse(fn_.body, touches, span.begin, span.end, indent + 1);
+      sweep_span(span, j, touches, indent + 1);
       w_.line("}", indent);
     }
+  }
+
+  /// Span `j` run forward again from its checkpoint, and back.
+  void sweep_span(const SweepSpan& span, size_t j, const std::vector<std::vector<ir::ValueId>>& touches,
+                  int indent) {
+    declare_span_locals(span, indent, true);
+    for (int64_t var : span.vars_read) w_.line(n_.var(var) + " = kj::opaque(" + checkpoint_name(j, var) + ");", indent);
+    for (ir::ValueId id : span.inputs) w_.line(v(id) + " = kj::opaque(" + v(id) + ");", indent);
+    replay(fn_.body, span.begin, span.end, indent);
+    reverse(fn_.body, touches, span.begin, span.end, indent);
+  }
+
+  // ----- spans out of line ------------------------------------------------------------------
+  /// How a name of the body's top level enters a span function: by value, by reference
+  /// copied into a local and back (what the sweep updates), or by reference as it is (arrays:
+  /// kernel arrays through a template parameter, a loop's checkpoint slots as arrays).
+  enum class Pass { Value, InOut, KernelArray, SlotArray };
+  struct TopName {
+    std::string type;  ///< C++ type (a slot array's element type with its extent: "float[8]")
+    Pass pass;
+  };
+
+  /// Every name the body declares at its top level or takes as a parameter, as the span
+  /// functions may need it (the same names declare(), reverse_spans and the signature write).
+  std::map<std::string, TopName> top_names(const std::vector<SweepSpan>& spans) const {
+    std::map<std::string, TopName> top;
+    top["dim"] = {"kj::launch_bounds_t", Pass::Value};
+    top["kj_index"] = {"kj_int64", Pass::Value};
+    for (const auto& [value, index] : rules_.param_of()) {
+      const ir::Type& t = fn_.type_of(value);
+      top[v(value)] = {t.cpp(), t.is_array() ? Pass::KernelArray : Pass::Value};
+      if (t.is_array()) top[n_.adj_param(index)] = {"", Pass::KernelArray};
+      else top[n_.adj_param(index)] = {ir::adjoint_sum_type(t).cpp(), Pass::InOut};
+      if (differentiable(value)) top[adj(value)] = {type(value), Pass::InOut};
+    }
+    for (ir::ValueId id = 0; id < fn_.values.size(); ++id) {
+      const bool defined = defined_.count(id) != 0 || is_block_arg(id);
+      if (!defined || span_locals_.count(id) || rules_.param_of().count(id)) continue;
+      top[v(id)] = {type(id), Pass::Value};
+      if (is_block_arg(id) && differentiable(id)) top[adj(id)] = {type(id), Pass::InOut};
+    }
+    for (const SweepSpan& span : spans)
+      for (ir::ValueId id : span.inputs)
+        if (differentiable(id)) top[adj(id)] = {type(id), Pass::InOut};
+    for (size_t var = 0; var < fn_.vars.size(); ++var) {
+      top[n_.var(int64_t(var))] = {var_type(int64_t(var)), Pass::InOut};
+      if (var_differentiable(int64_t(var))) top[n_.adj_var(int64_t(var))] = {var_type(int64_t(var)), Pass::InOut};
+    }
+    if (!loops_.list.empty()) top["kj_overflow"] = {"bool", Pass::InOut};
+    const std::string C = "[" + std::to_string(o_.loop_checkpoints) + "]";
+    for (const AdjointLoop& L : loops_.list) {
+      for (const char* what : {"n", "stride", "count"}) top[L.name(what)] = {"kj_int32", Pass::InOut};
+      top[L.name("ovf")] = {"bool", Pass::InOut};
+      for (int64_t var : L.state) {
+        top[L.ckpt(n_, var)] = {var_type(var) + C, Pass::SlotArray};
+        top[L.seg(n_, var)] = {var_type(var) + C, Pass::SlotArray};
+      }
+      for (int64_t var : L.readonly) top[L.ro(n_, var)] = {var_type(var), Pass::InOut};
+    }
+    for (size_t j = 0; j < spans.size(); ++j)
+      for (int64_t var : spans[j].vars_read) top[checkpoint_name(j, var)] = {var_type(var), Pass::Value};
+    return top;
+  }
+
+  /// Each span's sweep as a function of its own, written before the body function: what it
+  /// uses of the body's top level it takes as parameters (top_names), found in the text it
+  /// was written as. Its values and adjoints are its own locals, so the function compiles
+  /// like a short kernel; the body keeps the checkpoints and calls them last first.
+  void emit_span_functions(const std::vector<SweepSpan>& spans, const std::string& prefix) {
+    const std::map<std::string, TopName> top = top_names(spans);
+    std::set<ir::ValueId> top_adjoints;  // declared by the body: parameters in here
+    for (ir::ValueId id = 0; id < fn_.values.size(); ++id)
+      if (top.count(adj(id)) && top.at(adj(id)).pass == Pass::InOut) top_adjoints.insert(id);
+    const std::vector<std::vector<ir::ValueId>> touches = first_touches(fn_.body);
+    span_calls_.assign(spans.size(), "");
+    for (size_t j = 0; j < spans.size(); ++j) {
+      const std::string name = prefix + std::to_string(j);
+      w_.line("");
+      const size_t signature = w_.placeholder(0), copy_in = w_.placeholder(1);
+      const size_t begin = w_.text().size();
+      adj_declared_ = top_adjoints;
+      sweep_span(spans[j], j, touches, 1);
+      const std::set<std::string> used = identifiers(w_.text(), begin, w_.text().size());
+      const size_t copy_out = w_.placeholder(1);
+      w_.line("}");
+      std::string params, args, in, out, templates;
+      int arrays = 0;
+      for (const std::string& id : used) {
+        auto t = top.find(id);
+        if (t == top.end()) continue;
+        const TopName& n = t->second;
+        std::string param;
+        switch (n.pass) {
+          case Pass::Value: param = id == "dim" ? "const " + n.type + "& dim" : n.type + " " + id; break;
+          case Pass::InOut:
+            param = n.type + "& kj_r_" + id;
+            in += n.type + " " + id + " = kj_r_" + id + "; ";
+            out += "kj_r_" + id + " = " + id + "; ";
+            break;
+          case Pass::KernelArray: {
+            const std::string a = "KJ_A" + std::to_string(arrays++);
+            templates += (templates.empty() ? "class " : ", class ") + a;
+            param = "const " + a + "& " + id;
+            break;
+          }
+          case Pass::SlotArray: {
+            const size_t bracket = n.type.find('[');
+            param = n.type.substr(0, bracket) + " (&" + id + ")" + n.type.substr(bracket);
+            break;
+          }
+        }
+        params += (params.empty() ? "" : ", ") + param;
+        args += (args.empty() ? "" : ", ") + id;
+      }
+      w_.fill(copy_out, out);
+      w_.fill(copy_in, in);
+      w_.fill(signature, (templates.empty() ? "" : "template <" + templates + "> ") + "KJ_SPAN_FUNC void " + name +
+                             "(" + params + ") {  // span " + std::to_string(j) + " again, from its checkpoint, and back");
+      span_calls_[j] = name + "(" + args + ")";
+    }
+    adj_declared_.clear();
+  }
+
+  /// The identifiers in text[begin, end), outside preprocessor lines, comments and literals.
+  static std::set<std::string> identifiers(const std::string& text, size_t begin, size_t end) {
+    std::set<std::string> out;
+    size_t i = begin;
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    while (i < end) {
+      const char c = text[i];
+      if (c == '#' || (c == '/' && i + 1 < end && text[i + 1] == '/')) {
+        while (i < end && text[i] != '\n') ++i;
+      } else if (c == '"' || c == '\'') {
+        for (++i; i < end && text[i] != c; ++i)
+          if (text[i] == '\\') ++i;
+        ++i;
+      } else if (word(c) && !std::isdigit(static_cast<unsigned char>(c))) {
+        const size_t start = i;
+        while (i < end && word(text[i])) ++i;
+        out.insert(text.substr(start, i - start));
+      } else if (word(c)) {
+        while (i < end && word(text[i])) ++i;  // a number (1.5f, 0x1p-3: the p-3 parts are not names)
+      } else {
+        ++i;
+      }
+    }
+    return out;
   }
 
   /// Span `j`'s first replay, which sets the values and variables later spans read: copies of
@@ -393,6 +546,7 @@ class AdjointEmitter {
   std::set<ir::ValueId> adj_declared_;
   std::set<ir::ValueId> block_args_;
   std::set<ir::ValueId> span_locals_;  ///< values declared in their span's blocks (reverse_spans)
+  std::vector<std::string> span_calls_;  ///< per span, the call of its function (out of line)
 };
 
 }  // namespace
@@ -424,6 +578,14 @@ int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
                       const FunctionNames* functions) {
   ir::Function lowered = lower_jumps(fn);
   return AdjointEmitter(w, lowered, used, options, first_loop, loops, functions).run();
+}
+
+int emit_adjoint_kernel_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
+                             const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
+                             const FunctionNames* functions, const std::string& span_prefix,
+                             const std::function<void()>& open_body) {
+  ir::Function lowered = lower_jumps(fn);
+  return AdjointEmitter(w, lowered, used, options, first_loop, loops, functions).run(span_prefix, open_body);
 }
 
 bool function_has_adjoint(const ir::Function& f) {

@@ -3,6 +3,7 @@
 // from per-thread checkpoints (see docs/AUTODIFF.md).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,16 @@ std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn);
 int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
                       const CodegenOptions& options, int first_loop,
                       std::vector<ir::SourceLoc>& loops, const FunctionNames* functions = nullptr);
+
+/// emit_adjoint_body for a kernel whose body function is not open yet: a long body's reverse
+/// spans become functions of their own, named `span_prefix` + their number, written first;
+/// then `open_body()` writes the body function's signature, and the body follows (calling
+/// them). ptxas's time grew with the square of one long function (docs/BENCHMARKS.md,
+/// compile time against kernel size); a span is short.
+int emit_adjoint_kernel_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
+                             const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
+                             const FunctionNames* functions, const std::string& span_prefix,
+                             const std::function<void()>& open_body);
 
 /// The reverse sweep's call `call` of an adjoint rule under strong-zero semantics (an exactly
 /// zero incoming adjoint `adj_ret` contributes nothing, even through an inf or NaN partial;

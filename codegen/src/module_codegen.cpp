@@ -194,11 +194,11 @@ GeneratedModule generate_module(const std::string& module_name,
       if (with_adjoint) {
         const std::string adj = entry_name(fn->name, EntryKind::Adjoint);
         auto adj_params = entry_params(*fn, names, EntryKind::Adjoint);
-        open_body_function(w, adj + "_body", adj_params);
         std::vector<ir::SourceLoc> locs;
         const std::vector<PlannedLoop>& planned_loops = plan.kernel_loops[kernel_index];
         int first = planned_loops.empty() ? 0 : planned_loops.front().status - 1;
-        int count = emit_adjoint_body(w, *fn, used, options, first, locs, &plan.names);
+        int count = emit_adjoint_kernel_body(w, *fn, used, options, first, locs, &plan.names, adj + "_span",
+                                             [&] { open_body_function(w, adj + "_body", adj_params); });
         for (size_t i = 0; i < locs.size(); ++i)
           KJIT_CHECK(int(i) < count && planned_loops.at(i).status == first + int(i) + 1,
                      "adjoint loop numbering differs from the module plan");

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "kjit/error.hpp"
 #include "text_escape.hpp"
 
 namespace kjit::codegen {
@@ -44,6 +45,18 @@ void SourceWriter::user_line(const std::string& text, int indent, const ir::Sour
   map_.push_back(SourceMapping{line_ + 1, loc});
   put(text, indent);
   presumed_line_ = loc.line + 1;
+}
+
+size_t SourceWriter::placeholder(int indent) {
+  to_generated();
+  put("", indent);
+  return text_.size() - 1;  // before the newline
+}
+
+void SourceWriter::fill(size_t placeholder, const std::string& text) {
+  KJIT_CHECK(placeholder < text_.size() && text_[placeholder] == '\n' && text.find('\n') == std::string::npos,
+             "SourceWriter::fill: not a placeholder, or more than one line");
+  text_.insert(placeholder, text);
 }
 
 void SourceWriter::raw(const std::string& text) {
