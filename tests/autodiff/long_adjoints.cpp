@@ -98,6 +98,12 @@ TEST_CASE("a long adjoint swept in spans gives the gradients of one sweep, bit f
   const std::string text = codegen::generate_module("autodiff_long_spans", {&spans.def().ir()}, cut).text;
   CHECK(text.find("span 1 again, from its checkpoint") != std::string::npos);
   CHECK(text.find("kj::opaque(") != std::string::npos);
+  // Each span is swept in a function of its own, which the body calls.
+  const std::string fn = "void kjit_autodiff_long_spans__long_adj_span1(";
+  const size_t def = text.find(fn);
+  CHECK(def != std::string::npos);
+  CHECK(text.rfind("KJ_SPAN_FUNC", def) != std::string::npos);
+  CHECK(text.find("kjit_autodiff_long_spans__long_adj_span1(", def + fn.size()) != std::string::npos);
   codegen::CodegenOptions one = cut;
   one.adjoint_span = 0;
   CHECK(codegen::generate_module("autodiff_long_whole", {&whole.def().ir()}, one).text.find("span 1 again") ==
@@ -111,6 +117,47 @@ TEST_CASE("a long adjoint swept in spans gives the gradients of one sweep, bit f
     CHECK(same_bits(a.acc_in, b.acc_in));
     CHECK(a.k != 0.0);  // the value parameter's adjoint is summed over threads
   }
+}
+
+namespace {
+/// A device function long enough for spans of 8: its adjoint sweeps them inline (only a
+/// kernel's spans become functions of their own).
+const auto long_chain = func("long_chain", [](Double a, Double b) {
+  Double u = a;
+  for (int r = 0; r < 40; ++r) u = u * 0.99 + sin(b + 0.01 * r) * 0.01;
+  return u;
+});
+
+kjit::detail::KernelRegistration<Array<double>, Double, Array<double>> chain_kernel(const std::string& module, int span) {
+  ModuleOptions o;
+  o.adjoint_span = span;
+  kjit::module(module).set_options(o);
+  return make_kernel<Array<double>, Double, Array<double>>(
+      module + "::chain", module, {"x", "k", "out"},
+      [](Array<double> x, Double k, Array<double> out) { out[tid()] = long_chain(x[tid()], k) * k; });
+}
+}  // namespace
+
+TEST_CASE("a long device function's adjoint sweeps its spans inline, with the gradients of one sweep") {
+  const auto whole = chain_kernel("autodiff_chain_whole", 0), spans = chain_kernel("autodiff_chain_spans", 8);
+  codegen::CodegenOptions cut;
+  cut.adjoint_span = 8;
+  const std::string text = codegen::generate_module("autodiff_chain_spans", {&spans.def().ir()}, cut).text;
+  CHECK(text.find("{  // span 1 again, from its checkpoint") != std::string::npos);  // the function's
+  CHECK(text.find("KJ_SPAN_FUNC void") == std::string::npos);  // the kernel's body is short
+  auto X = from_vector(std::vector<double>{0.3, -1.2, 2.5}), out = zeros<double>({3});
+  std::vector<double> gx[2];
+  double gk[2] = {0, 0};
+  int at = 0;
+  for (const auto* k : {&whole, &spans}) {
+    launch(*k, 3, X, 0.7, out);
+    auto G = zeros<double>({3});
+    launch_adjoint(*k, 3, {X, 0.7, out}, {G, &gk[at], from_vector(std::vector<double>{1.0, -0.5, 2.0})});
+    gx[at++] = G.to_vector<double>();
+  }
+  CHECK(same_bits(gx[0], gx[1]));
+  CHECK(std::memcmp(&gk[0], &gk[1], sizeof(double)) == 0);
+  CHECK(gk[0] != 0);
 }
 
 TEST_CASE("a long adjoint swept in spans agrees with finite differences") {
