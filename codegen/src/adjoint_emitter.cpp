@@ -366,7 +366,10 @@ class AdjointEmitter {
       const size_t begin = w_.text().size();
       adj_declared_ = top_adjoints;
       sweep_span(spans[j], j, touches, 1);
-      const std::set<std::string> used = identifiers(w_.text(), begin, w_.text().size());
+      std::set<std::string> used = identifiers(w_.text(), begin, w_.text().size());
+      // Bounds-checked mode's macros use both without naming them in the text
+      // (emit_bounds_macros: every generated function has them in scope).
+      used.insert({"dim", "kj_index"});
       const size_t copy_out = w_.placeholder(1);
       w_.line("}");
       std::string params, args, in, out, templates;
