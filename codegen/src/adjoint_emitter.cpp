@@ -33,7 +33,7 @@ class AdjointEmitter {
 
   /// Writes the body (the caller opened its function), or with `open_body` first the
   /// functions of a long body's spans, then the body function's opening and the body.
-  int run(const std::string& span_prefix = "", const std::function<void()>& open_body = nullptr) {
+  int run(const std::string& span_prefix, const std::function<void()>& open_body) {
     analyze(fn_.body);
     const std::vector<SweepSpan> spans = plan_sweep_spans(fn_.body, o_.adjoint_span);
     if (spans.size() > 1) {
@@ -310,7 +310,7 @@ class AdjointEmitter {
   /// functions may need it (the same names declare(), reverse_spans and the signature write).
   std::map<std::string, TopName> top_names(const std::vector<SweepSpan>& spans) const {
     std::map<std::string, TopName> top;
-    top["dim"] = {"kj::launch_bounds_t", Pass::Value};
+    top["dim"] = {"const kj::launch_bounds_t&", Pass::Value};
     top["kj_index"] = {"kj_int64", Pass::Value};
     for (const auto& [value, index] : rules_.param_of()) {
       const ir::Type& t = fn_.type_of(value);
@@ -380,7 +380,7 @@ class AdjointEmitter {
         const TopName& n = t->second;
         std::string param;
         switch (n.pass) {
-          case Pass::Value: param = id == "dim" ? "const " + n.type + "& dim" : n.type + " " + id; break;
+          case Pass::Value: param = n.type + " " + id; break;
           case Pass::InOut:
             param = n.type + "& kj_r_" + id;
             in += n.type + " " + id + " = kj_r_" + id + "; ";
@@ -576,19 +576,18 @@ std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {
   return locs;
 }
 
-int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
-                      const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
-                      const FunctionNames* functions) {
-  ir::Function lowered = lower_jumps(fn);
-  return AdjointEmitter(w, lowered, used, options, first_loop, loops, functions).run();
-}
-
 int emit_adjoint_kernel_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
                              const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
                              const FunctionNames* functions, const std::string& span_prefix,
                              const std::function<void()>& open_body) {
   ir::Function lowered = lower_jumps(fn);
   return AdjointEmitter(w, lowered, used, options, first_loop, loops, functions).run(span_prefix, open_body);
+}
+
+int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
+                      const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
+                      const FunctionNames* functions) {
+  return emit_adjoint_kernel_body(w, fn, used, options, first_loop, loops, functions, "", nullptr);
 }
 
 bool function_has_adjoint(const ir::Function& f) {

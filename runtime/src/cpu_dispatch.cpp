@@ -65,16 +65,12 @@ void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, c
     PooledCall call{entry, params, p};
     pool.parallel_for(size, pool_grain(ns), &run_timed_chunk, &call, align);
     work_ns = call.work_ns.load(std::memory_order_relaxed);
-  } else if (size < kMinMeasuredSize) {
-    // Dominated by the fixed cost of a call, so not measured: no clock reads (two of them
-    // are a tenth of a small launch).
-    entry(p ? p->params_for_this_thread() : params, 0, size);
-    if (p) p->merge();
-    return;
   } else {
-    Clock::time_point t0 = Clock::now();
+    // Launches below kMinMeasuredSize are dominated by the fixed cost of a call and are not
+    // measured, so they read no clock either (two reads are a tenth of a small launch).
+    Clock::time_point t0 = size >= kMinMeasuredSize ? Clock::now() : Clock::time_point();
     entry(p ? p->params_for_this_thread() : params, 0, size);
-    work_ns = elapsed_ns(t0);
+    work_ns = size >= kMinMeasuredSize ? elapsed_ns(t0) : 0;
   }
   if (p) p->merge();
   // Racing launches of one kernel may each store; any of their averages will do.
