@@ -282,10 +282,10 @@ KJ_FUNC void stream_line(void* dst, const void* src) {
   __builtin_memcpy(dst, src, 64);
 #endif
 }
-/// Writes a block's KJ_LANES elements `src` to `dst`: with non-temporal stores when `stream`
+/// Writes a block's N elements `src` to `dst`: with non-temporal stores when `stream`
 /// and `dst` starts a cache line (the pool's chunks start at multiples of 64 threads), else
 /// plainly. Elements are whole 4-byte words, so the block is whole cache lines.
-template <class T> KJ_FUNC void store_block(T* dst, const T (&src)[KJ_LANES], bool stream) {
+template <class T, int N> KJ_FUNC void store_block(T* dst, const T (&src)[N], bool stream) {
   static_assert(sizeof(src) % 64 == 0, "a block of stores is whole cache lines");
   if (stream && ((kj_uint64)dst & 63) == 0) {
     for (int i = 0; i < int(sizeof(src) / 64); ++i) stream_line((char*)dst + 64 * i, (const char*)src + 64 * i);

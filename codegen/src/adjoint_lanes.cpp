@@ -42,23 +42,6 @@ std::function<bool(const ir::Function&, const ir::Stmt&)> no_atomic_adjoint() {
   };
 }
 
-/// The lanes per block of `fn`'s adjoint: KJ_WIDE_LANES when it has a loop and every value and
-/// variable is 32 bits or narrower per scalar (two vectors per value with AVX-512, as doubles
-/// take at KJ_LANES): the replays and reverses of a loop's iterations are chains of dependent
-/// operations, and a second one fills their latency. Straight-line adjoints (springs) gain
-/// nothing from it and would compile twice the vector code.
-std::string lane_width(const ir::Function& fn) {
-  bool loop = false;
-  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { loop |= s.op == ir::Op::For || s.op == ir::Op::While; });
-  if (!loop) return "KJ_LANES";
-  auto narrow = [](const ir::Type& t) { return t.shape != ir::Shape::Struct && ir::scalar_bytes(t.scalar) <= 4; };
-  for (const ir::Type& t : fn.values)
-    if (!t.is_void() && !narrow(t)) return "KJ_LANES";
-  for (const ir::LocalVar& v : fn.vars)
-    if (!narrow(v.type)) return "KJ_LANES";
-  return "KJ_WIDE_LANES";
-}
-
 /// Bytes of a value of type `t` (an array handle counted generously).
 size_t bytes_of(const ir::Type& t) { return t.is_array() ? 80 : size_t(std::max(t.element_bytes(), 4)); }
 

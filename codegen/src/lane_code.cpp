@@ -6,6 +6,18 @@
 
 namespace kjit::codegen {
 
+std::string lane_width(const ir::Function& fn) {
+  bool loop = false;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { loop |= s.op == ir::Op::For || s.op == ir::Op::While; });
+  if (!loop) return "KJ_LANES";
+  auto narrow = [](const ir::Type& t) { return t.shape != ir::Shape::Struct && ir::scalar_bytes(t.scalar) <= 4; };
+  for (const ir::Type& t : fn.values)
+    if (!t.is_void() && !narrow(t)) return "KJ_LANES";
+  for (const ir::LocalVar& v : fn.vars)
+    if (!narrow(v.type)) return "KJ_LANES";
+  return "KJ_WIDE_LANES";
+}
+
 namespace {
 /// An atomic gets a lane loop of its own: its loop stays scalar (a read-modify-write per
 /// lane), and the arithmetic around it, in the loops before and after, vectorizes.

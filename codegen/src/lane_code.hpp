@@ -16,6 +16,14 @@
 
 namespace kjit::codegen {
 
+/// The lanes per block of `fn`'s lane functions (the prelude's macro): KJ_WIDE_LANES when it
+/// has a loop and every value and variable is 32 bits or narrower per scalar (two vectors per
+/// value with AVX-512, as doubles take at KJ_LANES), else KJ_LANES. A loop's iterations are
+/// chains of dependent operations (a forward's `w = w * c`, its tangent's `dw = dw * c + w * dc`,
+/// an adjoint's replays and reverses), and a second block of lanes fills their latency.
+/// Straight-line code (springs) gains nothing from it and would compile twice the vector code.
+std::string lane_width(const ir::Function& fn);
+
 /// The shared half of a lane function's emitter. The text is written twice: a planning pass
 /// into scratch text records in which units each value is defined and used, which decides
 /// the values that need a lane array; the second pass writes the real text.

@@ -1,4 +1,4 @@
-// The forward lane function: a kernel's forward body over blocks of KJ_LANES threads (the
+// The forward lane function: a kernel's forward body over blocks of lane_width threads (the
 // shared machinery is LaneCode's), with loops on per-lane conditions under masks.
 //
 // A value that every lane computes the same way stays one scalar, so that uniform loops and
@@ -70,17 +70,16 @@ std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
 class LaneEmitter : LaneCode {
  public:
   LaneEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions)
-      : LaneCode(w, fn, prelude, functions, Mode::Forward) {
+      : LaneCode(w, fn, prelude, functions, Mode::Forward, nullptr, lane_width(fn)) {
     blocks_ = block_stores(fn_);
   }
 
-  /// Returns whether the function writes block stores (its entry then fences them).
-  bool emit(const std::string& name, const std::vector<EntryParam>& params) {
+  LaneFunction emit(const std::string& name, const std::vector<EntryParam>& params) {
     plan([&] { emit_block(fn_.body, "", 1); });
     w().line(lane_signature(name, params) + " {");
     emit_block(fn_.body, "", 1);
     w().line("}");
-    return !blocks_.empty();
+    return {width(), !blocks_.empty()};
   }
 
  private:
@@ -99,7 +98,7 @@ class LaneEmitter : LaneCode {
       }
       control_lane(iv);
       const std::string i = lane_name(iv) + ".v[kj_l]", end = control_lane(s.args[1]), step = control_lane(s.args[2]);
-      w().user_line("kj::lanes<kj_int32> " + lane_name(iv) + ";", indent, loc);
+      w().user_line(lanes_of("kj_int32") + lane_name(iv) + ";", indent, loc);
       w().user_line(loop() + " " + i + " = " + control_lane(s.args[0]) + ";", indent, loc);
       const std::string m = narrowed(mask, "true", indent, loc);
       w().user_line("for (;;) {", indent, loc);
@@ -158,9 +157,9 @@ std::string lane_signature(const std::string& name, const std::vector<EntryParam
   return sig + ")";
 }
 
-bool emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
-                        const std::vector<EntryParam>& params, PreludeUse& prelude,
-                        const FunctionNames* functions) {
+LaneFunction emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+                                const std::vector<EntryParam>& params, PreludeUse& prelude,
+                                const FunctionNames* functions) {
   return LaneEmitter(w, fn, prelude, functions).emit(name, params);
 }
 

@@ -29,12 +29,17 @@ bool wants_forward_lane_function(const ir::Function& fn, const CodegenOptions& o
 /// kj::dense_array_t>)": the signature of a lane function.
 std::string lane_signature(const std::string& name, const std::vector<EntryParam>& params);
 
+/// What the entry of a lane function must know of it.
+struct LaneFunction {
+  std::string block;  ///< threads per call: the prelude's KJ_LANES or KJ_WIDE_LANES (lane_width)
+  bool fence;         ///< it writes block stores (kj::store_block), whose non-temporal stores the entry fences
+};
+
 /// Writes `static void <name>(const kj::launch_bounds_t& dim, kj_int32 kj_base, <params as
-/// kj::dense_array_t>)`, which runs threads kj_base .. kj_base + KJ_LANES - 1 of `fn`'s
-/// forward body with the results and effects of running each alone. Returns whether it writes
-/// block stores (kj::store_block), whose non-temporal stores the entry must fence.
-bool emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
-                        const std::vector<EntryParam>& params, PreludeUse& prelude,
-                        const FunctionNames* functions);
+/// kj::dense_array_t>)`, which runs threads kj_base .. kj_base + block - 1 of `fn`'s forward
+/// body with the results and effects of running each alone.
+LaneFunction emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+                                const std::vector<EntryParam>& params, PreludeUse& prelude,
+                                const FunctionNames* functions);
 
 }  // namespace kjit::codegen

@@ -180,14 +180,14 @@ GeneratedModule generate_module(const std::string& module_name,
       emit_forward_block(w, ex, names, fn->body, 1);
       w.line("}");
       std::string lanes;
-      bool blocks = false;
+      LaneFunction lane_fn{"KJ_LANES", false};
       if (wants_forward_lane_function(*fn, options)) {
         lanes = fwd + "_lanes";
         w.line("#if !KJ_CUDA");
-        blocks = emit_lane_function(w, *fn, lanes, params, used, &plan.names);
+        lane_fn = emit_lane_function(w, *fn, lanes, params, used, &plan.names);
         w.line("#endif");
       }
-      emit_entry_points(w, fwd, fwd + "_body", params, lanes, "", "KJ_LANES", blocks);
+      emit_entry_points(w, fwd, fwd + "_body", params, lanes, "", lane_fn.block, lane_fn.fence);
       out.entry_points.push_back(fwd);
 
       bool with_adjoint = options.enable_adjoint && plan.obstacles[kernel_index].empty();

@@ -171,6 +171,28 @@ KJIT_KERNEL(branch_forms, (Array<Double> x, Array<Double> out)) {
   out[i] = y;
 }
 
+/// A float32 kernel with a loop: its lane function runs KJ_WIDE_LANES (32 with AVX-512)
+/// threads per block, the adjoint's width, each lane with its own loop counter (its own
+/// begin and end), Break and a While.
+KJIT_KERNEL(wide_f32, (Array<Float> x, Array<Int> n, Array<Float> out, Array<Int> count)) {
+  Int i = tid();
+  Var<Float> y = x[i];
+  Var<Int> k = 0;
+  For(i % 3, n[i], [&](Int j) {  // no jump: the counter itself is per lane
+    y = y * 1.01f + Float(j) * 0.25f;
+    k = k + 1;
+  });
+  For(0, n[i], [&](Int) {
+    If(y > 4.0f, [&] { Break(); });
+    y = y * 1.5f + 0.125f;
+    k = k + 1;
+  });
+  While([&] { return y < -1.0f; }, [&] { y = y * 0.5f + 0.25f; k = k + 1; });
+  If(y < 0.0f, [&] { y = -y; });
+  out[i] = y;
+  count[i] = k;
+}
+
 /// Divergent control flow in a 2-D launch (lanes cross rows).
 KJIT_KERNEL(grid, (Array<Double, 2> x, Array<Double, 2> out)) {
   auto [r, c] = tid<2>();
@@ -252,6 +274,39 @@ TEST_CASE("loops whose begin, end and step differ per lane run each lane's own i
       REQUIRE(o[size_t(i)] == acc);
     }
   });
+}
+
+TEST_CASE("a float32 loop kernel's wide lane blocks give each lane its own iterations, in full blocks and the tail") {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
+  for (int size : {1, 31, 32, 33, 64, 95, kN}) {
+    CAPTURE(size);
+    std::vector<float> xs(static_cast<size_t>(size));
+    std::vector<int32_t> ns(static_cast<size_t>(size));
+    for (int i = 0; i < size; ++i) xs[size_t(i)] = float(input(i)), ns[size_t(i)] = (i * 7) % 13;
+    for (bool strided : {false, true}) {
+      CAPTURE(strided);
+      std::vector<NdArray> keep;
+      auto out = make_array(std::vector<float>(size_t(size), 9.0f), strided, keep);
+      auto count = make_array(std::vector<int32_t>(size_t(size), -1), strided, keep);
+      launch(lane_tests::wide_f32, size, make_array(xs, strided, keep), make_array(ns, strided, keep), out, count);
+      auto o = read_array<float>(out);
+      auto c = read_array<int32_t>(count);
+      for (int i = 0; i < size; ++i) {
+        float y = xs[size_t(i)];
+        int k = 0;
+        for (int j = i % 3; j < ns[size_t(i)]; ++j) y = y * 1.01f + float(j) * 0.25f, ++k;
+        for (int j = 0; j < ns[size_t(i)]; ++j) {
+          if (y > 4.0f) break;
+          y = y * 1.5f + 0.125f;
+          ++k;
+        }
+        while (y < -1.0f) y = y * 0.5f + 0.25f, ++k;
+        if (y < 0.0f) y = -y;
+        REQUIRE(o[size_t(i)] == y);
+        REQUIRE(c[size_t(i)] == k);
+      }
+    }
+  }
 }
 
 TEST_CASE("Break, Continue and Return act per lane") {
