@@ -1,4 +1,4 @@
-// kjit prelude: utility builtins (lerp, smoothstep, lower_bound, block_dim, breakpoint) and
+// kjit prelude: utility builtins (lerp, fma, smoothstep, lower_bound, block_dim, breakpoint) and
 // the device-side check expect_near, which reports failures through the status word.
 //@chunk lerp requires core
 namespace kj {
@@ -9,6 +9,34 @@ template <class X, class T> KJ_FUNC void adj_lerp(const X& a, const X& b, T t, c
   adj_b += adj_ret * t;
   const T *pa = (const T*)&a, *pb = (const T*)&b, *g = (const T*)&adj_ret;
   for (int i = 0; i < int(sizeof(X) / sizeof(T)); ++i) adj_t += (pb[i] - pa[i]) * g[i];
+}
+}  // namespace kj
+
+//@chunk fma requires core
+namespace kj {
+/// a * b + c with one rounding, for a float or double b: of each component of a and c.
+/// The rounding is the same on every target (a cpu without FMA instructions calls the math
+/// library's fma), unlike the compilers' contraction of a * b + c, which kjit's host compile
+/// turns off.
+template <class X, class T> KJ_FUNC X fma(const X& a, T b, const X& c) {
+  X r;
+  const T *pa = (const T*)&a, *pc = (const T*)&c;
+  T* pr = (T*)&r;
+  _Pragma("GCC unroll 36") for (int i = 0; i < int(sizeof(X) / sizeof(T)); ++i) {
+#if KJ_CUDA
+    pr[i] = ::fma(pa[i], b, pc[i]);
+#else
+    if constexpr (sizeof(T) == 4) pr[i] = __builtin_fmaf(pa[i], b, pc[i]);
+    else pr[i] = __builtin_fma(pa[i], b, pc[i]);
+#endif
+  }
+  return r;
+}
+template <class X, class T> KJ_FUNC void adj_fma(const X& a, T b, const X& c, const X& ret, X& adj_a, T& adj_b, X& adj_c, const X& adj_ret) {
+  adj_a += adj_ret * b;
+  adj_c += adj_ret;
+  const T *pa = (const T*)&a, *g = (const T*)&adj_ret;
+  for (int i = 0; i < int(sizeof(X) / sizeof(T)); ++i) adj_b += pa[i] * g[i];
 }
 }  // namespace kj
 

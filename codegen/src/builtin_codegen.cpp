@@ -166,6 +166,7 @@ constexpr BuiltinCodegen kTable[] = {
     {B::Curlnoise, nullptr, "kj::curlnoise", "noise", "kj::adj_curlnoise", "noise", T(tangent_call), false, false, false, "kj::tangent_curlnoise", "noise_tangent"},
     {B::Select, nullptr, "kj::select", "select", "kj::adj_select", "select", T(linear), false, false},
     {B::Lerp, nullptr, "kj::lerp", "lerp", "kj::adj_lerp", "lerp", T(lerp), false, false},
+    {B::Fma, nullptr, "kj::fma", "fma", "kj::adj_fma", "fma", T(fma), false, false},
     {B::Smoothstep, nullptr, "kj::smoothstep", "smoothstep", "kj::adj_smoothstep", "smoothstep", T(smoothstep), false, false},
     {B::LowerBound, nullptr, "kj::lower_bound", "lower_bound", nullptr, nullptr, nullptr, false, false},
     {B::BlockDim, nullptr, "kj::block_dim", "launch_info", nullptr, nullptr, nullptr, false, false},

@@ -54,6 +54,22 @@ ir::ValueId TangentContext::mul(ir::ValueId x, ir::ValueId y) {
   return call(ir::Builtin::Mul, {x, y});
 }
 
+ir::ValueId TangentContext::mul_add(ir::ValueId x, ir::ValueId y, ir::ValueId z) {
+  if (x == kZero || y == kZero) return z;
+  if (z == kZero) return mul(x, y);
+  ir::Type tx = type(x), ty = type(y);
+  if (tx.shape == ir::Shape::Scalar && ty.shape != ir::Shape::Scalar) {
+    std::swap(x, y);
+    std::swap(tx, ty);
+  }
+  const bool real = ty.scalar == ir::Scalar::F32 || ty.scalar == ir::Scalar::F64;
+  const bool componentwise = tx.shape == ir::Shape::Scalar || tx.shape == ir::Shape::Vector ||
+                             tx.shape == ir::Shape::Matrix || tx.shape == ir::Shape::Quat;
+  if (real && ty == ir::Type::scalar_of(tx.scalar) && componentwise && type(z) == tx)
+    return call(ir::Builtin::Fma, {x, y, z});
+  return add(mul(x, y), z);
+}
+
 ir::ValueId TangentContext::div(ir::ValueId x, ir::ValueId y) {
   if (x == kZero) return kZero;
   return call(ir::Builtin::Div, {x, y});

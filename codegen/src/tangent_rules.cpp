@@ -76,6 +76,13 @@ V mul(TangentContext& x) {
   // The product of transforms composes them (a rotation of b's translation): not bilinear.
   if (x.type(x.a(0)).shape == ir::Shape::Transform && x.type(x.a(1)).shape == ir::Shape::Transform)
     return x.tangent_call(B::TransformMultiply);
+  // da b + a db, fused where mul_add can: the tangent defined last (most likely the one a loop
+  // carries, as `dw` in `w = w * c`) goes into the fused product, so that the chain through it
+  // is one operation per iteration, as the primal's is.
+  if (x.d(0) != kZero && x.d(1) != kZero) {
+    if (x.d(0) > x.d(1)) return x.mul_add(x.d(0), x.a(1), x.mul(x.a(0), x.d(1)));
+    return x.mul_add(x.a(0), x.d(1), x.mul(x.d(0), x.a(1)));
+  }
   return bilinear(x);
 }
 
@@ -203,7 +210,7 @@ V normalize(TangentContext& x) {  // (dv - r dot(r, dv)) / |v|, 0 at the origin
   if (x.d(0) == kZero) return kZero;
   V l = f(x, B::Length, {x.a(0)});
   V along = f(x, B::Mul, {x.r(), f(x, B::Dot, {x.r(), x.d(0)})});
-  return x.where(f(x, B::Gt, {l, c(x, 0)}), x.div(x.sub(x.d(0), along), l), kZero);
+  return x.where(f(x, B::Gt, {l, c(x, 0)}), x.mul(x.sub(x.d(0), along), x.div(c(x, 1), l)), kZero);
 }
 
 V length_sq(TangentContext& x) {
@@ -269,6 +276,10 @@ V lerp(TangentContext& x) {  // da (1 - t) + db t + (b - a) dt
   V t = x.a(2);
   V ends = x.add(x.d(0) == kZero ? kZero : x.mul(x.d(0), f(x, B::Sub, {c(x, 1), t})), x.mul(x.d(1), t));
   return x.add(ends, x.d(2) == kZero ? kZero : x.mul(f(x, B::Sub, {x.a(1), x.a(0)}), x.d(2)));
+}
+
+V fma(TangentContext& x) {  // da b + a db + dc
+  return x.mul_add(x.d(0), x.a(1), x.mul_add(x.a(0), x.d(1), x.d(2)));
 }
 
 V smoothstep(TangentContext& x) {  // 6 t (1 - t) dt inside (0, 1), t = (x - a) / (b - a); 0 outside

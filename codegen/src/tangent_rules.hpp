@@ -34,6 +34,10 @@ class TangentContext {
   ir::ValueId sub(ir::ValueId x, ir::ValueId y);
   ir::ValueId neg(ir::ValueId x);
   ir::ValueId mul(ir::ValueId x, ir::ValueId y);
+  /// x * y + z, fused (the fma builtin: one rounding, one operation on the chain through x or
+  /// y) where one of x and y is a float32/float64 scalar and the other a scalar, vector,
+  /// matrix or quaternion of its type; else a product and a sum.
+  ir::ValueId mul_add(ir::ValueId x, ir::ValueId y, ir::ValueId z);
   /// x / y: zero when x is.
   ir::ValueId div(ir::ValueId x, ir::ValueId y);
   /// where(c, x, y): zero when both are.
@@ -127,6 +131,7 @@ ir::ValueId cw_div(TangentContext&);
 ir::ValueId determinant(TangentContext&);
 ir::ValueId inverse(TangentContext&);
 ir::ValueId lerp(TangentContext&);
+ir::ValueId fma(TangentContext&);
 ir::ValueId smoothstep(TangentContext&);
 }  // namespace tangent_rules
 

@@ -225,6 +225,8 @@ const std::vector<Case>& cases() {
       // Utility: smoothstep inside and beyond its edges.
       {"select", {B({1, 0, 1, 0}), S(-2, 2), S(-2, 2)}}, {"select", {B({0, 1}), V(3), V(3)}},
       {"lerp", {S(-2, 2), S(-2, 2), S(0, 1)}}, {"lerp", {V(3), V(3), S(0, 1)}}, {"lerp", {Qany(), Qany(), S(0, 1)}},
+      {"fma", {S(-2, 2), S(-2, 2), S(-2, 2)}}, {"fma", {V(4), S(-2, 2), V(4)}}, {"fma", {M(3, 2), S(-2, 2), M(3, 2)}},
+      {"fma", {Qany(), S(-2, 2), Qany()}},
       {"smoothstep", {S(0, 0, {-1}), S(0, 0, {2}), S(0, 0, {-1.5, -0.5, 0.3, 1.1, 1.9, 2.5})}},
   };
   return c;

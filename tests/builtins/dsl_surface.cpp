@@ -78,7 +78,7 @@ KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, 
   acc += Double(sample_unit_hemisphere(s).z() + sample_unit_hemisphere_surface(s).z());
   acc += noise(s0, a) + noise(s0, u) + pnoise(s0, u2, 3, 4) + curlnoise(s0, u).x() + curlnoise(s0, u4, 2u, 2.0, 0.5).y();
   // utility
-  acc += select(flag, a, b) + lerp(a, b, t) + smoothstep(0.0, 1.0, a) + Double(lower_bound(x, a)) + Double(block_dim());
+  acc += select(flag, a, b) + lerp(a, b, t) + fma(a, b, t) + smoothstep(0.0, 1.0, a) + Double(lower_bound(x, a)) + Double(block_dim());
   expect_near(a, a, 1e-9);
   If(a > 1e300, [&] { breakpoint(); });
   out[i] = acc + Double(iacc) + where(flag, Double(1.0), 0.0);

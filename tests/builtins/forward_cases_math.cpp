@@ -253,6 +253,10 @@ std::vector<FwdCase> math_cases() {
   c.push_back({"lerp", {V(3), V(3), S(0, 1)}, [](const Inputs& in) { return add(in[0], scale(sub(in[1], in[0]), in[2][0])); }});
   c.push_back({"lerp", {Q(), Q(), S(0, 1)}, [](const Inputs& in) { return add(in[0], scale(sub(in[1], in[0]), in[2][0])); }});
   c.push_back({"lerp", {M(2, 2), M(2, 2), S(0, 1)}, [](const Inputs& in) { return add(in[0], scale(sub(in[1], in[0]), in[2][0])); }});
+  c.push_back({"fma", {S(-2, 2), S(-2, 2), S(-2, 2)}, [](const Inputs& in) { return Lanes{std::fma(in[0][0], in[1][0], in[2][0])}; }});
+  c.push_back({"fma", {V(3), S(-2, 2), V(3)}, [](const Inputs& in) { return add(scale(in[0], in[1][0]), in[2]); }});
+  c.push_back({"fma", {Q(), S(-2, 2), Q()}, [](const Inputs& in) { return add(scale(in[0], in[1][0]), in[2]); }});
+  c.push_back({"fma", {M(2, 3), S(-2, 2), M(2, 3)}, [](const Inputs& in) { return add(scale(in[0], in[1][0]), in[2]); }});
   c.push_back({"smoothstep", {Sfix({0, -1}), Sfix({1, 2}), Sfix({-0.5, 0.25, 0.5, 1.5, 0.9})}, [](const Inputs& in) {
                  double t = std::min(1.0, std::max(0.0, (in[2][0] - in[0][0]) / (in[1][0] - in[0][0])));
                  return Lanes{t * t * (3 - 2 * t)};

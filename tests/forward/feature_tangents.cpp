@@ -44,6 +44,15 @@ KJIT_KERNEL(geometric, (Array<Double> x, Array<Double> c, Int n, Array<Double> o
   out[i] = y;
 }
 
+/// w <- w c, `steps` times, in float32: its tangent dw <- dw c + w dc is one fused
+/// multiply-add per step (the loop's chain through dw), so its bits are those of fmaf.
+KJIT_KERNEL(scaled_f32, (Array<Float> x, Float c, Int steps, Array<Float> out)) {
+  Int i = tid();
+  Var<Float> w = x[i];
+  For(0, steps, [&](Int) { w = w * c; });
+  out[i] = w;
+}
+
 /// Every jump: Continue and Break in nested dynamic loops, a While, an early Return.
 KJIT_KERNEL(jumps, (Array<Double> x, Array<Double> c, Int n, Array<Double> out)) {
   Int i = tid();
@@ -148,6 +157,38 @@ TEST_CASE("an element overwritten in a loop keeps the last value's tangent") {
       y = y * 1.1 + 0.2 * y * y;
     }
     CHECK(d[size_t(i)] == doctest::Approx(t).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("a product's tangent is rounded once: dw c + w dc is fmaf(dw, c, w dc), in lane blocks and the tail") {
+  // (1 + 2^-13)(1 - 2^-13) is 1 - 2^-26: a float32 product rounds it to 1, a fused one keeps
+  // it. The inputs are chosen so that the fused and the unfused tangents differ.
+  const float e = std::ldexp(1.0f, -13);
+  for (int n : {1, 37, 100}) {
+    INFO("threads = " << n);
+    std::vector<float> x(static_cast<size_t>(n)), dx(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) x[size_t(i)] = -1.0f + float(i % 5) * e, dx[size_t(i)] = 1.0f + e;
+    const float c = 1.0f - e, dc = 1.0f;  // lanes with x = -1: fused -2^-26, unfused 0 after one step
+    for (int steps : {0, 1, 5}) {
+      INFO("steps = " << steps);
+      auto out = zeros<float>({n}), dout = zeros<float>({n});
+      launch_tangent(fwd_features::scaled_f32, n, {from_vector(x), c, steps, out}, {from_vector(dx), dc, {}, dout});
+      auto o = out.to_vector<float>(), d = dout.to_vector<float>();
+      bool any_differs = false;
+      for (int i = 0; i < n; ++i) {
+        float w = x[size_t(i)], dw = dx[size_t(i)], unfused = dw;
+        for (int k = 0; k < steps; ++k) {
+          volatile float product = w * dc;  // one rounding each, as the text asks
+          unfused = unfused * c + product;
+          dw = std::fma(dw, c, float(product));
+          w = w * c;
+        }
+        CHECK(o[size_t(i)] == w);
+        CHECK(d[size_t(i)] == dw);
+        any_differs = any_differs || unfused != dw;
+      }
+      if (steps == 1) CHECK(any_differs);  // the inputs tell fused from unfused (later steps round it away)
+    }
   }
 }
 

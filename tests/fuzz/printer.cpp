@@ -61,7 +61,8 @@ struct Printer {
           case 3: return "max(" + A(0) + ", " + A(1) + ")";
           case 4: { std::string y = A(1); return "clamp(" + A(0) + ", " + y + " - 1.0, " + y + " + 1.0)"; }
           case 5: return "(smoothstep(Double(-1.0), Double(1.0), " + A(0) + ") * " + A(1) + ")";
-          default: return "lerp(" + A(0) + ", " + A(1) + ", Double(0.3))";
+          case 6: return "lerp(" + A(0) + ", " + A(1) + ", Double(0.3))";
+          default: return "fma(" + A(0) + ", " + A(1) + ", Double(0.3))";
         }
       case Expr::Neg: return "(-" + A(0) + ")";
       case Expr::Comp:

@@ -16,8 +16,8 @@ const std::vector<UnaryFn> kUnary = {
     {"abs", "%s"},
 };
 // atan2(x, y), pow(1.5 + tanh(x), tanh(y)), min, max, clamp(x, -|y|-0.5, |y|+0.5) as
-// clamp(x, y - 1.0, y + 1.0), smoothstep(-1, 1, x) * y, lerp(x, y, 0.3)
-const std::vector<const char*> kBinary = {"atan2", "pow", "min", "max", "clamp", "smoothstep", "lerp"};
+// clamp(x, y - 1.0, y + 1.0), smoothstep(-1, 1, x) * y, lerp(x, y, 0.3), fma(x, y, 0.3)
+const std::vector<const char*> kBinary = {"atan2", "pow", "min", "max", "clamp", "smoothstep", "lerp", "fma"};
 // dot, cross, length, normalize, length_sq, cw_mul
 const std::vector<const char*> kVecFn = {"dot", "cross", "length", "normalize", "length_sq", "cw_mul"};
 // outer(V, V), transpose(M), trace(M), determinant(M), skew(V), ddot(M, M), get_diag(M)

@@ -163,6 +163,7 @@ struct Interp {
         return c ? A(1) : A(2);
       }
       case Builtin::Lerp: return each([&](int i) { return A(0).c[i] + (A(1).c[i] - A(0).c[i]) * A(2).c[0]; });
+      case Builtin::Fma: return each([&](int i) { return std::fma(A(0).c[i], A(1).c[0], A(2).c[i]); });
       case Builtin::Smoothstep: {
         double a = A(0).c[0], b = A(1).c[0], x = A(2).c[0];
         double t = (x - a) / (b - a);

@@ -89,6 +89,7 @@ struct Walker {
       case 4: return clamp(x, y - 1.0, y + 1.0);
       case 5: return smoothstep(Double(-1.0), Double(1.0), x) * y;
       case 6: return lerp(x, y, Double(0.3));
+      case 7: return fma(x, y, Double(0.3));
     }
     throw std::logic_error("walker: binary " + std::to_string(f));
   }

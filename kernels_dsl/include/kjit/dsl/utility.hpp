@@ -13,6 +13,12 @@ template <class T, std::enable_if_t<is_floating_v<T>, int> = 0>
 Value<T> lerp(const Value<T>& a, detail::same_t<Operand<T>> b, detail::same_t<Operand<scalar_of_t<T>>> t) {
   return detail::call<T>(ir::Builtin::Lerp, t.loc, a.use(t.loc), b.id, t.id);
 }
+/// a * b + c rounded once (a fused multiply-add): for float32/float64 scalars, and
+/// componentwise for vectors, matrices and quaternions scaled by a scalar b.
+template <class T, std::enable_if_t<is_floating_v<T>, int> = 0>
+Value<T> fma(const Value<T>& a, detail::same_t<Operand<scalar_of_t<T>>> b, detail::same_t<Operand<T>> c) {
+  return detail::call<T>(ir::Builtin::Fma, c.loc, a.use(c.loc), b.id, c.id);
+}
 /// The Hermite step t^2 (3 - 2t), t = clamp((x - a) / (b - a), 0, 1).
 template <class T, std::enable_if_t<is_float_scalar_v<T>, int> = 0>
 Value<T> smoothstep(const Value<T>& a, detail::same_t<Operand<T>> b, detail::same_t<Operand<T>> x) {
