@@ -4,7 +4,7 @@
 // 2^20 over 2^18 particles, damp 2^20 x 16 steps) and on every kernel of examples/ (the demo's:
 // saxpy, daxpy, damp, iterate, springs, springs_f64) at the same sizes, interleaved; and the
 // cold host compile of each module and of its tangent module.
-// Usage: bench_tangent [rounds (default 7)].
+// Usage: bench_tangent [rounds (default 7)] [only kernels whose name contains this].
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -63,6 +63,7 @@ struct Pair {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
+  const std::string only = argc > 2 ? argv[2] : "";
   const int64_t ns = 1 << 24, np = 1 << 18, nsp = 1 << 20, nd = 1 << 20;
   auto sx = kjit::from_vector(uniform(ns, -1, 1, 1)), sy = kjit::from_vector(uniform(ns, -1, 1, 2));
   auto dsx = kjit::from_vector(uniform(ns, -1, 1, 3)), dsy = kjit::from_vector(uniform(ns, -1, 1, 4));
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
   std::printf("%-22s %12s %12s %8s   (median of %d interleaved rounds, cpu, %u hardware threads)\n", "kernel",
               "forward ms", "tangent ms", "ratio", rounds, std::max(1u, std::thread::hardware_concurrency()));
   for (Pair& p : pairs) {
+    if (p.name.find(only) == std::string::npos) continue;
     p.forward();  // load, warm
     p.tangent();
     std::vector<double> fw, tg;
