@@ -171,10 +171,14 @@ KJIT_KERNEL(branch_forms, (Array<Double> x, Array<Double> out)) {
   out[i] = y;
 }
 
+inline const auto halve_f32 = func("halve_f32", [](Float v) { return v * 0.5f; });
+
 /// A float32 kernel with a loop: its lane function runs KJ_WIDE_LANES (32 with AVX-512)
 /// threads per block, the adjoint's width, each lane with its own loop counter (its own
-/// begin and end), Break and a While.
-KJIT_KERNEL(wide_f32, (Array<Float> x, Array<Int> n, Array<Float> out, Array<Int> count)) {
+/// begin and end), Break and a While; a vector variable through a divergent loop, and a device
+/// function and an atomic under a divergent branch.
+KJIT_KERNEL(wide_f32, (Array<Float> x, Array<Int> n, Array<Float> out, Array<Int> count, Array<Vec3f> vout,
+                       Array<Int> hits)) {
   Int i = tid();
   Var<Float> y = x[i];
   Var<Int> k = 0;
@@ -189,8 +193,15 @@ KJIT_KERNEL(wide_f32, (Array<Float> x, Array<Int> n, Array<Float> out, Array<Int
   });
   While([&] { return y < -1.0f; }, [&] { y = y * 0.5f + 0.25f; k = k + 1; });
   If(y < 0.0f, [&] { y = -y; });
+  Var<Vec3f> w = Vec3f(y, 1.0f, -y);
+  For(0, n[i] % 4, [&](Int) { w = w * 0.75f + Vec3f(0.5f, 0.25f, 0.125f); });
+  If(y > 2.0f, [&] {
+    y = halve_f32(y);
+    atomic_add(hits, i % 7, 1);
+  });
   out[i] = y;
   count[i] = k;
+  vout[i] = w;
 }
 
 /// Divergent control flow in a 2-D launch (lanes cross rows).
@@ -288,9 +299,15 @@ TEST_CASE("a float32 loop kernel's wide lane blocks give each lane its own itera
       std::vector<NdArray> keep;
       auto out = make_array(std::vector<float>(size_t(size), 9.0f), strided, keep);
       auto count = make_array(std::vector<int32_t>(size_t(size), -1), strided, keep);
-      launch(lane_tests::wide_f32, size, make_array(xs, strided, keep), make_array(ns, strided, keep), out, count);
+      auto vout = make_array(std::vector<vec3f>(size_t(size)), strided, keep);
+      auto hits = make_array(std::vector<int32_t>(7, 0), strided, keep);
+      launch(lane_tests::wide_f32, size, make_array(xs, strided, keep), make_array(ns, strided, keep), out, count, vout,
+             hits);
       auto o = read_array<float>(out);
       auto c = read_array<int32_t>(count);
+      auto v = read_array<vec3f>(vout);
+      auto h = read_array<int32_t>(hits);
+      std::vector<int32_t> expected_hits(7, 0);
       for (int i = 0; i < size; ++i) {
         float y = xs[size_t(i)];
         int k = 0;
@@ -302,9 +319,16 @@ TEST_CASE("a float32 loop kernel's wide lane blocks give each lane its own itera
         }
         while (y < -1.0f) y = y * 0.5f + 0.25f, ++k;
         if (y < 0.0f) y = -y;
+        float w[3] = {y, 1.0f, -y};
+        const float step[3] = {0.5f, 0.25f, 0.125f};
+        for (int r = 0; r < ns[size_t(i)] % 4; ++r)
+          for (int q = 0; q < 3; ++q) w[q] = w[q] * 0.75f + step[q];
+        if (y > 2.0f) y = y * 0.5f, ++expected_hits[size_t(i % 7)];
         REQUIRE(o[size_t(i)] == y);
         REQUIRE(c[size_t(i)] == k);
+        for (int q = 0; q < 3; ++q) REQUIRE(v[size_t(i)].c[q] == w[q]);
       }
+      CHECK(h == expected_hits);
     }
   }
 }
