@@ -89,7 +89,7 @@ KJIT_RULE(lerp) {
 
 KJIT_RULE(fma) {
   // a * b + c with one rounding: a float32/float64 scalar, vector, matrix or quaternion a and
-  // c, and b of a's type when a is a scalar, else a's scalar (componentwise a * b + c).
+  // c, and a scalar b of their scalar type (componentwise a * b + c).
   const bool shaped = value(a[0]) && real(a[0]) && a[0].shape != Shape::Transform;
   if (n == 3 && shaped && a[1] == Type::scalar_of(a[0].scalar) && a[2] == a[0]) return a[0];
   return fail(error, fn, "a float32 or float64 value a, a scalar b and a value c of a's type", a, n);

@@ -13,6 +13,18 @@ namespace surface {
 using namespace kjit::dsl;
 KJIT_MODULE(builtins_surface)
 
+/// Whether fma(a, b, c) is callable on values of T (a and c) and its scalar (b).
+template <class T, class = void>
+struct has_fma : std::false_type {};
+template <class T>
+struct has_fma<T, std::void_t<decltype(fma(std::declval<Value<T>>(), std::declval<Value<kjit::scalar_of_t<T>>>(),
+                                           std::declval<Value<T>>()))>> : std::true_type {};
+static_assert(has_fma<float>::value && has_fma<double>::value && has_fma<kjit::vec3f>::value &&
+                  has_fma<kjit::mat33d>::value && has_fma<kjit::quatf>::value,
+              "fma takes float32/float64 scalars, vectors, matrices and quaternions");
+static_assert(!has_fma<kjit::half>::value && !has_fma<kjit::transformf>::value && !has_fma<int32_t>::value,
+              "fma refuses half, transforms and integers at compile time (its type rule would at trace time)");
+
 KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, Array<double> out)) {
   Int i = tid();
   Double a = x[i], b = x[i + 1], t = x[i + 2];

@@ -13,9 +13,15 @@ template <class T, std::enable_if_t<is_floating_v<T>, int> = 0>
 Value<T> lerp(const Value<T>& a, detail::same_t<Operand<T>> b, detail::same_t<Operand<scalar_of_t<T>>> t) {
   return detail::call<T>(ir::Builtin::Lerp, t.loc, a.use(t.loc), b.id, t.id);
 }
+namespace detail {
+/// What fma takes: a float32/float64 scalar, vector, matrix or quaternion (not a transform, not half).
+template <class T>
+constexpr bool fma_operand_v = is_floating_v<T> && type_traits<T>::shape != ir::Shape::Transform &&
+                               (std::is_same_v<scalar_of_t<T>, float> || std::is_same_v<scalar_of_t<T>, double>);
+}  // namespace detail
 /// a * b + c rounded once (a fused multiply-add): for float32/float64 scalars, and
 /// componentwise for vectors, matrices and quaternions scaled by a scalar b.
-template <class T, std::enable_if_t<is_floating_v<T>, int> = 0>
+template <class T, std::enable_if_t<detail::fma_operand_v<T>, int> = 0>
 Value<T> fma(const Value<T>& a, detail::same_t<Operand<scalar_of_t<T>>> b, detail::same_t<Operand<T>> c) {
   return detail::call<T>(ir::Builtin::Fma, c.loc, a.use(c.loc), b.id, c.id);
 }
