@@ -57,16 +57,11 @@ ir::ValueId TangentContext::mul(ir::ValueId x, ir::ValueId y) {
 ir::ValueId TangentContext::mul_add(ir::ValueId x, ir::ValueId y, ir::ValueId z) {
   if (x == kZero || y == kZero) return z;
   if (z == kZero) return mul(x, y);
-  ir::Type tx = type(x), ty = type(y);
-  if (tx.shape == ir::Shape::Scalar && ty.shape != ir::Shape::Scalar) {
-    std::swap(x, y);
-    std::swap(tx, ty);
-  }
-  const bool real = ty.scalar == ir::Scalar::F32 || ty.scalar == ir::Scalar::F64;
-  const bool componentwise = tx.shape == ir::Shape::Scalar || tx.shape == ir::Shape::Vector ||
-                             tx.shape == ir::Shape::Matrix || tx.shape == ir::Shape::Quat;
-  if (real && ty == ir::Type::scalar_of(tx.scalar) && componentwise && type(z) == tx)
-    return call(ir::Builtin::Fma, {x, y, z});
+  if (type(x).shape == ir::Shape::Scalar && type(y).shape != ir::Shape::Scalar) std::swap(x, y);  // fma's scalar is b
+  // Fused exactly where fma's type rule takes the operands (builtin_rules_misc.cpp).
+  const ir::Type types[] = {type(x), type(y), type(z)};
+  std::string refused;
+  if (ir::infer_builtin_type(ir::Builtin::Fma, types, 3, &refused)) return call(ir::Builtin::Fma, {x, y, z});
   return add(mul(x, y), z);
 }
 

@@ -78,12 +78,10 @@ V mul(TangentContext& x) {
     return x.tangent_call(B::TransformMultiply);
   // da b + a db, fused where mul_add can: the tangent defined last (most likely the one a loop
   // carries, as `dw` in `w = w * c`) goes into the fused product, so that the chain through it
-  // is one operation per iteration, as the primal's is.
-  if (x.d(0) != kZero && x.d(1) != kZero) {
-    if (x.d(0) > x.d(1)) return x.mul_add(x.d(0), x.a(1), x.mul(x.a(0), x.d(1)));
-    return x.mul_add(x.a(0), x.d(1), x.mul(x.d(0), x.a(1)));
-  }
-  return bilinear(x);
+  // is one operation per iteration, as the primal's is. A zero tangent (kZero, the largest id)
+  // leaves the other product alone.
+  if (x.d(0) > x.d(1) && x.d(0) != kZero) return x.mul_add(x.d(0), x.a(1), x.mul(x.a(0), x.d(1)));
+  return x.mul_add(x.a(0), x.d(1), x.mul(x.d(0), x.a(1)));
 }
 
 V div(TangentContext& x) {

@@ -60,21 +60,22 @@ void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, c
     if (!private_launch->active()) private_launch.reset();
   }
   PrivateLaunch* p = private_launch ? &*private_launch : nullptr;
+  // Launches below kMinMeasuredSize are dominated by the fixed cost of a call and are not
+  // measured, so they read no clock either (two reads are a tenth of a small launch).
+  const bool measured = size >= kMinMeasuredSize;
   int64_t work_ns;
   if (pooled) {
     PooledCall call{entry, params, p};
     pool.parallel_for(size, pool_grain(ns), &run_timed_chunk, &call, align);
     work_ns = call.work_ns.load(std::memory_order_relaxed);
   } else {
-    // Launches below kMinMeasuredSize are dominated by the fixed cost of a call and are not
-    // measured, so they read no clock either (two reads are a tenth of a small launch).
-    Clock::time_point t0 = size >= kMinMeasuredSize ? Clock::now() : Clock::time_point();
+    Clock::time_point t0 = measured ? Clock::now() : Clock::time_point();
     entry(p ? p->params_for_this_thread() : params, 0, size);
-    work_ns = size >= kMinMeasuredSize ? elapsed_ns(t0) : 0;
+    work_ns = measured ? elapsed_ns(t0) : 0;
   }
   if (p) p->merge();
   // Racing launches of one kernel may each store; any of their averages will do.
-  if (size < kMinMeasuredSize) return;
+  if (!measured) return;
   cost.ns_per_index.store(updated_cost(ns, float(double(work_ns) / double(size))),
                           std::memory_order_relaxed);
 }
