@@ -45,7 +45,20 @@ extern "C" {
 KJIT_FFI_EXPORT const char* kjit_ffi_last_error() { return t_error.c_str(); }
 
 /// Version of this C interface; the shim checks it.
-KJIT_FFI_EXPORT int kjit_ffi_abi_version() { return 1; }
+KJIT_FFI_EXPORT int kjit_ffi_abi_version() { return 2; }
+
+/// Sets the XLA FFI API version (0.`minor`) kjit's handlers declare from now on; 0, or -1 for
+/// a version kjit does not mirror (kjit::ffi::declare_api_version).
+KJIT_FFI_EXPORT int kjit_ffi_declare_api_version(int minor) {
+  return capture([&]() -> int { kjit::ffi::declare_api_version(minor); return 0; }, -1);
+}
+
+/// The versions kjit's handlers can declare: the newest mirrored minor * 100 + the oldest
+/// (0.5 and 0.1: 501), and the one declared now is kjit_ffi_declared_api_version().
+KJIT_FFI_EXPORT int kjit_ffi_api_versions() { return kjit::xla::kMirroredApiMinor * 100 + kjit::xla::kApiMinor; }
+
+/// The minor XLA FFI API version kjit's handlers declare now.
+KJIT_FFI_EXPORT int kjit_ffi_declared_api_version() { return kjit::ffi::declared_api_version(); }
 
 /// The address of handler `which` ("launch" or "adjoint") for `platform` ("cpu", "CUDA").
 KJIT_FFI_EXPORT void* kjit_ffi_handler(const char* which, const char* platform) {

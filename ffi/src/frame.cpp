@@ -1,6 +1,9 @@
 // Call-frame decoding: errors, the metadata probe, attributes, buffers, dtypes, stream, device.
 #include "frame.hpp"
 
+#include "kjit/ffi/ffi.hpp"
+
+#include <atomic>
 #include <cstring>
 
 namespace kjit::ffi::detail {
@@ -59,6 +62,10 @@ xla::ErrorCode code_for(ErrorKind kind) noexcept {
   return xla::kInternal;
 }
 
+namespace {
+std::atomic<int> g_declared_api_minor{xla::kApiMinor};
+}  // namespace
+
 bool answer_metadata(xla::CallFrame* frame, uint32_t traits) {
   if (frame->struct_size < offsetof(xla::CallFrame, extension_start) + sizeof(void*))
     fail(xla::kFailedPrecondition, "the XLA call frame is smaller (" + std::to_string(frame->struct_size) +
@@ -75,7 +82,7 @@ bool answer_metadata(xla::CallFrame* frame, uint32_t traits) {
       invalid("the call frame's metadata extension has no metadata to fill (XLA's probe always passes one); "
               "the call did not run");
     m->metadata->api_version.major_version = xla::kApiMajor;
-    m->metadata->api_version.minor_version = xla::kApiMinor;
+    m->metadata->api_version.minor_version = declared_api_version();
     m->metadata->traits = traits;
     return true;
   }
@@ -278,7 +285,7 @@ void* stream_of(const xla::CallFrame* frame) {
     // Report XLA's own error text, then release it: the handler returns a fresh one.
     std::string msg = "XLA_FFI_Stream_Get failed";
     if (api->Error_GetMessage) {
-      xla::ErrorGetMessageArgs g{};
+      xla::ErrorGetMessageArgs g{};  // API 0.5's size: that XLA writes g.errc too
       g.struct_size = sizeof(g);
       g.error = e;
       api->Error_GetMessage(&g);
@@ -314,3 +321,17 @@ int device_ordinal_of(const xla::CallFrame* frame) {
 }
 
 }  // namespace kjit::ffi::detail
+
+namespace kjit::ffi {
+
+void declare_api_version(int minor) {
+  if (minor < xla::kApiMinor || minor > xla::kMirroredApiMinor)
+    throw Error(ErrorKind::User, "kjit's XLA FFI handlers can declare API 0." + std::to_string(xla::kApiMinor) +
+                                     " to 0." + std::to_string(xla::kMirroredApiMinor) + ", not 0." +
+                                     std::to_string(minor));
+  detail::g_declared_api_minor.store(minor, std::memory_order_relaxed);
+}
+
+int declared_api_version() { return detail::g_declared_api_minor.load(std::memory_order_relaxed); }
+
+}  // namespace kjit::ffi

@@ -22,8 +22,13 @@ static int failures = 0;
   SAME(sizeof(kjit::xla::ours), sizeof(theirs)); SAME(alignof(kjit::xla::ours), alignof(theirs))
 #define SAME_FIELD(ours, theirs, f1, f2) SAME(offsetof(kjit::xla::ours, f1), offsetof(theirs, f2))
 
-// API 0.3 added XLA_FFI_Metadata::state_type_id and renamed XLA_FFI_TypeId_Register to
-// XLA_FFI_Type_Register (same slot). Which of them this header has:
+// Differences between API versions, detected from the header itself: API 0.3 added
+// XLA_FFI_Metadata::state_type_id and renamed XLA_FFI_TypeId_Register to XLA_FFI_Type_Register
+// (same slot); API 0.5 renamed XLA_FFI_Extension_Base to XLA_FFI_InternalExtension and
+// XLA_FFI_ExecutionContext_Get to XLA_FFI_InvokeContext_Get (same layouts and slots), grew
+// XLA_FFI_Error_GetMessage_Args into XLA_FFI_Error_GetDetails_Args (an `errc` output) and added
+// two Api entries. Names that differ are reached through a template parameter, so that a
+// header without them still compiles.
 template <class T, class = void>
 struct HasStateTypeId : std::false_type {};
 template <class T>
@@ -32,11 +37,40 @@ template <class T, class = void>
 struct HasTypeRegister : std::false_type {};
 template <class T>
 struct HasTypeRegister<T, std::void_t<decltype(&T::XLA_FFI_Type_Register)>> : std::true_type {};
+template <class T, class = void>
+struct HasGetDetails : std::false_type {};
+template <class T>
+struct HasGetDetails<T, std::void_t<decltype(&T::XLA_FFI_Error_GetDetails)>> : std::true_type {};
+template <class T, class = void>
+struct HasInvokeContext : std::false_type {};
+template <class T>
+struct HasInvokeContext<T, std::void_t<decltype(&T::XLA_FFI_InvokeContext_Get)>> : std::true_type {};
+template <class T, class = void>
+struct HasCustomOptions : std::false_type {};
+template <class T>
+struct HasCustomOptions<T, std::void_t<decltype(&T::XLA_FFI_CustomOptions_Get)>> : std::true_type {};
+
+/// The argument struct of an Api entry, from its function pointer type.
+template <class F>
+struct ArgsOf;
+template <class R, class A>
+struct ArgsOf<R (*)(A*)> {
+  using type = A;
+};
+
+/// XLA_FFI_Extension_Base or XLA_FFI_InternalExtension: whatever a call frame's list holds.
+using XlaExtension = std::remove_pointer_t<decltype(XLA_FFI_CallFrame::extension_start)>;
 
 template <class T>
 size_t type_register_offset() {
   if constexpr (HasTypeRegister<T>::value) return offsetof(T, XLA_FFI_Type_Register);
   else return offsetof(T, XLA_FFI_TypeId_Register);
+}
+
+template <class T>
+size_t context_get_offset() {
+  if constexpr (HasInvokeContext<T>::value) return offsetof(T, XLA_FFI_InvokeContext_Get);
+  else return offsetof(T, XLA_FFI_ExecutionContext_Get);
 }
 
 template <class T>
@@ -53,16 +87,61 @@ void check_metadata() {
   }
 }
 
+// The error-message arguments kjit passes to XLA (frame.cpp, stream_of's error path): API 0.5's
+// XLA writes `errc` as well, so kjit's struct must be the 0.5 one, and its struct_size at least
+// what every XLA checks (each checks struct_size >= its own STRUCT_SIZE).
+template <class T>
+void check_error_details() {
+  using Ours = kjit::xla::ErrorGetMessageArgs;
+  if constexpr (HasGetDetails<T>::value) {
+    using Theirs = typename ArgsOf<decltype(T::XLA_FFI_Error_GetDetails)>::type;
+    SAME(sizeof(Ours), sizeof(Theirs));
+    SAME(alignof(Ours), alignof(Theirs));
+    SAME(offsetof(Ours, error), offsetof(Theirs, error));
+    SAME(offsetof(Ours, message), offsetof(Theirs, message));
+    SAME(offsetof(Ours, errc), offsetof(Theirs, errc));
+    if (sizeof(Ours) < offsetof(Theirs, errc) + sizeof(Theirs::errc)) {  // the 0.5 STRUCT_SIZE
+      std::printf("MISMATCH kjit's error-details arguments end before this XLA's errc\n");
+      ++failures;
+    }
+    SAME(offsetof(kjit::xla::Api, Error_GetMessage), offsetof(T, XLA_FFI_Error_GetDetails));
+  } else {
+    using Theirs = typename ArgsOf<decltype(T::XLA_FFI_Error_GetMessage)>::type;
+    SAME(kjit::xla::kErrorGetMessageSize01, sizeof(Theirs));
+    SAME(offsetof(Ours, error), offsetof(Theirs, error));
+    SAME(offsetof(Ours, message), offsetof(Theirs, message));
+    if (sizeof(Ours) < sizeof(Theirs)) {
+      std::printf("MISMATCH kjit's error-message arguments (%zu bytes) are smaller than this XLA's (%zu)\n",
+                  sizeof(Ours), sizeof(Theirs));
+      ++failures;
+    }
+    SAME(offsetof(kjit::xla::Api, Error_GetMessage), offsetof(T, XLA_FFI_Error_GetMessage));
+  }
+}
+
+// The function table: as long as kjit's where the header is as new, else ending where kjit's
+// first newer entry starts (kjit checks struct_size before using an entry).
+template <class T>
+void check_api_size() {
+  if constexpr (HasCustomOptions<T>::value) {
+    SAME_STRUCT(Api, T);
+    SAME_FIELD(Api, T, InvokeContext_FindExtension, XLA_FFI_InvokeContext_FindExtension);
+    SAME_FIELD(Api, T, CustomOptions_Get, XLA_FFI_CustomOptions_Get);
+  } else {
+    SAME(offsetof(kjit::xla::Api, InvokeContext_FindExtension), sizeof(T));
+  }
+}
+
 int main() {
-  SAME_STRUCT(ExtensionBase, XLA_FFI_Extension_Base);
-  SAME_FIELD(ExtensionBase, XLA_FFI_Extension_Base, type, type);
-  SAME_FIELD(ExtensionBase, XLA_FFI_Extension_Base, next, next);
+  SAME_STRUCT(ExtensionBase, XlaExtension);
+  SAME_FIELD(ExtensionBase, XlaExtension, type, type);
+  SAME_FIELD(ExtensionBase, XlaExtension, next, next);
   SAME_STRUCT(ApiVersion, XLA_FFI_Api_Version);
   SAME_FIELD(ApiVersion, XLA_FFI_Api_Version, minor_version, minor_version);
   SAME_STRUCT(ErrorCreateArgs, XLA_FFI_Error_Create_Args);
   SAME_FIELD(ErrorCreateArgs, XLA_FFI_Error_Create_Args, message, message);
   SAME_FIELD(ErrorCreateArgs, XLA_FFI_Error_Create_Args, errc, errc);
-  SAME_STRUCT(ErrorGetMessageArgs, XLA_FFI_Error_GetMessage_Args);
+  check_error_details<XLA_FFI_Api>();
   SAME_STRUCT(ErrorDestroyArgs, XLA_FFI_Error_Destroy_Args);
   SAME_STRUCT(Buffer, XLA_FFI_Buffer);
   SAME_FIELD(Buffer, XLA_FFI_Buffer, dtype, dtype);
@@ -103,17 +182,18 @@ int main() {
   SAME_FIELD(Metadata, XLA_FFI_Metadata, traits, traits);
   SAME_STRUCT(MetadataExtension, XLA_FFI_Metadata_Extension);
   SAME_FIELD(MetadataExtension, XLA_FFI_Metadata_Extension, metadata, metadata);
-  SAME_STRUCT(Api, XLA_FFI_Api);
+  check_api_size<XLA_FFI_Api>();
   SAME_FIELD(Api, XLA_FFI_Api, api_version, api_version);
   SAME_FIELD(Api, XLA_FFI_Api, Error_Create, XLA_FFI_Error_Create);
-  SAME_FIELD(Api, XLA_FFI_Api, Error_GetMessage, XLA_FFI_Error_GetMessage);
   SAME_FIELD(Api, XLA_FFI_Api, Error_Destroy, XLA_FFI_Error_Destroy);
   SAME_FIELD(Api, XLA_FFI_Api, Stream_Get, XLA_FFI_Stream_Get);
   SAME(offsetof(kjit::xla::Api, Type_Register), type_register_offset<XLA_FFI_Api>());
+  SAME(offsetof(kjit::xla::Api, ExecutionContext_Get), context_get_offset<XLA_FFI_Api>());
   SAME_FIELD(Api, XLA_FFI_Api, RunId_Get, XLA_FFI_RunId_Get);
   SAME_FIELD(Api, XLA_FFI_Api, DeviceOrdinal_Get, XLA_FFI_DeviceOrdinal_Get);
 
-  // The handlers declare 0.1 to every jaxlib; the mirror must be at least as new as the header.
+  // The handlers declare 0.1 unless told a newer version (the JAX shim negotiates the newest
+  // this XLA accepts); the mirror must be at least as new as the header.
   SAME(kjit::xla::kApiMajor, XLA_FFI_API_MAJOR);
   if (kjit::xla::kApiMinor > XLA_FFI_API_MINOR || kjit::xla::kMirroredApiMinor < XLA_FFI_API_MINOR) {
     std::printf("MISMATCH this c_api.h is API 0.%d; kjit declares 0.%d and mirrors up to 0.%d\n", XLA_FFI_API_MINOR,
@@ -123,6 +203,9 @@ int main() {
   SAME(kjit::xla::kExtensionMetadata, XLA_FFI_Extension_Metadata);
   SAME(kjit::xla::kExecute, XLA_FFI_ExecutionStage_EXECUTE);
   SAME(kjit::xla::kInstantiate, XLA_FFI_ExecutionStage_INSTANTIATE);
+#if XLA_FFI_API_MINOR >= 5
+  SAME(kjit::xla::kRecord, XLA_FFI_ExecutionStage_RECORD);
+#endif
   SAME(kjit::xla::kInvalidArgument, XLA_FFI_Error_Code_INVALID_ARGUMENT);
   SAME(kjit::xla::kNotFound, XLA_FFI_Error_Code_NOT_FOUND);
   SAME(kjit::xla::kInternal, XLA_FFI_Error_Code_INTERNAL);
@@ -158,7 +241,8 @@ int main() {
     std::printf("%d layout mismatches against jaxlib's c_api.h\n", failures);
     return 1;
   }
-  std::printf("kjit's XLA FFI declarations match jaxlib's c_api.h (API %d.%d%s)\n", XLA_FFI_API_MAJOR,
-              XLA_FFI_API_MINOR, HasStateTypeId<XLA_FFI_Metadata>::value ? ", with state_type_id" : "");
+  std::printf("kjit's XLA FFI declarations match jaxlib's c_api.h (API %d.%d%s%s)\n", XLA_FFI_API_MAJOR,
+              XLA_FFI_API_MINOR, HasStateTypeId<XLA_FFI_Metadata>::value ? ", with state_type_id" : "",
+              HasGetDetails<XLA_FFI_Api>::value ? ", Error_GetDetails" : "");
   return 0;
 }

@@ -53,6 +53,33 @@ TEST_CASE("the metadata probe is answered with API 0.1 and the command-buffer tr
   }
 }
 
+TEST_CASE("the declared API version: any mirrored one, process-wide, others refused by name") {
+  auto probe = [] {
+    xla::Metadata md{};
+    md.struct_size = sizeof md;
+    xla::MetadataExtension ext{};
+    ext.extension_base = {sizeof ext, xla::kExtensionMetadata, nullptr};
+    ext.metadata = &md;
+    FrameBuilder b;
+    b.frame()->extension_start = &ext.extension_base;
+    REQUIRE(call(&kjit_xla_adjoint_cpu, b.frame()).ok);
+    return md.api_version.minor_version;
+  };
+  CHECK(ffi::declared_api_version() == xla::kApiMinor);
+  for (int minor = xla::kApiMinor; minor <= xla::kMirroredApiMinor; ++minor) {
+    ffi::declare_api_version(minor);
+    CHECK(ffi::declared_api_version() == minor);
+    CHECK(probe() == minor);
+  }
+  for (int bad : {0, xla::kMirroredApiMinor + 1, -1}) {
+    CHECK_THROWS_WITH(ffi::declare_api_version(bad),
+                      ("kjit's XLA FFI handlers can declare API 0.1 to 0.5, not 0." + std::to_string(bad)).c_str());
+    CHECK(ffi::declared_api_version() == xla::kMirroredApiMinor);  // unchanged by a refusal
+  }
+  ffi::declare_api_version(xla::kApiMinor);
+  CHECK(probe() == 1);
+}
+
 TEST_CASE("the metadata probe writes only what every API version's metadata has") {
   // An API 0.1 XLA (jaxlib 0.7.2) hands a metadata struct that ends after `traits`; a write to
   // the 0.3 field state_type_id would land past it, on the guard page.

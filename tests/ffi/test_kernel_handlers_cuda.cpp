@@ -167,6 +167,16 @@ TEST_CASE("CUDA launch handler: a failing Stream_Get is reported with XLA's mess
     e.errc = xla::kInternal;
     return kjit::test::fake_api()->Error_Create(&e);
   };
+  // As API 0.5's XLA_FFI_Error_GetDetails does: it checks struct_size against its own
+  // STRUCT_SIZE (which ends at errc), then writes the message and the code. A 32-byte struct
+  // (API 0.1's) would be written past: the sanitizer build reports the overflow.
+  static size_t seen_struct_size = 0;
+  api.Error_GetMessage = [](xla::ErrorGetMessageArgs* args) {
+    seen_struct_size = args->struct_size;
+    if (args->struct_size < offsetof(xla::ErrorGetMessageArgs, errc) + sizeof(xla::ErrorCode)) return;
+    kjit::test::fake_api()->Error_GetMessage(args);
+    args->errc = xla::kInternal;
+  };
   NdArray x = filled(d.device, 8, 1.f), out = filled(d.device, 8, 0.f);
   FrameBuilder b = saxpy_frame(x, x, out, 1.f);
   b.frame()->api = &api;
@@ -174,6 +184,9 @@ TEST_CASE("CUDA launch handler: a failing Stream_Get is reported with XLA's mess
   Outcome o = kjit::test::call(&kjit_xla_launch_cuda, b.frame());
   CHECK(o.code == xla::kInternal);
   CHECK(o.message == "XLA_FFI_Stream_Get failed: no stream on this thread");
+  CHECK(seen_struct_size == sizeof(xla::ErrorGetMessageArgs));
+  CHECK(seen_struct_size >= offsetof(xla::ErrorGetMessageArgs, errc) + sizeof(xla::ErrorCode));
+  CHECK(seen_struct_size > xla::kErrorGetMessageSize01);  // what an API 0.1 XLA checks for: more is fine
   CHECK(r.launches().empty());
 }
 

@@ -13,8 +13,9 @@ needs Python code::
 from ._callable import (KEEP_BOUND, CallableFunction, clear_jax_callable_graph_cache,
                         get_jax_callable_default_graph_cache_max, jax_callable, register_ffi_callback,
                         set_jax_callable_default_graph_cache_max)
+from ._forward import TransformError
 from ._kernel import KernelFunction, jax_kernel
-from ._library import KjitError, kernels, load, registered
+from ._library import KjitError, api_version, kernels, load, registered
 from ._options import GraphMode, ModulePreloadMode
 
 __all__ = [
@@ -24,6 +25,8 @@ __all__ = [
     "KjitError",
     "ModulePreloadMode",
     "KEEP_BOUND",
+    "TransformError",
+    "api_version",
     "clear_jax_callable_graph_cache",
     "get_jax_callable_default_graph_cache_max",
     "jax_callable",

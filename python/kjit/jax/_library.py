@@ -13,7 +13,7 @@ import jax
 from .. import _libkjit
 
 #: Version of the C interface (kjit_ffi_abi_version) this shim speaks.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 #: FFI target names of the kernel handlers (one per direction; the kernel is an attribute).
 LAUNCH_TARGET = "kjit_launch"
@@ -23,6 +23,9 @@ _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _loaded: list[ctypes.CDLL] = []  # kernel libraries stay loaded: handlers point into them
 _registered_targets: set[tuple[str, str]] = set()
+#: The XLA FFI API minor version kjit's handlers declare to this process's XLA (settled at the
+#: first registration, _negotiate_api_version), or None before it.
+_api_minor: int | None = None
 
 #: XLA platform names kjit registers handlers for.
 PLATFORMS = ("cpu", "CUDA")
@@ -38,6 +41,9 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("kjit_ffi_last_error", c.c_char_p, []),
         ("kjit_ffi_abi_version", c.c_int, []),
         ("kjit_ffi_handler", c.c_void_p, [c.c_char_p, c.c_char_p]),
+        ("kjit_ffi_declare_api_version", c.c_int, [c.c_int]),
+        ("kjit_ffi_api_versions", c.c_int, []),
+        ("kjit_ffi_declared_api_version", c.c_int, []),
         ("kjit_ffi_kernel_signature", c.c_char_p, [c.c_char_p]),
         ("kjit_ffi_kernels", c.c_char_p, []),
         ("kjit_ffi_preload", c.c_int, [c.c_char_p, c.c_char_p]),
@@ -84,6 +90,7 @@ def register_target(name: str, handler_address: int, platform: str) -> None:
     if key in _registered_targets:
         return
     capsule = jax.ffi.pycapsule(ctypes.cast(handler_address, ctypes.c_void_p).value)
+    _negotiate_api_version()
     try:
         jax.ffi.register_ffi_target(name, capsule, platform=platform)
     except Exception:
@@ -92,6 +99,57 @@ def register_target(name: str, handler_address: int, platform: str) -> None:
         # A jaxlib without that platform: the target is simply not available there.
         return
     _registered_targets.add(key)
+
+
+def _xla_ffi_api_version() -> tuple[int, int] | None:
+    """The XLA FFI API version of the running jaxlib, from the c_api.h it ships (the header its
+    XLA was built from), or None when the wheel carries none."""
+    import re
+
+    import jaxlib
+    for root in getattr(jaxlib, "__path__", []):
+        try:
+            with open(os.path.join(root, "include", "xla", "ffi", "api", "c_api.h"), encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            continue
+        major = re.search(r"#define\s+XLA_FFI_API_MAJOR\s+(\d+)", text)
+        minor = re.search(r"#define\s+XLA_FFI_API_MINOR\s+(\d+)", text)
+        if major and minor:
+            return int(major.group(1)), int(minor.group(1))
+    return None
+
+
+def _negotiate_api_version() -> None:
+    """Settles, once per process, the FFI API version kjit's handlers declare: the running
+    XLA's own when kjit mirrors it, else the newest kjit mirrors. XLA's probe gives a handler no
+    way to ask, registration is deferred until JAX starts its backends (so a refusal cannot be
+    caught and retried here), and jaxlib 0.7.2 takes exactly its own 0.1 while jaxlib 0.12
+    takes a range that starts at 0.1 today; the version the jaxlib's own c_api.h names is one
+    its XLA always accepts."""
+    global _api_minor
+    if _api_minor is not None:
+        return
+    import jaxlib
+    versions = lib().kjit_ffi_api_versions()
+    newest, oldest = versions // 100, versions % 100
+    theirs = _xla_ffi_api_version()
+    if theirs is None:
+        minor = oldest  # no header to read: the version every jaxlib so far accepts
+    elif theirs[0] != 0 or theirs[1] < oldest:
+        raise KjitError(f"kjit.jax: jaxlib {jaxlib.__version__} speaks XLA FFI API {theirs[0]}.{theirs[1]}; kjit's "
+                        f"handlers can declare 0.{oldest} to 0.{newest}. Use a kjit built for this jaxlib "
+                        "(docs/JAX.md, Supported versions)")
+    else:
+        minor = min(theirs[1], newest)
+    check(lib().kjit_ffi_declare_api_version(minor))
+    _api_minor = minor
+
+
+def api_version() -> tuple[int, int] | None:
+    """The XLA FFI API version kjit's handlers declare to this process's XLA (negotiated when
+    ``load`` registers the targets), or None before the first ``load``."""
+    return None if _api_minor is None else (0, _api_minor)
 
 
 def _open_kernel_library(path: str, explicit: str | None) -> None:

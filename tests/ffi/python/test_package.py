@@ -21,7 +21,7 @@ PROBE = r"""
 import ctypes, kjit._libkjit as l
 lib = l.open_libkjit()
 lib.kjit_ffi_abi_version.restype = ctypes.c_int
-assert lib.kjit_ffi_abi_version() == 1
+assert lib.kjit_ffi_abi_version() == 2
 print(repr(lib._name))
 """
 

@@ -35,6 +35,16 @@ KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_adjoint_cuda(kjit::xla::CallFrame* fr
 
 namespace kjit::ffi {
 
+/// Sets the XLA FFI API version (0.`minor`) every kjit handler declares in XLA's metadata probe
+/// from now on, for the whole process: any of xla::kApiMinor (0.1, the default) to
+/// xla::kMirroredApiMinor. XLA refuses a handler whose version it does not support (jaxlib
+/// 0.7.2 takes exactly 0.1), so a registrar declares the version its XLA was built with when
+/// kjit mirrors it (kjit.jax reads it from the jaxlib's c_api.h; docs/JAX.md). Throws
+/// kjit::Error (User) for a version kjit does not mirror.
+void declare_api_version(int minor);
+/// The minor API version kjit's handlers declare now.
+int declared_api_version();
+
 /// Where an FFI target runs: XLA's platform names "cpu" and "CUDA".
 enum class Platform { Cpu, Cuda };
 

@@ -4,7 +4,7 @@
 //
 // These mirror the facts of XLA's public xla/ffi/api/c_api.h under kjit's own names, so kjit
 // builds without jaxlib. The layout is that of the newest header kjit is tested with (jaxlib
-// 0.10.2, API 0.3), and every field kjit reads or writes sits where the oldest (jaxlib 0.7.2,
+// 0.12, API 0.5), and every field kjit reads or writes sits where the oldest (jaxlib 0.7.2,
 // API 0.1) has it too; tests/ffi/test_abi_layout.cpp checks sizes and offsets against both.
 #pragma once
 
@@ -13,16 +13,19 @@
 
 namespace kjit::xla {
 
-/// The API version kjit's handlers declare in the metadata probe. jaxlib 0.7.2 (API 0.1)
-/// registers a handler only when it declares exactly its own version; jaxlib 0.10.2 (API 0.3)
-/// accepts a range that still includes 0.1. So 0.1 it stays, the one version both accept, and
-/// kjit uses nothing newer than 0.1 without checking a struct_size first.
+/// The API version kjit's handlers declare in the metadata probe unless told otherwise
+/// (kjit::ffi::declare_api_version; the JAX shim negotiates it when it registers the targets).
+/// jaxlib 0.7.2 (API 0.1) registers a handler only when it declares exactly its own version;
+/// jaxlib 0.12 (API 0.5) accepts a range whose oldest end is 0.1 today. The probe carries no
+/// api table, so a handler cannot ask XLA which version it runs: the registrar says it (the JAX
+/// shim reads the jaxlib's own c_api.h; docs/JAX.md, *Supported JAX versions*).
 constexpr int kApiMajor = 0;
 constexpr int kApiMinor = 1;
 
-/// XLA_FFI_API_MINOR of the newest c_api.h these declarations mirror (jaxlib 0.10.2). The
-/// layout test fails on a newer header, so that a change there is looked at, not assumed away.
-constexpr int kMirroredApiMinor = 3;
+/// XLA_FFI_API_MINOR of the newest c_api.h these declarations mirror (jaxlib 0.12). The layout
+/// test fails on a newer header, so that a change there is looked at, not assumed away. Every
+/// version from kApiMinor to this one may be declared: kjit's use of the ABI is the same in all.
+constexpr int kMirroredApiMinor = 5;
 
 struct Api;
 struct Error;             ///< opaque; created by Api::Error_Create
@@ -33,7 +36,8 @@ struct InternalApi;       ///< opaque
 /// XLA_FFI_Extension_Type.
 enum ExtensionType : int { kExtensionMetadata = 1 };
 
-/// XLA_FFI_Extension_Base: the head of every extension in a linked list.
+/// XLA_FFI_Extension_Base (XLA_FFI_InternalExtension since API 0.5, same layout): the head of
+/// every extension in a call frame's linked list.
 struct ExtensionBase {
   size_t struct_size;
   ExtensionType type;
@@ -77,13 +81,20 @@ struct ErrorCreateArgs {
   ErrorCode errc;
 };
 
-/// XLA_FFI_Error_GetMessage_Args.
+/// XLA_FFI_Error_GetMessage_Args (API 0.1-0.4), grown into XLA_FFI_Error_GetDetails_Args in
+/// API 0.5, which also writes the error's code. kjit always passes the grown struct with its
+/// full struct_size: an older XLA reads only the head (it checks struct_size >= its own), a 0.5
+/// XLA writes `errc` inside kjit's struct, not past it.
 struct ErrorGetMessageArgs {
   size_t struct_size;
   ExtensionBase* extension_start;
   Error* error;
   const char* message;  ///< out
+  ErrorCode errc;       ///< out (API 0.5)
 };
+
+/// XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE of API 0.1-0.4: the struct ends at `message`.
+constexpr size_t kErrorGetMessageSize01 = offsetof(ErrorGetMessageArgs, message) + sizeof(const char*);
 
 /// XLA_FFI_Error_Destroy_Args.
 struct ErrorDestroyArgs {
@@ -170,7 +181,8 @@ struct Array {
 };
 
 /// XLA_FFI_ExecutionStage.
-enum ExecutionStage : int { kInstantiate = 0, kPrepare = 1, kInitialize = 2, kExecute = 3 };
+/// kRecord (API 0.5) reaches only a bundle's `record` handler, which kjit never registers.
+enum ExecutionStage : int { kInstantiate = 0, kPrepare = 1, kInitialize = 2, kExecute = 3, kRecord = 4 };
 
 /// XLA_FFI_Args.
 struct Args {
@@ -263,7 +275,8 @@ using DeviceOrdinalGetFn = Error*(DeviceOrdinalGetArgs*);
 using OpaqueFn = void (*)();
 
 /// XLA_FFI_Api: the function table. Entries after the first 0.1 release may be missing in an
-/// older XLA: kjit checks struct_size before using DeviceOrdinal_Get.
+/// older XLA: kjit checks struct_size before using DeviceOrdinal_Get. Error_GetMessage is
+/// XLA_FFI_Error_GetDetails since API 0.5 (same slot, the grown argument struct above).
 struct Api {
   size_t struct_size;
   ExtensionBase* extension_start;
@@ -274,8 +287,8 @@ struct Api {
   ErrorDestroyFn* Error_Destroy;
   OpaqueFn Handler_Register;
   StreamGetFn* Stream_Get;
-  OpaqueFn Type_Register;  ///< XLA_FFI_TypeId_Register before API 0.3: the same slot
-  OpaqueFn ExecutionContext_Get;
+  OpaqueFn Type_Register;         ///< XLA_FFI_TypeId_Register before API 0.3: the same slot
+  OpaqueFn ExecutionContext_Get;  ///< XLA_FFI_InvokeContext_Get since API 0.5: the same slot
   OpaqueFn State_Set;
   OpaqueFn State_Get;
   OpaqueFn DeviceMemory_Allocate;
@@ -287,6 +300,8 @@ struct Api {
   OpaqueFn Future_SetError;
   OpaqueFn RunId_Get;
   DeviceOrdinalGetFn* DeviceOrdinal_Get;
+  OpaqueFn InvokeContext_FindExtension;  ///< API 0.5
+  OpaqueFn CustomOptions_Get;            ///< API 0.5
 };
 
 /// Whether `api` has the entry at `member`: its struct_size covers the whole pointer.
