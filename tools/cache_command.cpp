@@ -43,7 +43,8 @@ const char* const overview =
     "  kjit cache verify                check every entry completely; remove the bad ones\n"
     "  kjit cache prune --max-size 1G   remove least recently used entries until it fits\n"
     "  kjit cache clear --yes           remove every entry\n\n"
-    "Exit status: 0, or 1 when verify found bad entries (they are removed), 2 for bad input.\n";
+    "Exit status: 0, or 1 when verify found bad (edited or corrupt) entries; bad and stale (another\n"
+    "kjit version's) entries are both removed. 2 for bad input.\n";
 
 std::string date(int64_t unix_seconds) {
   if (unix_seconds <= 0) return "-";
@@ -100,18 +101,28 @@ int stats(compiler::Cache& cache) {
 
 int verify(compiler::Cache& cache) {
   compiler::CacheVerifyReport r = cache.verify(/*remove_bad=*/true);
+  size_t stale = 0;
+  for (const auto& p : r.problems) stale += p.stale;
+  size_t bad = r.problems.size() - stale;
   if (json) {
     nlohmann::ordered_json problems = nlohmann::ordered_json::array();
-    for (const auto& p : r.problems) problems.push_back({{"path", p.path}, {"reason", p.reason}, {"removed", p.removed}});
-    llvm::outs() << nlohmann::ordered_json{{"checked", r.checked}, {"valid", r.valid}, {"problems", problems}}.dump(2)
+    for (const auto& p : r.problems)
+      problems.push_back({{"path", p.path}, {"reason", p.reason}, {"kind", p.stale ? "stale" : "bad"},
+                          {"removed", p.removed}});
+    llvm::outs() << nlohmann::ordered_json{{"checked", r.checked}, {"valid", r.valid}, {"stale", stale},
+                                           {"bad", bad}, {"problems", problems}}
+                        .dump(2)
                  << "\n";
   } else {
     llvm::outs() << "checked " << r.checked << (r.checked == 1 ? " entry" : " entries") << " in " << cache.dir()
-                 << ": " << r.valid << " valid, " << r.problems.size() << " bad\n";
+                 << ": " << r.valid << " valid, " << stale << " stale (another kjit version), " << bad
+                 << " bad (edited or corrupt)\n";
     for (const auto& p : r.problems)
-      llvm::outs() << "  " << (p.removed ? "removed " : "kept (cannot remove) ") << p.path << ": " << p.reason << "\n";
+      llvm::outs() << "  " << (p.removed ? "removed " : "kept (cannot remove) ")
+                   << (p.stale ? "stale " : "bad ") << p.path << ": " << p.reason << "\n";
   }
-  return r.problems.empty() ? kExitOk : kExitFailed;
+  // Stale entries are an upgrade's leftovers, not damage: removing them is all there is to do.
+  return bad == 0 ? kExitOk : kExitFailed;
 }
 
 /// The --max-size bound; 0 when not given (then the cache's own bound applies).

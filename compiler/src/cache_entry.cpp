@@ -172,7 +172,13 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
     return c;
   };
   if (m.is_discarded() || !m.is_object()) return fail("is not valid JSON");
-  if (!m.contains("format") || m["format"] != kCacheFormatVersion) return fail("has another format version");
+  // Another kjit's entries are stale, not damaged: said apart from edits (`kjit cache verify`).
+  auto stale = [&](const std::string& why) {
+    c.stale = true;
+    return fail(why);
+  };
+  if (!m.contains("format") || m["format"] != kCacheFormatVersion)
+    return stale("has another format version (written by another kjit version)");
   if (!m.contains("key") || m["key"] != key) return fail("names another key");
   // Compared as meta.json stores it: a name that is not UTF-8 was written with replacements.
   auto stored = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
@@ -184,12 +190,13 @@ EntryCheck check_entry(const std::string& folder, const std::string& key, const 
     return fail("records other entry points than the module has");
   // The descriptions say which entry point is which kernel's forward or adjoint: a swap or
   // an edit would run the wrong code, so they are parsed, typed and cross-checked.
+  // Entries from before descriptions were hashed are stale, not tampered with: said first, so
+  // that descriptions in an older kjit's shape are not taken for an edit.
+  if (!m.contains("kernels_sha256"))
+    return stale("lacks 'kernels_sha256' (written by an older kjit; `kjit cache verify` or `prune` removes it)");
   if (!m.contains("kernels")) return fail("lacks 'kernels'");
   if (std::string p = parse_kernel_descriptions(m["kernels"], &c.kernels); !p.empty())
     return fail("has bad kernel descriptions: " + p);
-  // Entries from before descriptions were hashed are stale, not tampered with: say which.
-  if (!m.contains("kernels_sha256"))
-    return fail("lacks 'kernels_sha256' (written by an older kjit; `kjit cache prune` removes it)");
   if (m["kernels_sha256"] != kernels_hash(m["kernels"]))
     return fail("has kernel descriptions that do not match their recorded SHA-256 (edited)");
   // (Hand-written modules describe no kernels; generated ones describe every entry point.)

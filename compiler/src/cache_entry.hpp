@@ -31,6 +31,7 @@ nlohmann::json make_meta(const ModuleSource& source, const Target& target,
 struct EntryCheck {
   bool exists = false;        ///< the entry's folder exists
   std::string problem;        ///< why the entry cannot be used ("" when it is valid)
+  bool stale = false;         ///< the problem is that another kjit version wrote it
   nlohmann::json meta;        ///< the parsed meta.json (when it could be read)
   std::string artifact;       ///< the verified artifact bytes (when valid)
   std::string artifact_path;  ///< its path

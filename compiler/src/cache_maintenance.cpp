@@ -135,7 +135,7 @@ CacheVerifyReport Cache::verify(bool remove_bad) {
       ++r.valid;
       continue;
     }
-    CacheProblem p{path, c.problem, false};
+    CacheProblem p{path, c.problem, false, c.stale};
     if (remove_bad && impl_->mode == CacheMode::ReadWrite) p.removed = impl_->remove_entry(path);
     r.problems.push_back(p);
   }

@@ -2,6 +2,8 @@
 // clear asking for confirmation; on copies of the shared example cache.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "cli_fixtures.hpp"
 
 using namespace kjit::test;
@@ -10,11 +12,11 @@ using namespace kjit::test::cli;
 namespace {
 
 /// A private copy of the example cache (sm_80 and sm_90 of three modules: six entries).
-std::string copied_example_cache(const TempDir& dir) {
+std::string copied_example_cache(const TempDir& dir, const std::string& name = "cache") {
   const ExampleCache& cache = example_cache();
   REQUIRE(cache.first.status == 0);
-  copy_cache(cache.dir, dir / "cache");
-  return dir / "cache";
+  copy_cache(cache.dir, dir / name);
+  return dir / name;
 }
 
 nlohmann::json stats(const std::string& cache) {
@@ -62,8 +64,9 @@ TEST_CASE("cache verify finds a corrupted entry, removes it, and a rebuild repla
 
   Run r = run_kjit("cache verify --cache-dir " + cache);
   CHECK(r.status == 1);
-  CHECK(r.out.find("checked 6 entries in " + cache + ": 5 valid, 1 bad") != std::string::npos);
-  CHECK(r.out.find("removed " + victim + ": ") != std::string::npos);
+  CHECK(r.out.find("checked 6 entries in " + cache + ": 5 valid, 0 stale (another kjit version), 1 bad (edited or "
+                   "corrupt)") != std::string::npos);
+  CHECK(r.out.find("removed bad " + victim + ": ") != std::string::npos);
   CHECK(r.out.find("SHA-256") != std::string::npos);
   CHECK(!path_exists(victim));
 
@@ -107,6 +110,61 @@ TEST_CASE("cache verify reports kernel descriptions that were edited: entry poin
   CHECK(reasons.find("do not match their recorded SHA-256") != std::string::npos);
   CHECK(!path_exists(victims[0]));
   CHECK(!path_exists(victims[1]));
+}
+
+TEST_CASE("cache verify tells an older kjit's entries (no kernels_sha256) from edited ones, and says so") {
+  TempDir dir("cli-cache-older");
+  std::string cache = copied_example_cache(dir);
+  std::map<std::string, std::string> by_module;
+  const nlohmann::json listed = stats(cache);
+  for (const auto& e : listed["list"])
+    if (e["target"] == "sm_90") by_module[e["module"].get<std::string>()] = e["path"];
+  REQUIRE(by_module.size() == 3);
+  std::string older = by_module["saxpy"], older_shape = by_module["springs"], edited = by_module["loops"];
+  // An older kjit wrote no kernels_sha256; one of them also described its kernels in an older
+  // shape (a field missing): still stale, not an edit.
+  nlohmann::json a = nlohmann::json::parse(read_file(older + "/meta.json"));
+  a.erase("kernels_sha256");
+  write_file(older + "/meta.json", a.dump(1));
+  nlohmann::json b = nlohmann::json::parse(read_file(older_shape + "/meta.json"));
+  b.erase("kernels_sha256");
+  b["kernels"][0].erase("params");
+  write_file(older_shape + "/meta.json", b.dump(1));
+  nlohmann::json c = nlohmann::json::parse(read_file(edited + "/meta.json"));
+  c["kernels"][0]["params"][0]["type"] = "int8";
+  write_file(edited + "/meta.json", c.dump(1));
+
+  Run r = run_kjit("cache verify --cache-dir " + cache);
+  CHECK(r.status == 1);  // an edited entry is damage
+  CHECK(r.out.find(": 3 valid, 2 stale (another kjit version), 1 bad (edited or corrupt)") != std::string::npos);
+  INFO(r.out);
+  CHECK(r.out.find("removed stale " + older + ": " + older +
+                   "/meta.json lacks 'kernels_sha256' (written by an older kjit") != std::string::npos);
+  CHECK(r.out.find("removed stale " + older_shape + ": " + older_shape + "/meta.json lacks 'kernels_sha256'") !=
+        std::string::npos);
+  CHECK(r.out.find("removed bad " + edited + ": " + edited +
+                   "/meta.json has kernel descriptions that do not match their recorded SHA-256 (edited)") !=
+        std::string::npos);
+  for (const std::string& p : {older, older_shape, edited}) CHECK(!path_exists(p));
+
+  // Only stale entries: removed, reported, and the exit status is 0 (nothing is damaged).
+  std::string cache2 = copied_example_cache(dir, "second");
+  std::string path2;
+  const nlohmann::json listed2 = stats(cache2);
+  for (const auto& e : listed2["list"])
+    if (e["module"] == "saxpy" && e["target"] == "sm_90") path2 = e["path"];
+  REQUIRE(!path2.empty());
+  nlohmann::json d = nlohmann::json::parse(read_file(path2 + "/meta.json"));
+  d.erase("kernels_sha256");
+  write_file(path2 + "/meta.json", d.dump(1));
+  Run j = run_kjit("cache verify --json --cache-dir " + cache2);
+  CHECK(j.status == 0);
+  CHECK(j.json()["stale"] == 1);
+  CHECK(j.json()["bad"] == 0);
+  REQUIRE(j.json()["problems"].size() == 1);
+  CHECK(j.json()["problems"][0]["kind"] == "stale");
+  CHECK(j.json()["problems"][0]["removed"] == true);
+  CHECK(!path_exists(path2));
 }
 
 TEST_CASE("cache prune --max-size leaves at most that many bytes, least recently used out first") {

@@ -91,6 +91,9 @@ struct CacheProblem {
   std::string path;
   std::string reason;
   bool removed = false;
+  /// Written by another kjit version (another cache format, or descriptions from before they
+  /// were hashed): unusable here but not damaged, unlike an edited or corrupt entry.
+  bool stale = false;
 };
 
 /// What verify() did.
