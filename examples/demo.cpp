@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kjit/codegen/codegen.hpp"
+#include "kjit/compiler/target.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/gradcheck.hpp"
 #include "kjit/runtime/modules.hpp"
@@ -83,7 +84,9 @@ int main() {
 
   // 3. The same modules for an H100/H200 (sm_90) with NVRTC: no GPU needed to compile.
   std::printf("\n3. NVRTC build for sm_90 (cubin)\n");
-  for (const std::string& name : modules) {
+  compiler::NvrtcInfo nvrtc = compiler::nvrtc_info();
+  std::printf("   %s\n", compiler::describe(nvrtc).c_str());
+  for (const std::string& name : nvrtc.available ? modules : std::vector<std::string>{}) {
     ModuleBuild b = build_module_for(name, "sm_90");
     compiled += !b.from_cache;
     std::printf("   %-8s %s in %8.1f ms   %6zu bytes\n", name.c_str(), b.from_cache ? "cache hit" : "compiled ",

@@ -112,4 +112,15 @@ std::string cache_folder(const compiler::CacheConfig& config) {
   return std::string(path.str());
 }
 
+nlohmann::ordered_json nvrtc_json(const compiler::NvrtcInfo& info) {
+  auto text_or_null = [](bool present, const std::string& s) {
+    return present ? nlohmann::ordered_json(s) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"available", info.available},
+          {"version", text_or_null(info.available, std::to_string(info.major) + "." + std::to_string(info.minor))},
+          {"path", text_or_null(info.available, info.path)},
+          {"origin", text_or_null(info.available, info.origin)},
+          {"reason", text_or_null(!info.available, info.reason)}};
+}
+
 }  // namespace kjit::tool

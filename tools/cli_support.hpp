@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kjit/compiler/cache.hpp"
+#include "kjit/compiler/target.hpp"
 
 namespace llvm {
 class raw_ostream;
@@ -64,6 +67,10 @@ class Table {
 /// The cache configuration from the environment, with the folder replaced by `cache_dir`
 /// when it is not empty (--cache-dir).
 compiler::CacheConfig cache_config(const std::string& cache_dir);
+
+/// Which NVRTC builds GPU targets, as `kjit devices --json` and `kjit precompile --json` say:
+/// {"available", "version", "path", "origin", "reason"} (nulls where they do not apply).
+nlohmann::ordered_json nvrtc_json(const compiler::NvrtcInfo& info);
 /// The folder that configuration names (without creating it).
 std::string cache_folder(const compiler::CacheConfig& config);
 

@@ -21,7 +21,8 @@ const char* const overview =
     "kjit devices: the CUDA driver and the GPUs kjit can use here, each with its name, compute\n"
     "capability and the target kjit builds for it (sm_XX: native code; compute_XX: PTX for a GPU\n"
     "newer than the installed NVRTC). Without a driver or a GPU it says why; kernels then run on\n"
-    "the cpu device, and `kjit precompile --arch ...` still builds for any GPU.\n\n"
+    "the cpu device, and `kjit precompile --arch ...` still builds for any GPU. The first line\n"
+    "says which NVRTC builds GPU targets (the CUDA toolkit's, or the nvidia-cuda-nvrtc wheel's).\n\n"
     "  kjit devices\n"
     "  kjit devices --json\n";
 
@@ -29,6 +30,7 @@ std::string driver_version(int v) { return std::to_string(v / 1000) + "." + std:
 
 int run() {
   CudaInfo info = cuda_info();
+  compiler::NvrtcInfo nvrtc = compiler::nvrtc_info();
   if (json) {
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
     for (const CudaDeviceInfo& d : info.devices)
@@ -44,11 +46,13 @@ int run() {
                         {"driver", info.driver_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.driver_path)},
                         {"driver_version", info.driver_version ? nlohmann::ordered_json(driver_version(info.driver_version))
                                                                : nlohmann::ordered_json(nullptr)},
+                        {"nvrtc", nvrtc_json(nvrtc)},
                         {"devices", std::move(devices)}};
     llvm::outs() << j.dump(2) << "\n";
     return kExitOk;
   }
   auto& out = llvm::outs();
+  out << compiler::describe(nvrtc) << "\n";
   if (info.driver_version)
     out << "CUDA driver " << driver_version(info.driver_version) << " (" << info.driver_path << ")\n";
   if (!info.available) {

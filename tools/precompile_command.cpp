@@ -191,6 +191,8 @@ int run() {
     throw std::runtime_error("cannot precompile into " + cache.dir() + ": " + cache.mode_reason());
   report.cache_dir = cache.dir();
   report.jobs = jobs ? unsigned(jobs) : std::max(1u, std::thread::hardware_concurrency());
+  for (const compiler::Target& t : targets)
+    if (t.kind != compiler::TargetKind::Host) report.nvrtc = compiler::nvrtc_info();
 
   auto started = std::chrono::steady_clock::now();
   {

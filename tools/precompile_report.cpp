@@ -35,7 +35,9 @@ nlohmann::ordered_json precompile_json(const PrecompileRun& run) {
                        {"key", m.key.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.key)},
                        {"targets", std::move(targets)}});
   }
-  return {{"modules", std::move(modules)}, {"failed", run.failed()}};
+  return {{"modules", std::move(modules)},
+          {"failed", run.failed()},
+          {"nvrtc", run.nvrtc ? nvrtc_json(*run.nvrtc) : nlohmann::ordered_json(nullptr)}};
 }
 
 void print_precompile_table(const PrecompileRun& run, llvm::raw_ostream& out) {
@@ -54,6 +56,7 @@ void print_precompile_table(const PrecompileRun& run, llvm::raw_ostream& out) {
   out << "\n" << run.results.size() << (run.results.size() == 1 ? " build: " : " builds: ") << compiled
       << " compiled, " << cached << " cached, " << run.failed() << " failed in " << format_ms(run.wall_ms)
       << " (" << run.jobs << (run.jobs == 1 ? " job" : " jobs") << ") into " << run.cache_dir << "\n";
+  if (run.nvrtc) out << "GPU targets: " << compiler::describe(*run.nvrtc) << "\n";
 }
 
 void print_failures(const PrecompileRun& run, llvm::raw_ostream& err) {

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kjit/compiler/target.hpp"
 #include "kjit/runtime/modules.hpp"
 
 namespace llvm {
@@ -33,6 +35,8 @@ struct PrecompileRun {
   double wall_ms = 0;
   unsigned jobs = 0;
   std::string cache_dir;
+  /// The NVRTC that built the GPU targets (set when any was asked for).
+  std::optional<compiler::NvrtcInfo> nvrtc;
 
   /// How many builds failed.
   size_t failed() const;
@@ -41,7 +45,8 @@ struct PrecompileRun {
 /// "compiled", "cached" or "failed".
 const char* build_status(const ModuleBuildResult& r);
 
-/// {"modules":[{"name","key","targets":[{"target","status","bytes","ms","error"}]}],"failed":N}
+/// {"modules":[{"name","key","targets":[{"target","status","bytes","ms","error"}]}],"failed":N,
+///  "nvrtc": {...} or null when no GPU target was asked for}
 nlohmann::ordered_json precompile_json(const PrecompileRun& run);
 /// The table (module, target, status, size, ms) and a summary line.
 void print_precompile_table(const PrecompileRun& run, llvm::raw_ostream& out);

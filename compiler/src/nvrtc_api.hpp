@@ -36,6 +36,7 @@ struct NvrtcApi {
 struct NvrtcLibrary {
   std::string reason;
   std::string path;  ///< what was dlopen-ed
+  std::string origin;  ///< why it was searched there ("the CUDA toolkit", "the project venv's ...")
   std::string builtins_path;  ///< libnvrtc-builtins preloaded from the same folder, if any
   int major = 0, minor = 0;   ///< nvrtcVersion
   NvrtcApi api;

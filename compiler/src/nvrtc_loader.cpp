@@ -155,6 +155,7 @@ NvrtcLibrary open_nvrtc() {
       continue;
     }
     lib.path = c.path;
+    lib.origin = c.origin;
     handle = h;
     break;
   }

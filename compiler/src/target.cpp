@@ -33,6 +33,24 @@ std::string supported_list() {
 
 }  // namespace
 
+NvrtcInfo nvrtc_info() {
+  const NvrtcLibrary& lib = nvrtc_library();
+  NvrtcInfo info;
+  info.available = lib.reason.empty();
+  info.path = lib.path;
+  info.origin = lib.origin;
+  info.major = lib.major;
+  info.minor = lib.minor;
+  info.reason = lib.reason;
+  return info;
+}
+
+std::string describe(const NvrtcInfo& info) {
+  if (!info.available) return "no NVRTC: " + info.reason;
+  return "NVRTC " + std::to_string(info.major) + "." + std::to_string(info.minor) + " (" + info.origin + ": " +
+         info.path + ")";
+}
+
 int nvrtc_cuda_version() {
   nvrtc();  // throws (Driver) when there is no NVRTC
   return nvrtc_library().major * 1000 + nvrtc_library().minor * 10;

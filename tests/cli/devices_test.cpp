@@ -29,14 +29,19 @@ TEST_CASE("devices lists each GPU with its architecture and target") {
 
   Run human = run_kjit("devices", fake("8.0,9.0"));
   REQUIRE(human.status == 0);
-  CHECK(human.out.find("CUDA driver 13.0 (" + kFakeDriver + ")") == 0);
+  // First which NVRTC builds GPU targets, then the driver.
+  CHECK(human.out.find("NVRTC ") == 0);
+  CHECK(human.out.find("\nCUDA driver 13.0 (" + kFakeDriver + ")") != std::string::npos);
+  CHECK(j["nvrtc"]["available"] == true);
+  CHECK(human.out.find("(" + j["nvrtc"]["origin"].get<std::string>() + ": " + j["nvrtc"]["path"].get<std::string>() +
+                       ")\n") != std::string::npos);
   CHECK(human.out.find("cuda:1  Fake CUDA Device 1 (sm_90)  9.0") != std::string::npos);
 }
 
 TEST_CASE("devices without a driver says why, and that the cpu and --arch still work") {
   Run r = run_kjit("devices", "KJIT_CUDA_DRIVER=none");
   CHECK(r.status == 0);
-  CHECK(r.out.find("no usable GPU: ") == 0);
+  CHECK(r.out.find("\nno usable GPU: ") != std::string::npos);
   CHECK(r.out.find("--arch sm_80,sm_90") != std::string::npos);
   Run j = run_kjit("devices --json", "KJIT_CUDA_DRIVER=none");
   CHECK(j.json()["available"] == false);
@@ -74,4 +79,29 @@ TEST_CASE("--all-devices builds for every GPU, --current-device for cuda:0, --pt
   REQUIRE(targets.size() == 2);
   CHECK(targets[0]["target"] == "compute_80");
   CHECK(targets[1]["target"] == "cpu");
+}
+
+TEST_CASE("devices says which NVRTC builds GPU targets, and why there is none") {
+  // NVRTC from a folder named explicitly: its origin is that variable.
+  Run found = run_kjit("devices --json", "KJIT_CUDA_DRIVER=none");
+  REQUIRE(found.status == 0);
+  const nlohmann::json n = found.json()["nvrtc"];
+  REQUIRE(n["available"] == true);
+  std::string folder = n["path"].get<std::string>().substr(0, n["path"].get<std::string>().rfind('/'));
+  Run named = run_kjit("devices", "KJIT_CUDA_DRIVER=none KJIT_NVRTC_PATH=" + folder);
+  CHECK(named.status == 0);
+  CHECK(named.out.find("NVRTC " + n["version"].get<std::string>() + " (KJIT_NVRTC_PATH: " + folder + "/libnvrtc.so.") ==
+        0);
+
+  Run none = run_kjit("devices", "KJIT_CUDA_DRIVER=none KJIT_NVRTC_PATH=none");
+  CHECK(none.status == 0);
+  CHECK(none.out.find("no NVRTC: ") == 0);
+  Run none_json = run_kjit("devices --json", "KJIT_CUDA_DRIVER=none KJIT_NVRTC_PATH=none");
+  CHECK(none_json.json()["nvrtc"]["available"] == false);
+  CHECK(none_json.json()["nvrtc"]["path"].is_null());
+  CHECK(none_json.json()["nvrtc"]["reason"].get<std::string>().find("NVRTC is disabled (KJIT_NVRTC_PATH=none)") == 0);
+  // Not found at all: what was searched and how to get it.
+  Run missing = run_kjit("devices --json", "KJIT_CUDA_DRIVER=none KJIT_NVRTC_PATH=/nonexistent/nvrtc");
+  CHECK(missing.json()["nvrtc"]["available"] == false);
+  CHECK(missing.json()["nvrtc"]["reason"].get<std::string>().find("pip install nvidia-cuda-nvrtc") != std::string::npos);
 }

@@ -2,6 +2,8 @@
 // demo that then runs with KJIT_NO_COMPILE=1, module filters, failures shown with exit 1.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <set>
 
 #include "cli_fixtures.hpp"
@@ -17,8 +19,20 @@ const std::set<std::string> kExampleModules = {"loops", "saxpy", "springs"};
 void check_precompile_json(const nlohmann::json& j, const std::vector<std::string>& targets,
                            const std::string& status, const std::set<std::string>& modules = kExampleModules) {
   REQUIRE(j.is_object());
-  CHECK(j.size() == 2);
+  CHECK(j.size() == 3);
   CHECK(j.at("failed") == 0);
+  // Which NVRTC built the GPU targets (null when only the cpu was asked for).
+  bool gpu = std::any_of(targets.begin(), targets.end(), [](const std::string& t) { return t != "cpu"; });
+  if (gpu) {
+    const auto& n = j.at("nvrtc");
+    CHECK(n.at("available") == true);
+    CHECK(n.at("path").get<std::string>().find("libnvrtc.so.") != std::string::npos);
+    CHECK(!n.at("origin").get<std::string>().empty());
+    CHECK(n.at("version").get<std::string>().find('.') != std::string::npos);
+    CHECK(n.at("reason").is_null());
+  } else {
+    CHECK(j.at("nvrtc").is_null());
+  }
   std::set<std::string> names;
   for (const auto& m : j.at("modules")) {
     CHECK(m.size() == 3);

@@ -45,4 +45,19 @@ const std::vector<int>& nvrtc_supported_archs();
 /// release or newer.
 int nvrtc_cuda_version();
 
+/// Which NVRTC kjit compiles GPU targets with, for tools to say so: where it was found and its
+/// version, or why there is none (what was searched, how to get it). Opens NVRTC on first use;
+/// never throws.
+struct NvrtcInfo {
+  bool available = false;
+  std::string path;    ///< the library opened, e.g. .venv/.../nvidia/cu13/lib/libnvrtc.so.13
+  std::string origin;  ///< where that is: "the CUDA toolkit", "the project venv's nvidia-cuda-nvrtc", ...
+  int major = 0, minor = 0;
+  std::string reason;  ///< when not available
+};
+NvrtcInfo nvrtc_info();
+
+/// "NVRTC 13.0 (the CUDA toolkit: /usr/local/cuda/lib64/libnvrtc.so.13)", or "no NVRTC: <why>".
+std::string describe(const NvrtcInfo& info);
+
 }  // namespace kjit::compiler
