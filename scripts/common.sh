@@ -21,43 +21,45 @@ kjit_install_packages() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
-  # The build needs the toolkit's driver headers (cuda.h, cudaTypedefs.h) only: NVRTC and
-  # libcuda are opened at run time, and kjit_nvrtc_wheel (python_env.sh) fetches NVRTC from
-  # PyPI where the toolkit has none.
-  if [ ! -f /usr/local/cuda/include/cudaTypedefs.h ] && [ ! -f "${CUDA_PATH:-/nonexistent}/include/cudaTypedefs.h" ]; then
-    kjit_log "the CUDA toolkit's headers are required: install the toolkit so that /usr/local/cuda exists"
-    return 1
-  fi
 }
 
-# Configures (once) and builds the tree in $KJIT_BUILD_DIR.
-kjit_build() {
-  local gen=() launcher=()
-  command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+# The CMake options both builds share: Ninja and ccache where installed, and the CUDA toolkit's
+# root where one is (it is optional: only the tests that check kjit's driver and NVRTC
+# declarations read its headers, and they take the PyPI wheels' headers where it is absent).
+kjit_cmake_common() {
+  KJIT_CMAKE_COMMON=()
+  command -v ninja >/dev/null 2>&1 && KJIT_CMAKE_COMMON+=(-G Ninja)
   command -v ccache >/dev/null 2>&1 &&
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  if [ ! -f "$KJIT_BUILD_DIR/CMakeCache.txt" ]; then
+    KJIT_CMAKE_COMMON+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  [ -d /usr/local/cuda ] && KJIT_CMAKE_COMMON+=(-DCUDAToolkit_ROOT=/usr/local/cuda)
+  return 0
+}
+
+# Configures (once) the tree in $KJIT_BUILD_DIR — warnings are errors there (KJIT_WERROR) —
+# and builds the targets named (kjit_build kjit kjit_tool), or everything.
+kjit_build() {
+  kjit_cmake_common
+  if ! grep -qs '^KJIT_WERROR:BOOL=ON' "$KJIT_BUILD_DIR/CMakeCache.txt"; then
     kjit_log "configuring $KJIT_BUILD_DIR"
-    cmake -S "$KJIT_ROOT" -B "$KJIT_BUILD_DIR" "${gen[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
+    cmake -S "$KJIT_ROOT" -B "$KJIT_BUILD_DIR" "${KJIT_CMAKE_COMMON[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DKJIT_WERROR=ON >/dev/null
   fi
-  kjit_log "building"
-  cmake --build "$KJIT_BUILD_DIR" --parallel "$(nproc)"
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  kjit_log "building ${*:-everything}"
+  cmake --build "$KJIT_BUILD_DIR" --parallel "$(nproc)" "${targets[@]}"
 }
 
 # Configures (once) and builds the suite with AddressSanitizer and UndefinedBehaviorSanitizer
 # in $KJIT_ASAN_BUILD_DIR: lean (-O1, line tables only, no benchmarks), so that CI stays fast.
 kjit_build_sanitized() {
-  local gen=() launcher=()
-  command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-  command -v ccache >/dev/null 2>&1 &&
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  if [ ! -f "$KJIT_ASAN_BUILD_DIR/CMakeCache.txt" ]; then
+  kjit_cmake_common
+  if ! grep -qs '^KJIT_WERROR:BOOL=ON' "$KJIT_ASAN_BUILD_DIR/CMakeCache.txt"; then
     kjit_log "configuring $KJIT_ASAN_BUILD_DIR (AddressSanitizer + UBSan)"
-    cmake -S "$KJIT_ROOT" -B "$KJIT_ASAN_BUILD_DIR" "${gen[@]}" "${launcher[@]}" \
+    cmake -S "$KJIT_ROOT" -B "$KJIT_ASAN_BUILD_DIR" "${KJIT_CMAKE_COMMON[@]}" \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
       -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DKJIT_SANITIZE=address,undefined -DKJIT_BUILD_BENCH=OFF \
-      -DCUDAToolkit_ROOT=/usr/local/cuda >/dev/null
+      -DKJIT_WERROR=ON >/dev/null
   fi
   kjit_log "building the sanitizer build"
   cmake --build "$KJIT_ASAN_BUILD_DIR" --parallel "$(nproc)"

@@ -1,81 +1,142 @@
-# scripts/python_env.sh — the project-local Python environments for the JAX tests: .venv with the
-# oldest JAX kjit supports, .venv-jax-new with the newest on PyPI; the suite runs on both.
-# Sourced, not run: defines kjit_python_env, which scripts/test.sh calls. Idempotent: when a
-# venv already holds its pinned versions it is left alone, without touching the network.
+# scripts/python_env.sh — the project-local Python environments: .venv with the oldest JAX kjit
+# supports (and, where no CUDA toolkit is installed, NVRTC and the CUDA headers from PyPI),
+# .venv-jax-new with the newest JAX on PyPI, each on an interpreter that JAX supports.
+# Sourced, not run: scripts/test.sh calls kjit_python_env and kjit_cuda_wheels, scripts/demo.sh
+# kjit_cuda_wheels only. Idempotent: a venv that already holds its pins on its interpreter is
+# left alone, without touching the network.
 
 # Pinned versions (CPU jaxlib; CI has no GPU). setuptools lets the tests pip-install ./python
-# without build isolation, that is without the network.
+# without build isolation, that is without the network. JAX >= 0.11 needs Python >= 3.12: where
+# no such interpreter is installed, the newest-JAX venv gets the newest JAX Python 3.11 allows.
 KJIT_JAX_OLDEST=0.7.2
-KJIT_JAX_NEWEST=0.10.2
+KJIT_JAX_NEWEST=0.12.0.1
+KJIT_JAX_NEWEST_PY311=0.10.2
 KJIT_PY_PINS=(jax==$KJIT_JAX_OLDEST jaxlib==$KJIT_JAX_OLDEST numpy==2.3.5 setuptools==80.9.0)
 KJIT_PY_PINS_NEWEST=(jax==$KJIT_JAX_NEWEST jaxlib==$KJIT_JAX_NEWEST numpy==2.4.6 setuptools==80.9.0)
-# On a GPU machine, KJIT_JAX_CUDA=1 adds JAX's CUDA plugin (for the `gpu` JAX tests).
-if [ "${KJIT_JAX_CUDA:-0}" = 1 ]; then
-  KJIT_PY_PINS+=("jax[cuda12]==$KJIT_JAX_OLDEST")
-  KJIT_PY_PINS_NEWEST+=("jax[cuda12]==$KJIT_JAX_NEWEST")
-fi
+KJIT_PY_PINS_NEWEST_PY311=(jax==$KJIT_JAX_NEWEST_PY311 jaxlib==$KJIT_JAX_NEWEST_PY311 numpy==2.4.6 setuptools==80.9.0)
+# NVRTC and the driver/NVRTC headers (for the tests that check kjit's declarations) from PyPI.
+KJIT_CUDA_WHEELS=("nvidia-cuda-nvrtc==13.0.88" "nvidia-cuda-runtime==13.0.96")
 
-# kjit_python_venv VENV PIN... — creates or refreshes one venv with exactly these pins. A
-# failure is reported but returns 0 (test.sh runs under set -e): that venv's tests then skip,
-# printing why.
+# kjit_python_version PY — "3.12" for an interpreter that runs and can make venvs, else nothing.
+kjit_python_version() {
+  "$1" -c 'import sys, venv, ensurepip; print("%d.%d" % sys.version_info[:2])' 2>/dev/null
+}
+
+# kjit_find_python MIN MAX — prints the oldest working interpreter whose version is in
+# [3.MIN, 3.MAX] (the JAX pins say which versions they support; the oldest keeps the venvs
+# stable as newer Pythons get installed): python3.MIN... on PATH (pyenv's shims answer only for
+# the selected version, so they are tried, not trusted), pyenv's, uv's and deadsnakes' folders,
+# then python3. Prints nothing when there is none.
+kjit_find_python() {
+  local min="$1" max="$2" minor cand ver
+  local pyenv_root="${PYENV_ROOT:-$HOME/.pyenv}"
+  command -v pyenv >/dev/null 2>&1 && pyenv_root="$(pyenv root 2>/dev/null || echo "$pyenv_root")"
+  for ((minor = min; minor <= max; ++minor)); do
+    for cand in "$(command -v "python3.$minor" 2>/dev/null)" \
+                "$pyenv_root"/versions/3."$minor".*/bin/python3."$minor" \
+                "$HOME"/.local/share/uv/python/cpython-3."$minor".*/bin/python3."$minor" \
+                /usr/local/bin/python3."$minor" /usr/bin/python3."$minor"; do
+      [ -n "$cand" ] && [ -x "$cand" ] || continue
+      ver="$(kjit_python_version "$cand")"
+      [ "$ver" = "3.$minor" ] && { echo "$cand"; return 0; }
+    done
+  done
+  cand="$(command -v python3 2>/dev/null)" || return 0
+  ver="$(kjit_python_version "$cand")"
+  [ -n "$ver" ] && [ "${ver#3.}" -ge "$min" ] && [ "${ver#3.}" -le "$max" ] && echo "$cand"
+  return 0
+}
+
+# kjit_python_venv VENV PY PIN... — creates or refreshes one venv on interpreter PY with exactly
+# these pins (a venv on another Python version is made anew). A failure is reported and returns
+# 1: the caller says what will not be tested, and the test run fails on the skipped tests
+# unless KJIT_ALLOW_SKIP names them (scripts/skip_policy.py).
 kjit_python_venv() {
-  local venv="$1"; shift
+  local venv="$1" py="$2"; shift 2
   local stamp="$venv/.kjit-pins"
-  local want="$*"
+  local want="python$(kjit_python_version "$py") $*"
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
   fi
-  local py
-  py="$(command -v python3 || true)"
-  if [ -z "$py" ]; then
-    printf '[kjit] python3 not found: the JAX tests will be skipped\n' >&2
-    return 0
+  printf '[kjit] preparing %s: %s\n' "$venv" "$want" >&2
+  if [ -x "$venv/bin/python" ] && [ "$(kjit_python_version "$venv/bin/python")" != "$(kjit_python_version "$py")" ]; then
+    rm -rf "$venv"
   fi
-  printf '[kjit] preparing %s with %s\n' "$venv" "$want" >&2
   if [ ! -x "$venv/bin/python" ]; then
-    "$py" -m venv "$venv" || { printf '[kjit] cannot create %s: its JAX tests will be skipped\n' "$venv" >&2; return 0; }
+    "$py" -m venv "$venv" || { printf '[kjit] cannot create %s with %s\n' "$venv" "$py" >&2; return 1; }
   fi
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" ||
-    { printf '[kjit] pip install into %s failed: its JAX tests will be skipped\n' "$venv" >&2; return 0; }
+    { printf '[kjit] pip install into %s failed\n' "$venv" >&2; return 1; }
   printf '%s' "$want" >"$stamp"
 }
 
-# Creates or refreshes $KJIT_ROOT/.venv (KJIT_VENV overrides the folder) and
-# $KJIT_ROOT/.venv-jax-new (KJIT_VENV_NEWEST).
+# Creates or refreshes $KJIT_ROOT/.venv (KJIT_VENV overrides the folder: JAX 0.7.2 on Python
+# 3.11, else 3.12 or 3.13) and $KJIT_ROOT/.venv-jax-new (KJIT_VENV_NEWEST: the newest JAX, on the newest
+# Python 3.12/3.13 installed, else 0.10.2 on 3.11, said loudly). Returns 0 either way: a venv
+# that could not be made leaves its tests skipped, which fails the run (skip_policy.py).
 kjit_python_env() {
   local root="${KJIT_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
-  kjit_python_venv "${KJIT_VENV:-$root/.venv}" "${KJIT_PY_PINS[@]}"
-  kjit_python_venv "${KJIT_VENV_NEWEST:-$root/.venv-jax-new}" "${KJIT_PY_PINS_NEWEST[@]}"
+  local old new pins_old=("${KJIT_PY_PINS[@]}") pins_new
+  if [ "${KJIT_JAX_CUDA:-0}" = 1 ]; then pins_old+=("jax[cuda12]==$KJIT_JAX_OLDEST"); fi
+  old="$(kjit_find_python 11 13)"
+  if [ -z "$old" ]; then
+    printf '[kjit] no Python 3.11-3.13 found: JAX %s cannot be installed (its tests will fail as skipped)\n' \
+      "$KJIT_JAX_OLDEST" >&2
+  else
+    kjit_python_venv "${KJIT_VENV:-$root/.venv}" "$old" "${pins_old[@]}" ||
+      printf '[kjit] the oldest-JAX tests cannot run (they will fail as skipped)\n' >&2
+  fi
+  new="$(kjit_find_python 12 13)"
+  if [ -n "$new" ]; then
+    pins_new=("${KJIT_PY_PINS_NEWEST[@]}")
+  else
+    new="$old"
+    pins_new=("${KJIT_PY_PINS_NEWEST_PY311[@]}")
+    printf '[kjit] no Python >= 3.12 found (PATH, pyenv, uv, /usr/bin): the newest-JAX tests run JAX %s, the newest ' \
+      "$KJIT_JAX_NEWEST_PY311" >&2
+    printf 'Python %s allows; install Python 3.12 or 3.13 to test JAX %s\n' "$(kjit_python_version "${new:-python3}")" \
+      "$KJIT_JAX_NEWEST" >&2
+  fi
+  if [ "${KJIT_JAX_CUDA:-0}" = 1 ]; then pins_new+=("jax[cuda12]==${pins_new[0]#jax==}"); fi
+  if [ -n "$new" ]; then
+    kjit_python_venv "${KJIT_VENV_NEWEST:-$root/.venv-jax-new}" "$new" "${pins_new[@]}" ||
+      printf '[kjit] the newest-JAX tests cannot run (they will fail as skipped)\n' >&2
+  fi
+  return 0
 }
 
-# Whether an NVRTC kjit can load is installed outside any venv: the toolkit's (CUDA_PATH,
-# CUDA_HOME, /usr/local/cuda) or one on the dynamic loader's path. The sonames are
-# compiler/src/nvrtc_loader.cpp's list.
-kjit_have_toolkit_nvrtc() {
-  local dir so
-  for dir in ${CUDA_PATH:+"$CUDA_PATH/lib64" "$CUDA_PATH/lib"} ${CUDA_HOME:+"$CUDA_HOME/lib64" "$CUDA_HOME/lib"} \
-             /usr/local/cuda/lib64 /usr/local/cuda/lib; do
-    for so in libnvrtc.so.13 libnvrtc.so.12; do [ -e "$dir/$so" ] && return 0; done
+# Whether the CUDA toolkit is installed where kjit and CMake look (CUDA_PATH, CUDA_HOME,
+# /usr/local/cuda): its NVRTC and its headers.
+kjit_have_toolkit() {
+  local dir
+  for dir in ${CUDA_PATH:+"$CUDA_PATH"} ${CUDA_HOME:+"$CUDA_HOME"} /usr/local/cuda; do
+    [ -f "$dir/include/cuda.h" ] && [ -f "$dir/include/nvrtc.h" ] &&
+      compgen -G "$dir/lib*/libnvrtc.so.1[23]" >/dev/null && return 0
   done
-  ldconfig -p 2>/dev/null | grep -qE 'libnvrtc\.so\.1[23] ' && return 0
   return 1
 }
 
-# Installs the nvidia-cuda-nvrtc wheel into the project venv when no toolkit NVRTC is found,
-# so that the NVRTC tests run (kjit finds the wheel in the venv; docs/CUDA.md). Idempotent:
-# returns at once when the toolkit has NVRTC or the venv already holds the wheel. A failure
-# is reported but returns 0: the GPU-target tests then fail saying how to get NVRTC.
-kjit_nvrtc_wheel() {
+# Installs NVRTC and the CUDA headers from PyPI (nvidia-cuda-nvrtc, nvidia-cuda-runtime) into
+# the project venv when no toolkit is installed: kjit finds the wheel's NVRTC there at run time
+# (docs/CUDA.md), and CMake the headers (tests/CMakeLists.txt). Creates the venv if need be
+# (nothing else: the JAX pins are kjit_python_env's). Idempotent: returns at once when a toolkit
+# is installed or the venv already holds the wheels. A failure is reported and returns 0: the
+# GPU-target tests then fail saying how to get NVRTC; the demo skips its NVRTC step, saying so.
+kjit_cuda_wheels() {
   local root="${KJIT_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
-  local venv="${KJIT_VENV:-$root/.venv}"
-  kjit_have_toolkit_nvrtc && return 0
-  compgen -G "$venv/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13" >/dev/null && return 0
+  local venv="${KJIT_VENV:-$root/.venv}" py
+  kjit_have_toolkit && return 0
+  compgen -G "$venv/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13" >/dev/null &&
+    compgen -G "$venv/lib/python3*/site-packages/nvidia/cu13/include/cuda.h" >/dev/null && return 0
   if [ ! -x "$venv/bin/python" ]; then
-    printf '[kjit] no venv at %s: cannot install nvidia-cuda-nvrtc\n' "$venv" >&2
-    return 0
+    py="$(kjit_find_python 11 13)"
+    if [ -z "$py" ] || ! "$py" -m venv "$venv"; then
+      printf '[kjit] no Python venv at %s: cannot install NVRTC from PyPI\n' "$venv" >&2
+      return 0
+    fi
   fi
-  printf '[kjit] no NVRTC in the CUDA toolkit: installing nvidia-cuda-nvrtc into %s\n' "$venv" >&2
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "nvidia-cuda-nvrtc==13.*" ||
-    printf '[kjit] pip install nvidia-cuda-nvrtc failed: GPU targets cannot be compiled\n' >&2
+  printf '[kjit] no CUDA toolkit: installing %s into %s\n' "${KJIT_CUDA_WHEELS[*]}" "$venv" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${KJIT_CUDA_WHEELS[@]}" ||
+    printf '[kjit] pip install of NVRTC failed: GPU targets cannot be compiled\n' >&2
   return 0
 }

@@ -69,6 +69,22 @@ std::string env_or_empty(const char* name) {
 
 }  // namespace
 
+TEST_CASE("kjit's NVRTC declarations match nvrtc.h") {
+#ifdef KJIT_TEST_HAVE_NVRTC_H
+  // The signatures and results are checked at compile time, above; the table's size here.
+  size_t rows = 0;
+#define KJIT_NVRTC_SYMBOL(name, result, parameters) ++rows;
+#include "nvrtc_symbols.def"
+#undef KJIT_NVRTC_SYMBOL
+  CHECK(rows == sizeof(NvrtcApi) / sizeof(void*));
+#elif defined(KJIT_TEST_EXPECT_CUDA_HEADERS)
+  FAIL("CMake found nvrtc.h, but this compile could not include it");
+#else
+  // Registered as the skipped test compiler_nvrtc_declarations, which says so loudly.
+  MESSAGE("no nvrtc.h here: kjit's NVRTC declarations are not checked");
+#endif
+}
+
 TEST_CASE("the NVRTC search: KJIT_NVRTC_PATH alone, else a venv's wheel, then the toolkit, then the loader") {
   kjit::test::TempDir dir("nvrtc-search");
   // A folder: each supported soname in it, newest first, and nothing else.

@@ -141,7 +141,7 @@ TEST_CASE("launch: grid, block, shared memory and the exact parameter bytes") {
   void* fn = cuda::module_function(0, module, "kjit_t__scale_fwd");
   void* data = cuda::alloc(0, 1000 * sizeof(float));
 
-  kj::launch_bounds_t dim{{1000, 1, 1, 1}, 1, 0, 1000};
+  kj::launch_bounds_t dim{{1000, 1, 1, 1}, 1, 0, 1000, nullptr};
   kj::array_t<float> x{static_cast<float*>(data), nullptr, {1000, 0, 0, 0}, 1, 0, {4, 0, 0, 0}};
   float scale = 2.5f;
   void* params[] = {&dim, &x, &scale};
@@ -253,7 +253,7 @@ TEST_CASE("the fake reads NVRTC's PTX and cubin parameter layouts alike") {
       kjit_status = 1;
     })";
   FakeDriver fake("8.0");
-  kj::launch_bounds_t dim{{3, 1, 1, 1}, 1, 0, 3};
+  kj::launch_bounds_t dim{{3, 1, 1, 1}, 1, 0, 3, nullptr};
   kj::array_t<float> x{reinterpret_cast<float*>(0x1000), nullptr, {3, 0, 0, 0}, 1, 0, {4, 0, 0, 0}};
   kj::array_t<float> y{reinterpret_cast<float*>(0x2000), reinterpret_cast<float*>(0x3000),
                        {3, 0, 0, 0}, 1, 0, {4, 0, 0, 0}};
