@@ -34,19 +34,28 @@ FrameBuilder saxpy_frame(std::vector<float>& x, std::vector<float>& y, float a, 
 
 }  // namespace
 
+namespace {
+
+/// XLA's metadata probe of `handler`: the metadata it filled in (the probe must succeed).
+xla::Metadata probe_metadata(xla::Handler* handler) {
+  xla::Metadata md{};
+  md.struct_size = sizeof md;
+  xla::MetadataExtension ext{};
+  ext.extension_base = {sizeof ext, xla::kExtensionMetadata, nullptr};
+  ext.metadata = &md;
+  FrameBuilder b;
+  b.frame()->extension_start = &ext.extension_base;
+  auto o = call(handler, b.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+  return md;
+}
+
+}  // namespace
+
 TEST_CASE("the metadata probe is answered with API 0.1 and the command-buffer trait on CUDA launches") {
   for (auto [handler, traits] : {std::pair{&kjit_xla_launch_cpu, 0u}, std::pair{&kjit_xla_launch_cuda, 1u},
                                  std::pair{&kjit_xla_adjoint_cpu, 0u}, std::pair{&kjit_xla_adjoint_cuda, 0u}}) {
-    xla::Metadata md{};
-    md.struct_size = sizeof md;
-    xla::MetadataExtension ext{};
-    ext.extension_base = {sizeof ext, xla::kExtensionMetadata, nullptr};
-    ext.metadata = &md;
-    FrameBuilder b;
-    xla::CallFrame* f = b.frame();
-    f->extension_start = &ext.extension_base;
-    auto o = call(handler, f);
-    CHECK(o.ok);
+    xla::Metadata md = probe_metadata(handler);
     CHECK(md.api_version.major_version == 0);
     CHECK(md.api_version.minor_version == 1);
     CHECK(md.traits == traits);
@@ -54,17 +63,7 @@ TEST_CASE("the metadata probe is answered with API 0.1 and the command-buffer tr
 }
 
 TEST_CASE("the declared API version: any mirrored one, process-wide, others refused by name") {
-  auto probe = [] {
-    xla::Metadata md{};
-    md.struct_size = sizeof md;
-    xla::MetadataExtension ext{};
-    ext.extension_base = {sizeof ext, xla::kExtensionMetadata, nullptr};
-    ext.metadata = &md;
-    FrameBuilder b;
-    b.frame()->extension_start = &ext.extension_base;
-    REQUIRE(call(&kjit_xla_adjoint_cpu, b.frame()).ok);
-    return md.api_version.minor_version;
-  };
+  auto probe = [] { return probe_metadata(&kjit_xla_adjoint_cpu).api_version.minor_version; };
   CHECK(ffi::declared_api_version() == xla::kApiMinor);
   for (int minor = xla::kApiMinor; minor <= xla::kMirroredApiMinor; ++minor) {
     ffi::declare_api_version(minor);
