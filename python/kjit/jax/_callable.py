@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _library
 from ._compat import typed_like
+from ._forward import TransformError
 from ._options import GraphMode, ModulePreloadMode, option, preload
 from ._signature import Layout, Signature, array_dims, callable_signature, check_array, make_layout, output_type, static_attribute
 
@@ -88,7 +89,12 @@ class CallableFunction:
         fn = jax.ffi.ffi_call(self.target, typed_like(out_types, arrays), vmap_method=self.vmap_method if vmap_method is None else vmap_method,
                               input_output_aliases=lay.input_output_aliases or None,
                               has_side_effect=self.has_side_effect)
-        results = list(fn(*arrays, **attrs))
+        call = lambda *arrays: list(fn(*arrays, **attrs))  # noqa: E731
+        # Differentiating it is kjit's error (a custom_jvp whose rule says so), not JAX's about an
+        # FFI call; a call with a side effect stays bare (custom_jvp takes no effects on JAX 0.7).
+        if not self.has_side_effect:
+            call = _not_differentiable(self.name, call)
+        results = call(*arrays)
         return results[0] if len(results) == 1 else results
 
     @property
@@ -108,6 +114,20 @@ class CallableFunction:
             raise ValueError(f"callable '{self.name}': graph_cache_max must be a non-negative int or None "
                              f"(unbounded), got {value!r}")
         _library.check(_library.lib().kjit_ffi_set_graph_cache_max(self.name.encode(), 0 if value is None else int(value)))
+
+
+def _not_differentiable(name: str, call: Any) -> Any:
+    f = jax.custom_jvp(call)
+
+    @f.defjvp
+    def jvp(primals: Any, tangents: Any) -> Any:
+        raise TransformError(
+            f"kjit callable '{name}' cannot be differentiated: a jax_callable runs C++ code of which kjit has no "
+            "derivative. Differentiate the kernels it launches instead (jax_kernel(..., enable_backward=True)), give "
+            "it a derivative with jax.custom_vjp or jax.custom_jvp, or keep its inputs out of the differentiation "
+            "(jax.lax.stop_gradient)")
+
+    return f
 
 
 def jax_callable(name: str, num_outputs: int = 1, graph_mode: GraphMode | None = None,

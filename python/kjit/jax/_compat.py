@@ -1,4 +1,6 @@
-"""What differs between the JAX versions kjit.jax supports (0.7.2 to 0.10.2), in one place."""
+"""What differs between the JAX versions kjit.jax supports, in one place. The suite tests the
+oldest, JAX 0.7.2, and the newest, JAX 0.12.0.1 (which needs Python >= 3.12); versions between
+are not tested."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
+import numpy as np
 
 # Inside shard_map, an array's type says over which mesh axes its value varies. JAX 0.7 gives
-# an ffi_call's results the varying axes of its operands; JAX 0.10 takes them from the result
-# types (ShapeDtypeStruct's manual_axis_type), and custom_vjp then insists that a gradient's
-# type matches its primal's. There the results must be typed explicitly.
+# an ffi_call's results the varying axes of its operands (its aval's ``vma``); JAX 0.10 and later
+# take them from the result types (ShapeDtypeStruct's manual_axis_type), and then insist that a
+# gradient's type matches its primal's. There the results must be typed explicitly.
 _TYPED_RESULTS = "manual_axis_type" in inspect.signature(jax.ShapeDtypeStruct).parameters
 
 
@@ -46,16 +49,34 @@ def typed_like(types: Sequence[jax.ShapeDtypeStruct], operands: Sequence[Any]) -
     return [_typed(t, mat, like) for t in types]
 
 
+def _aval_varying(a: Any) -> frozenset:
+    m = getattr(a, "manual_axis_type", None)
+    if m is not None:
+        return frozenset(m.varying)
+    return frozenset(getattr(a, "vma", None) or ())
+
+
+def aval_like(avals: Sequence[Any], shape: Sequence[int], dtype: Any) -> Any:
+    """An abstract value of ``shape`` and ``dtype`` typed like the operand among ``avals`` that
+    varies over the most mesh axes (kjit's primitives: their results vary like their operands,
+    which vary_together made agree; outside shard_map, a plain array type)."""
+    ref = max(avals, key=lambda a: len(_aval_varying(a)))
+    kw: dict[str, Any] = {"weak_type": False}
+    if hasattr(ref, "layout"):  # JAX 0.12: an operand's layout is its own; a result's the default
+        kw["layout"] = jax.typeof(np.zeros((), np.float32)).layout
+    return ref.update(shape=tuple(int(d) for d in shape), dtype=np.dtype(dtype), **kw)
+
+
 def typed_as(types: Sequence[jax.ShapeDtypeStruct], primals: Sequence[Any]) -> list[jax.ShapeDtypeStruct]:
-    """Gradient types: each typed as its primal (what custom_vjp checks on JAX 0.10)."""
+    """Gradient types: each typed as its primal (what JAX 0.10 and later check)."""
     if not _TYPED_RESULTS:
         return list(types)
     return [_typed(t, _manual(p), p) for t, p in zip(types, primals)]
 
 
 def _varying(x: Any) -> frozenset:
-    """The mesh axes over which ``x`` varies inside shard_map (none outside): JAX 0.10's
-    manual_axis_type, JAX 0.7's vma."""
+    """The mesh axes over which ``x`` varies inside shard_map (none outside): JAX 0.10 and
+    later's manual_axis_type, JAX 0.7's vma."""
     m = _manual(x)
     if m is not None:
         return frozenset(m.varying)
@@ -76,7 +97,7 @@ def vary_together(operands: Sequence[Any]) -> list[Any]:
         missing = tuple(sorted(axes - _varying(x)))
         if not missing:
             out.append(x)
-        elif hasattr(jax.lax, "pcast"):  # JAX 0.10
+        elif hasattr(jax.lax, "pcast"):  # JAX 0.10 and later
             out.append(jax.lax.pcast(x, missing, to="varying"))
         else:  # JAX 0.7
             out.append(jax.lax.pvary(x, missing))

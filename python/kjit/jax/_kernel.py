@@ -1,12 +1,12 @@
-"""jax_kernel: a kjit kernel as a JAX function through the kjit_launch FFI target, with
-optional differentiation: forward and reverse mode through the tangent kernel and the
-kjit_adjoint target (jax.custom_jvp, _forward.py), or reverse mode only (jax.custom_vjp) for
-kernels forward mode does not take.
+"""jax_kernel: a kjit kernel as a JAX function. Every call is the primitive ``kjit_call``
+(_forward.py), which launches the kernel through the kjit_launch FFI target; with
+``enable_backward`` its jvp, transpose and batching rules give forward and reverse mode and
+second derivatives through the tangent kernel and the kjit_adjoint target (reverse mode only
+for kernels forward mode does not take), and every combination they cannot give is kjit's own
+error (``TransformError``) naming the kernel, what is missing and what to do.
 
 A call's operands are its input arrays, then its traced values (value parameters given JAX
-values, which travel as buffers: ``kjit_traced`` names them); static values are attributes.
-``_Operands`` says which operands are differentiable and turns one result per differentiable
-operand back into one per operand: the adjoint uses it, and a tangent target can too."""
+values, which travel as buffers: ``kjit_traced`` names them); static values are attributes."""
 
 from __future__ import annotations
 
@@ -15,11 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from . import _forward, _library
-from ._compat import typed_as, typed_like, vary_together
+from . import _forward
+from ._compat import vary_together
 from ._options import ModulePreloadMode, option, preload
 from ._signature import (Layout, Param, Signature, array_dims, check_array, is_traced, kernel_signature,
                          make_layout, output_type, static_attribute, traced_value)
@@ -44,8 +43,9 @@ class KernelFunction:
         self.enable_backward = enable_backward
         self.has_side_effect = has_side_effect
         self.block_dim = block_dim
-        self._vjp_cache: dict[Any, Any] = {}
-        #: Why jax.jvp cannot differentiate this kernel (it is then a custom_vjp), or "".
+        self._structures: dict[Any, _forward.Structure] = {}
+        #: Why forward mode cannot differentiate this kernel (it is then reverse mode only), or "";
+        #: known after the first call.
         self.forward_mode_error = ""
         self._lock = threading.Lock()
         if enable_backward:
@@ -70,29 +70,31 @@ class KernelFunction:
         preload(self.name, self.preload_mode)
         call = _Call(self, args, launch_dims, output_dims, vmap_method)
         operands = vary_together(call.operands)
-        if not self.enable_backward:
-            return call.finish(call.forward(operands))
-        return call.finish(self._differentiable(call)(*operands))
+        return call.finish(_forward.call(self._structure(call), operands))
 
-    def _differentiable(self, call: "_Call") -> Any:
-        """The differentiable function for this call's static configuration (cached): a
-        custom_jvp over the tangent kernel (forward and reverse mode, second order), or, for
-        kernels forward mode cannot take (in/out arrays, a refused tangent), the custom_vjp."""
-        key = (call.static_key, call.launch_key, call.out_key, call.vmap_method)
+    def _structure(self, call: "_Call") -> _forward.Structure:
+        """The primitives' view of this call's static configuration (cached: one per set of
+        statics, traced parameters, launch and output dims and vmap method, so that jit sees
+        the same primitive parameters every time)."""
+        key = (call.static_key, call.launch_key, call.out_key, call.vmap_method,
+               tuple((t.shape, str(t.dtype)) for t in call.out_types))
         with self._lock:
-            fn = self._vjp_cache.get(key)
-            if fn is None:
-                tsig, self.forward_mode_error = self._tangent_signature()
-                fn = _forward.make_jvp(self, call, tsig) if tsig is not None else _make_vjp(self, call)
-                self._vjp_cache[key] = fn
-        return fn
+            st = self._structures.get(key)
+            if st is None:
+                tsig, why = None, ""
+                if self.enable_backward:
+                    tsig, why = self._tangent_signature()
+                    self.forward_mode_error = why
+                st = _forward.Structure(self, call, tsig, why)
+                self._structures[key] = st
+        return st
 
     def _tangent_signature(self) -> tuple[Any, str]:
         """The tangent kernel's signature, or None and why this kernel has no forward mode."""
         if self.layout.in_out:
             return None, (f"kernel '{self.name}' has in/out arguments "
                           f"({', '.join(p.name for p in self.layout.in_out)}), which forward mode from JAX does not "
-                          "take: it is differentiated in reverse mode only (jax.custom_vjp)")
+                          "take: it is differentiated in reverse mode only")
         return _forward.tangent_signature(self.name)
 
 
@@ -104,10 +106,6 @@ class _Call:
         lay = k.layout
         self.k = k
         self.vmap_method = vmap_method
-        # expand_dims gives an unbatched operand a size-1 batch dim, and XLA cannot alias a
-        # (1, n) in/out operand to its (b, n) result: kernels with in/out arrays broadcast
-        # their unbatched operands instead (broadcast_all), which the handler launches alike.
-        self.forward_vmap_method = "broadcast_all" if vmap_method == "expand_dims" and lay.in_out else vmap_method
         self.arrays: list[Any] = []
         self.traced: list[Any] = []  # JAX values of value parameters: buffer operands
         self.traced_params: list[Param] = []
@@ -162,16 +160,6 @@ class _Call:
         """The forward call's operands: the input arrays, then the traced values."""
         return [*self.arrays, *self.traced]
 
-    def forward(self, operands: Sequence[Any]) -> list[Any]:
-        """The forward FFI call; returns every result (in/out first)."""
-        lay = self.k.layout
-        # Arrays come first, so the aliases' operand indices are the array inputs' indices.
-        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, typed_like(self.out_types, operands),
-                              vmap_method=self.forward_vmap_method,
-                              input_output_aliases=lay.input_output_aliases or None,
-                              has_side_effect=self.k.has_side_effect)
-        return list(fn(*operands, **self.attrs))
-
     def finish(self, results: Sequence[Any]) -> Any:
         results = list(results)
         return results[0] if len(results) == 1 else results
@@ -192,74 +180,6 @@ def _check_differentiable(sig: Signature, lay: Layout) -> None:
         if p.loads and p.differentiable:
             raise ValueError(f"{what}: the kernel reads its output '{p.name}', so the adjoint would write into the "
                              f"output's cotangent, which XLA owns read-only; pass '{p.name}' through in_out_argnames")
-
-
-class _Operands:
-    """The operands of one call structure (input arrays, then traced values) as derivatives
-    see them: which are differentiable, and per-operand results from per-differentiable ones
-    (the rest get float0 zeros, which JAX expects for integers)."""
-
-    def __init__(self, lay: Layout, traced: Sequence[Param]) -> None:
-        self.params: tuple[Param, ...] = (*lay.array_inputs, *traced)
-        self.n_arrays = len(lay.array_inputs)
-        self.differentiable = [i for i, p in enumerate(self.params) if p.differentiable]
-
-    def split(self, operands: Sequence[Any]) -> tuple[Sequence[Any], Sequence[Any]]:
-        """(arrays, traced values)."""
-        return operands[: self.n_arrays], operands[self.n_arrays:]
-
-    def types(self, operands: Sequence[Any]) -> list[jax.ShapeDtypeStruct]:
-        """One result type per differentiable operand: its shape and its parameter's dtype."""
-        prim = [operands[i] for i in self.differentiable]
-        return typed_as([jax.ShapeDtypeStruct(a.shape, self.params[i].dtype) for i, a in zip(self.differentiable, prim)],
-                        prim)
-
-    def per_operand(self, operands: Sequence[Any], results: Sequence[Any]) -> tuple[Any, ...]:
-        out, it = [], iter(results)
-        for i, a in enumerate(operands):
-            out.append(next(it) if i in self.differentiable else np.zeros(np.shape(a), dtype=jax.dtypes.float0))
-        return tuple(out)
-
-
-def _make_vjp(k: KernelFunction, proto: _Call) -> Any:
-    """A jax.custom_vjp over the forward and adjoint handlers for one call structure: its
-    arguments are the operands (input arrays, then traced values); static values are baked
-    into the attributes (and into the cache key), so they carry no cotangent. A traced
-    value's cotangent is the adjoint handler's reduction over the launch's threads."""
-    lay = k.layout
-    ops = _Operands(lay, proto.traced_params)
-    attrs = dict(proto.attrs)
-    out_types = proto.out_types
-
-    def forward(*operands: Any) -> list[Any]:
-        fn = jax.ffi.ffi_call(_library.LAUNCH_TARGET, typed_like(out_types, operands),
-                              vmap_method=proto.forward_vmap_method,
-                              input_output_aliases=lay.input_output_aliases or None,
-                              has_side_effect=k.has_side_effect)
-        return list(fn(*operands, **attrs))
-
-    f = jax.custom_vjp(forward)
-
-    def fwd(*operands: Any) -> tuple[list[Any], Any]:
-        outs = forward(*operands)
-        # In/out inputs are kept as they were before the call: the adjoint replays from them.
-        return outs, (tuple(operands), tuple(outs[len(lay.in_out):]))
-
-    def bwd(residuals: Any, cotangents: Sequence[Any]) -> tuple[Any, ...]:
-        operands, pure = residuals
-        arrays, traced = ops.split(operands)
-        cots = []
-        for ct, t in zip(cotangents, out_types):
-            # Integer outputs have float0 cotangents; the adjoint ignores them but wants a buffer.
-            cots.append(jnp.zeros(t.shape, t.dtype) if ct.dtype == jax.dtypes.float0 else ct)
-        grads: list[Any] = []
-        if ops.differentiable:
-            fn = jax.ffi.ffi_call(_library.ADJOINT_TARGET, ops.types(operands), vmap_method=proto.vmap_method)
-            grads = list(fn(*arrays, *pure, *cots, *traced, **attrs))
-        return ops.per_operand(operands, grads)
-
-    f.defvjp(fwd, bwd)
-    return f
 
 
 def jax_kernel(name: str, num_outputs: int = 1, vmap_method: str | None = "broadcast_all",
