@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The README's demo command on a machine without the CUDA toolkit: in a private mount namespace
-# that hides every /usr/local/cuda* folder, with CUDA_HOME, CUDA_PATH and LIBRARY_PATH unset and
-# nothing of the toolkit on PATH, a copy of the checkout's tracked files (a clean clone of the
-# working tree) runs ./scripts/demo.sh: it configures, builds the library, the tool and the
+# The README's demo command on a machine without the CUDA toolkit: under
+# scripts/without_toolkit.sh (a private mount namespace that hides every /usr/local/cuda* folder,
+# with CUDA_HOME, CUDA_PATH and LIBRARY_PATH unset and nothing of the toolkit on PATH), a copy
+# of the checkout's tracked files (a clean clone of the working tree) runs ./scripts/demo.sh: it configures, builds the library, the tool and the
 # demo, fetches NVRTC and the CUDA headers from PyPI into its own venv, and the demo passes its
 # checks (its sm_90 step compiles with the wheel's NVRTC). Then `kjit devices` and
 # `kjit precompile --arch sm_90` say they use that NVRTC, and a configure with the tests finds
@@ -14,39 +14,13 @@ trap 'echo "FAIL: line $LINENO: \"$BASH_COMMAND\" exited $?"' ERR
 src="$1"
 work="$2"
 
-if [ "${KJIT_IN_NO_TOOLKIT_NAMESPACE:-}" != 1 ]; then
-  how=""
-  if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then how="unshare -m"
-  elif unshare -rm true 2>/dev/null; then how="unshare -rm"
-  fi
-  if [ -z "$how" ]; then
-    echo "SKIP: this machine allows no mount namespace (unshare -m as root, unshare -rm unprivileged):" \
-         "the no-toolkit scenario cannot hide /usr/local/cuda here"
-    exit 77
-  fi
+if [ "${KJIT_NO_TOOLKIT_STAGE:-}" != inside ]; then
   rm -rf "$work"
-  mkdir -p "$work"
-  # A clean clone of the working tree: the tracked files as they are now, nothing built.
   mkdir -p "$work/kjit"
+  # A clean clone of the working tree: the tracked files as they are now, nothing built.
   (cd "$src" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$work/kjit" -xf -
-  export KJIT_IN_NO_TOOLKIT_NAMESPACE=1
-  exec $how --propagation private "$0" "$@"
-fi
-
-# Inside the namespace: hide the toolkit.
-hidden=()
-for d in /usr/local/cuda*; do
-  [ -d "$d" ] && [ ! -L "$d" ] || continue
-  mount -t tmpfs -o size=1m,mode=755 none "$d"
-  hidden+=("$d")
-done
-unset CUDA_HOME CUDA_PATH LIBRARY_PATH CUDAToolkit_ROOT VIRTUAL_ENV
-PATH="$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '^/usr/local/cuda' | paste -sd: -)"
-export PATH
-echo "hidden: ${hidden[*]:-(no toolkit was installed)}"
-if [ -e /usr/local/cuda/include/cuda.h ] || [ -e /usr/local/include/cuda.h ] || nvcc --version >/dev/null 2>&1; then
-  echo "FAIL: the toolkit is still visible"
-  exit 1
+  export KJIT_NO_TOOLKIT_STAGE=inside
+  exec "$src/scripts/without_toolkit.sh" "$0" "$@"
 fi
 
 cd "$work/kjit"
