@@ -13,8 +13,7 @@ if [ "${1:-}" = "--test" ]; then run_tests=1; shift; fi
 src="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-/tmp/kjit-readme-commands}"
 rm -rf "$work"
-mkdir -p "$work/kjit"
-(cd "$src" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$work/kjit" -xf -
+"$src/scripts/copy_checkout.sh" "$src" "$work/kjit"
 export KJIT_CACHE_DIR="$work/cache"
 cd "$work/kjit"
 

@@ -51,6 +51,9 @@ void verdict(const char* what, double error, double tolerance) {
 }  // namespace
 
 int main() {
+  // Each line as it happens, also through a pipe (`./scripts/demo.sh | tee`, the timing of the
+  // README's commands in bench/readme_commands.sh).
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const Device device = default_device();
   std::printf("kjit demo on %s%s\n\n", device.name().c_str(),
               device.is_cpu() ? " (no usable GPU; the cpu runs every kernel)" : "");

@@ -16,9 +16,8 @@ work="$2"
 
 if [ "${KJIT_NO_TOOLKIT_STAGE:-}" != inside ]; then
   rm -rf "$work"
-  mkdir -p "$work/kjit"
-  # A clean clone of the working tree: the tracked files as they are now, nothing built.
-  (cd "$src" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$work/kjit" -xf -
+  # A clean clone of the working tree: the files as they are now, nothing built.
+  "$src/scripts/copy_checkout.sh" "$src" "$work/kjit"
   export KJIT_NO_TOOLKIT_STAGE=inside
   exec "$src/scripts/without_toolkit.sh" "$0" "$@"
 fi

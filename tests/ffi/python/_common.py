@@ -39,6 +39,23 @@ def decay_jnp(x, k, n):
     return jnp.where(y > 0, y, y * k)
 
 
+def iterate_ref(x, c, n):
+    """demo::iterate in jax.numpy: n steps of x <- x c + sin(x)."""
+    y = x
+    for _ in range(n):
+        y = y * c + jnp.sin(y)
+    return y
+
+
+def swirl_ref(p, q, k, n):
+    """tests::values::swirl in jax.numpy."""
+    qi = jnp.roll(q, -1, axis=0)
+    w = p
+    for _ in range(n):
+        w = w * jnp.cos(k * jnp.sum(w * qi, axis=-1, keepdims=True)) + jnp.cross(w, qi) * k
+    return w
+
+
 def central(f, a, h):
     """Richardson-extrapolated central difference of scalar f at a."""
     d1 = (f(a + h) - f(a - h)) / (2 * h)

@@ -33,7 +33,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _common import kj, load_libraries  # noqa: E402
+from _common import iterate_ref, kj, load_libraries, swirl_ref  # noqa: E402
 
 load_libraries()
 # Hundreds of small programs, each run once: XLA's optimizations cost more than they save.
@@ -46,21 +46,7 @@ METHODS = ("broadcast_all", "sequential", "expand_dims")
 BATCHINGS = ("none", "first", "second", "value", "all", "nested")
 KIND_NAMES = ("float32", "float64", "vec3", "traced")
 
-# -- the kernels and their pure-JAX restatements -------------------------------------------------
-
-def iterate_ref(x, c, n):
-    y = x
-    for _ in range(n):
-        y = y * c + jnp.sin(y)
-    return y
-
-
-def swirl_ref(p, q, k, n):
-    qi = jnp.roll(q, -1, axis=0)
-    w = p
-    for _ in range(n):
-        w = w * jnp.cos(k * jnp.sum(w * qi, axis=-1, keepdims=True)) + jnp.cross(w, qi) * k
-    return w
+# -- the kernels (their pure-JAX restatements are _common's) ---------------------------------------
 
 
 def _data(shape, seed, dtype, lo=-1.0, hi=1.0):

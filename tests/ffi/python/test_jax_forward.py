@@ -17,26 +17,11 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _common import central, decay_jnp, kj, load_libraries  # noqa: E402
+from _common import central, decay_jnp, iterate_ref, kj, load_libraries, swirl_ref  # noqa: E402
 
 load_libraries()
 
 RTOL = 1e-9  # float64 throughout: the kernel and jax.numpy differ by rounding only
-
-
-def swirl_ref(p, q, k, n):
-    qi = jnp.roll(q, -1, axis=0)
-    w = p
-    for _ in range(n):
-        w = w * jnp.cos(k * jnp.sum(w * qi, axis=-1, keepdims=True)) + jnp.cross(w, qi) * k
-    return w
-
-
-def iterate_ref(x, c, n):
-    y = x
-    for _ in range(n):
-        y = y * c + jnp.sin(y)
-    return y
 
 
 def close(test, got, want, rtol=RTOL, atol=1e-12, msg=""):
