@@ -29,26 +29,18 @@ static int failures = 0;
 // XLA_FFI_Error_GetMessage_Args into XLA_FFI_Error_GetDetails_Args (an `errc` output) and added
 // two Api entries. Names that differ are reached through a template parameter, so that a
 // header without them still compiles.
-template <class T, class = void>
-struct HasStateTypeId : std::false_type {};
-template <class T>
-struct HasStateTypeId<T, std::void_t<decltype(&T::state_type_id)>> : std::true_type {};
-template <class T, class = void>
-struct HasTypeRegister : std::false_type {};
-template <class T>
-struct HasTypeRegister<T, std::void_t<decltype(&T::XLA_FFI_Type_Register)>> : std::true_type {};
-template <class T, class = void>
-struct HasGetDetails : std::false_type {};
-template <class T>
-struct HasGetDetails<T, std::void_t<decltype(&T::XLA_FFI_Error_GetDetails)>> : std::true_type {};
-template <class T, class = void>
-struct HasInvokeContext : std::false_type {};
-template <class T>
-struct HasInvokeContext<T, std::void_t<decltype(&T::XLA_FFI_InvokeContext_Get)>> : std::true_type {};
-template <class T, class = void>
-struct HasCustomOptions : std::false_type {};
-template <class T>
-struct HasCustomOptions<T, std::void_t<decltype(&T::XLA_FFI_CustomOptions_Get)>> : std::true_type {};
+// Has<Name><T>::value: whether T has `member` (one detector per name the versions differ in).
+#define KJIT_MEMBER_DETECTOR(Name, member)                                   \
+  template <class T, class = void>                                          \
+  struct Has##Name : std::false_type {};                                    \
+  template <class T>                                                        \
+  struct Has##Name<T, std::void_t<decltype(&T::member)>> : std::true_type {};
+KJIT_MEMBER_DETECTOR(StateTypeId, state_type_id)
+KJIT_MEMBER_DETECTOR(TypeRegister, XLA_FFI_Type_Register)
+KJIT_MEMBER_DETECTOR(GetDetails, XLA_FFI_Error_GetDetails)
+KJIT_MEMBER_DETECTOR(InvokeContext, XLA_FFI_InvokeContext_Get)
+KJIT_MEMBER_DETECTOR(CustomOptions, XLA_FFI_CustomOptions_Get)
+#undef KJIT_MEMBER_DETECTOR
 
 /// The argument struct of an Api entry, from its function pointer type.
 template <class F>
