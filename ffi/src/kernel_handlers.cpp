@@ -3,12 +3,10 @@
 #include <cstring>
 
 #include "kjit/runtime/internal/cuda_backend.hpp"
-#include "kjit/runtime/internal/cuda_entry_launch.hpp"
+#include "kjit/runtime/internal/entry_run.hpp"
 #include "kjit/ffi/ffi.hpp"
 #include "launch_plan.hpp"
-#include "kjit/runtime/internal/launch_status.hpp"
 #include "kjit/runtime/internal/module_table.hpp"
-#include "kjit/runtime/internal/cpu_dispatch.hpp"
 
 namespace kjit::ffi::detail {
 
@@ -21,10 +19,32 @@ Plan& thread_plan() {
   return plan;
 }
 
-void* entry_point(const Plan& plan, const kjit::detail::KernelEntry& e) {
-  void* fn = plan.adjoint ? e.adjoint : e.forward;
-  if (!fn) invalid("kjit adjoint of kernel '" + plan.kernel->name + "': " + e.adjoint_error);
-  return fn;
+/// The launch core's view of `plan`'s launch on `device`; a missing adjoint is an
+/// INVALID_ARGUMENT naming the kernel.
+kjit::detail::EntryRun entry_run(Plan& plan, const Device& device, void* stream) {
+  kjit::detail::EntryRun run;
+  run.kernel = plan.kernel->def;
+  run.entry = &kjit::detail::kernel_entry(*plan.kernel->def, device);
+  run.adjoint = plan.adjoint;
+  run.device = device;
+  run.stream = stream;
+  run.block_dim = plan.block_dim;  // the call's kjit_block_dim, else the kernel's own, else its module's
+  run.params = plan.pointers;
+  run.batches = plan.batch_count;
+  if (!(plan.adjoint ? run.entry->adjoint : run.entry->forward))
+    invalid("kjit adjoint of kernel '" + plan.kernel->name + "': " + run.entry->adjoint_error);
+  return run;
+}
+
+/// Selects batch item `b` (SelectBatch): its buffers, and on the cpu its values' gradients,
+/// whose slots hold the item's result buffers that the partial sums are added into.
+kjit::detail::ValueSums* select_batch(void* context, int64_t b) {
+  Plan& plan = *static_cast<Plan*>(context);
+  if (plan.batch_rank) plan.select_batch(b);
+  plan.sums.clear();
+  for (int v = 0; v < plan.value_grad_count; ++v)
+    plan.sums.add(plan.value_grads[v].slot, *plan.value_grads[v].slot, plan.value_grads[v].type);
+  return &plan.sums;
 }
 
 void run_cpu(const xla::CallFrame* frame, bool adjoint) {
@@ -36,24 +56,7 @@ void run_cpu(const xla::CallFrame* frame, bool adjoint) {
     f.src ? std::memcpy(f.dst, f.src, f.bytes) : std::memset(f.dst, 0, f.bytes);
   }
   if (plan.bounds.size == 0 || plan.batch_count == 0) return;
-  const kjit::detail::KernelEntry& e = kjit::detail::kernel_entry(*plan.kernel->def, Device::cpu());
-  auto entry = reinterpret_cast<kjit::detail::CpuEntry>(entry_point(plan, e));
-  // This call's own status slot (every batch item reports into it; the first report wins).
-  kjit::detail::LaunchStatus status(Device::cpu(), e.module->reports(adjoint));
-  static_cast<kj::launch_bounds_t*>(plan.pointers[0])->status = status.slot();
-  for (int64_t b = 0; b < plan.batch_count; ++b) {
-    if (plan.batch_rank) plan.select_batch(b);
-    // A traced value's gradient: its slot holds this batch item's result buffer, which the
-    // partial sums (written through the same slot) are added into after the launch.
-    plan.sums.clear();
-    for (int v = 0; v < plan.value_grad_count; ++v)
-      plan.sums.add(plan.value_grads[v].slot, *plan.value_grads[v].slot, plan.value_grads[v].type);
-    plan.sums.prepare(plan.bounds.size);
-    kjit::detail::run_cpu_entry(entry, plan.pointers, plan.bounds.size, e.cpu_cost[adjoint ? 1 : 0],
-                                &e.cpu_private[adjoint ? 1 : 0], plan.sums.align(plan.bounds.size));
-    plan.sums.finish();
-  }
-  status.check(*e.module, *plan.kernel->def, nullptr);
+  kjit::detail::run_entry(entry_run(plan, Device::cpu(), nullptr), "", select_batch, &plan);
 }
 
 int cuda_ordinal(const xla::CallFrame* frame) {
@@ -80,20 +83,14 @@ void run_cuda(const xla::CallFrame* frame, bool adjoint) {
       cuda::zero(ordinal, f.dst, f.bytes, stream);
   }
   if (plan.bounds.size == 0 || plan.batch_count == 0) return;
-  const kjit::detail::KernelEntry& e = kjit::detail::kernel_entry(*plan.kernel->def, Device::cuda(ordinal));
-  entry_point(plan, e);  // an adjoint the kernel lacks is an error here
-  // A stream XLA captures into a command buffer cannot be read back: its launches get no slot.
-  const bool wanted = e.module->reports(adjoint) && !cuda::stream_capturing(ordinal, stream);
-  kjit::detail::LaunchStatus status(Device::cuda(ordinal), wanted);
-  static_cast<kj::launch_bounds_t*>(plan.pointers[0])->status = status.slot();
-  for (int64_t b = 0; b < plan.batch_count; ++b) {
-    if (plan.batch_rank) plan.select_batch(b);
-    // cuLaunchKernel copies the parameters at launch: the next batch item may reuse them.
-    // The block size: the call's kjit_block_dim, else the kernel's own, else its module's.
-    kjit::detail::launch_cuda_entry(e, *plan.kernel->def, plan.adjoint, plan.bounds.size,
-                                    plan.block_dim, stream, plan.pointers);
-  }
-  status.check(*e.module, *plan.kernel->def, stream);
+  // The forward's and the adjoint's parameters hold no value sums on CUDA: the kernel adds
+  // each value's adjoint into its result buffer itself.
+  kjit::detail::run_entry(entry_run(plan, Device::cuda(ordinal), stream), "",
+                          [](void* context, int64_t b) -> kjit::detail::ValueSums* {
+                            Plan& p = *static_cast<Plan*>(context);
+                            if (p.batch_rank) p.select_batch(b);
+                            return nullptr;
+                          }, &plan);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "launch_plan.hpp"
 
 #include <cstring>
+#include "kjit/runtime/internal/value_slot.hpp"
 
 namespace kjit::ffi::detail {
 
@@ -154,15 +155,14 @@ class Packer {
   /// A value parameter: from its attribute, or (traced) read where buffer `b` holds it.
   void value(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, const xla::Buffer* b, int batch_rank,
              const Plan& shape_of) {
-    unsigned char* slot = next(size_t(kj::value_bytes(p.element_bytes)));
-    std::memset(slot, 0, 8);  // kj::value_t::ptr
+    const kjit::detail::ValueSlot slot{next(kjit::detail::ValueSlot::bytes(size_t(p.element_bytes)))};
     if (!b) {
-      read_static(pre, attrs, p, slot + 8);
+      slot.clear(size_t(p.element_bytes));
+      read_static(pre, attrs, p, slot.value());
       return;
     }
-    std::memset(slot + 8, 0, size_t(p.element_bytes));
-    *reinterpret_cast<void**>(slot) = b->data;
-    batched(reinterpret_cast<void**>(slot), p, *b, batch_rank, shape_of);
+    slot.point_at(b->data, size_t(p.element_bytes));
+    batched(slot.pointer(), p, *b, batch_rank, shape_of);
   }
   /// A value's adjoint slot: the destination of its gradient (a result buffer), or null.
   void value_adjoint(const ParamInfo& p, const xla::Buffer* g, int batch_rank, const Plan& shape_of) {

@@ -2,9 +2,8 @@
 #include "kjit/runtime/launch.hpp"
 
 #include "checked_size.hpp"
-#include "kjit/runtime/internal/cuda_entry_launch.hpp"
 #include "extent_check.hpp"
-#include "kjit/runtime/internal/launch_status.hpp"
+#include "kjit/runtime/internal/entry_run.hpp"
 #include "kjit/runtime/internal/module_table.hpp"
 #include "param_packer.hpp"
 
@@ -63,33 +62,20 @@ void* launch_stream(const KernelDef& kernel, const Device& device, const Stream&
 void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
          const std::vector<LaunchArg>* adj_args, const LaunchOptions& options) {
   kj::launch_bounds_t bounds = detail::make_bounds(kernel, dims);
-  Device device = detail::launch_device(kernel, args, adj_args, options);
-  void* stream = launch_stream(kernel, device, options.stream);
-  const detail::KernelEntry& entry = detail::kernel_entry(kernel, device);
-  void* fn = adj_args ? entry.adjoint : entry.forward;
-  if (!fn) throw Error(ErrorKind::User, entry.adjoint_error);
-  // Each launch reports into its own slot: concurrent launches of the module never read
-  // each other's overflow or failed check.
-  detail::LaunchStatus status(device, entry.module->reports(adj_args != nullptr));
-  bounds.status = status.slot();
+  detail::EntryRun run;
+  run.kernel = &kernel;
+  run.adjoint = adj_args != nullptr;
+  run.device = detail::launch_device(kernel, args, adj_args, options);
+  run.stream = launch_stream(kernel, run.device, options.stream);
+  run.block_dim = options.block_dim;
+  run.entry = &detail::kernel_entry(kernel, run.device);
+  detail::entry_function(run, "");  // a missing adjoint is reported before the arguments
   detail::PackedParams params;
   detail::ValueSums sums;  // the cpu's partial sums of value adjoints (allocated only if asked for)
-  detail::pack_launch(params, kernel, bounds, args, adj_args, device, &sums);
+  detail::pack_launch(params, kernel, bounds, args, adj_args, run.device, &sums);
   detail::check_extents(kernel, bounds, args, adj_args);
-  if (bounds.size == 0) return;
-  if (device.is_cpu()) {
-    sums.prepare(bounds.size);
-    detail::run_cpu_entry(reinterpret_cast<detail::CpuEntry>(fn), params.pointers(), bounds.size,
-                          entry.cpu_cost[adj_args ? 1 : 0], &entry.cpu_private[adj_args ? 1 : 0],
-                          sums.align(bounds.size));
-    // A launch that reports a failure leaves its adjoints partial anyway (AUTODIFF.md); the
-    // sums are added before the report is read, as the arrays' gradients were.
-    sums.finish();
-  } else {
-    detail::launch_cuda_entry(entry, kernel, adj_args != nullptr, bounds.size, options.block_dim,
-                              stream, params.pointers());
-  }
-  status.check(*entry.module, kernel, stream);
+  run.params = params.pointers();
+  detail::run_entry(run, "", [](void* sums, int64_t) { return static_cast<detail::ValueSums*>(sums); }, &sums);
 }
 
 }  // namespace

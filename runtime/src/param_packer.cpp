@@ -6,6 +6,7 @@
 #include "kjit/ir/ir.hpp"
 #include "kjit/ir/structs.hpp"
 #include "kjit/kernel.hpp"
+#include "kjit/runtime/internal/value_slot.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -259,10 +260,10 @@ void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bo
       throw mismatch("");
     }
     // kj::value_t: no pointer (the value travels in the parameter), then the value.
-    (void)align;  // the value sits at offset 8, and value_t is 8-aligned
-    alignas(16) unsigned char slot[8 + sizeof bytes] = {};
-    std::memcpy(slot + 8, bytes, size);
-    out.push(slot, size_t(kj::value_bytes(int64_t(size))), 8);
+    (void)align;  // value_t is 8-aligned, and its value field as aligned as any element
+    alignas(16) unsigned char slot[kValueFieldOffset + sizeof bytes];
+    ValueSlot{slot}.hold(bytes, size);
+    out.push(slot, ValueSlot::bytes(size), alignof(kj::value_t<double>));
   };
   for (size_t i = 0; i < params.size(); ++i) pack_one(i, args[i], false);
   if (adj_args)

@@ -1,0 +1,44 @@
+// The launch core shared by kjit::launch and the XLA FFI handlers (entry_run.hpp).
+#include "kjit/runtime/internal/entry_run.hpp"
+
+#include "kjit/abi.h"
+#include "kjit/runtime/internal/cpu_dispatch.hpp"
+#include "kjit/runtime/internal/cuda_backend.hpp"
+#include "kjit/runtime/internal/cuda_entry_launch.hpp"
+#include "kjit/runtime/internal/launch_status.hpp"
+
+namespace kjit::detail {
+
+void* entry_function(const EntryRun& run, const std::string& missing_adjoint) {
+  void* fn = run.adjoint ? run.entry->adjoint : run.entry->forward;
+  if (!fn) throw Error(ErrorKind::User, missing_adjoint + run.entry->adjoint_error);
+  return fn;
+}
+
+void run_entry(const EntryRun& run, const std::string& missing_adjoint, SelectBatch select, void* context) {
+  void* fn = entry_function(run, missing_adjoint);
+  auto* bounds = static_cast<kj::launch_bounds_t*>(run.params[0]);
+  if (bounds->size == 0 || run.batches == 0) return;
+  const int slot = run.adjoint ? 1 : 0;
+  bool wanted = run.entry->module->reports(run.adjoint);
+  if (wanted && run.device.is_cuda() && run.stream) wanted = !cuda::stream_capturing(run.device.ordinal(), run.stream);
+  LaunchStatus status(run.device, wanted);
+  bounds->status = status.slot();
+  for (int64_t b = 0; b < run.batches; ++b) {
+    ValueSums* sums = select ? select(context, b) : nullptr;
+    if (run.device.is_cpu()) {
+      if (sums) sums->prepare(bounds->size);
+      run_cpu_entry(reinterpret_cast<CpuEntry>(fn), run.params, bounds->size, run.entry->cpu_cost[slot],
+                    &run.entry->cpu_private[slot], sums ? sums->align(bounds->size) : 1);
+      // A launch that reports a failure leaves its adjoints partial anyway (AUTODIFF.md): the
+      // sums are added before the report is read, as the arrays' gradients were.
+      if (sums) sums->finish();
+    } else {
+      // cuLaunchKernel copies the parameters at launch: the next batch item may reuse them.
+      launch_cuda_entry(*run.entry, *run.kernel, run.adjoint, bounds->size, run.block_dim, run.stream, run.params);
+    }
+  }
+  status.check(*run.entry->module, *run.kernel, run.stream);
+}
+
+}  // namespace kjit::detail
