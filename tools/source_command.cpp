@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "kernel_libraries.hpp"
 #include "kjit/codegen/codegen.hpp"
+#include "kjit/codegen/passes.hpp"
 #include "kjit/compiler/key.hpp"
 #include "kjit/compiler/target.hpp"
 #include "kjit/error.hpp"
@@ -28,6 +29,10 @@ cl::opt<std::string> target_name("target", cl::value_desc("sm_90|compute_90|cpu"
                                  cl::sub(sub), cl::cat(category));
 cl::opt<bool> ir("ir", cl::desc("Print the traced IR instead of the generated text"), cl::sub(sub),
                  cl::cat(category));
+cl::opt<bool> passes("passes",
+                     cl::desc("Print the IR after each of codegen's passes (with --adjoint, the adjoint's "
+                              "analyses too) instead of the generated text"),
+                     cl::sub(sub), cl::cat(category));
 cl::opt<bool> adjoint("adjoint", cl::desc("Generate the adjoint entry point too"), cl::sub(sub),
                       cl::cat(category));
 
@@ -39,7 +44,8 @@ const char* const overview =
     "all its kernels together; this prints the named kernel's alone.\n\n"
     "  kjit source build/lib/libdemo_kernels.so demo::saxpy\n"
     "  kjit source build/lib/libdemo_kernels.so springs --adjoint --target sm_90\n"
-    "  kjit source build/lib/libdemo_kernels.so demo::damp --ir\n";
+    "  kjit source build/lib/libdemo_kernels.so demo::damp --ir\n"
+    "  kjit source build/lib/libdemo_kernels.so demo::damp --passes --adjoint\n";
 
 int run() {
   if (arguments.size() != 2)
@@ -52,6 +58,9 @@ int run() {
   if (ir && adjoint)
     throw UsageError("--adjoint applies to the generated text: the IR holds the forward pass only, and "
                      "codegen derives the adjoint from it. Drop --ir to see the adjoint");
+  if (ir && passes) throw UsageError("--ir and --passes: --passes already starts with the traced IR; give one");
+  if (passes && !target_name.empty())
+    throw UsageError("--target applies to the generated text; the passes are the same for every target");
   if (ir && !target_name.empty())
     throw UsageError("--target applies to the generated text; the IR is the same for every target");
   compiler::Target target;
@@ -77,6 +86,13 @@ int run() {
   codegen::CodegenOptions cg;
   cg.enable_adjoint = adjoint;
   cg.loop_checkpoints = mo.loop_checkpoints;
+  if (passes) {
+    llvm::outs() << "# " << kernel.name() << " (module " << kernel.module() << "), codegen's passes"
+                 << (adjoint ? " with the adjoint's analyses" : "") << ", traced from " << kernel.loc().str() << "\n";
+    for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&fn}, cg))
+      llvm::outs() << "\n# after " << s.pass << ": " << s.function << "\n" << s.ir;
+    return kExitOk;
+  }
   if (adjoint) {
     nlohmann::json d = codegen::describe_module({&fn}, cg).at(0);
     if (d["adjoint"].is_null())

@@ -11,7 +11,6 @@
 #include "expr_emitter.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/type.hpp"
-#include "lower_jumps.hpp"
 #include "reverse_rules.hpp"
 #include "sweep_spans.hpp"
 
@@ -566,9 +565,8 @@ std::string strong_zero(const std::string& adj_ret, const std::vector<std::strin
   return "KJ_SZ_IF(" + adj_ret + ") { KJ_SZ_NZ(" + adj_ret + ") " + saves + call + keeps + " }";
 }
 
-std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {
+std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& lowered) {
   // The same traversal as AdjointEmitter::analyze: program order, outer loops first.
-  ir::Function lowered = lower_jumps(fn);
   std::vector<ir::SourceLoc> locs;
   ir::for_each_stmt(lowered.body, [&](const ir::Stmt& s) {
     if (s.op == ir::Op::For || s.op == ir::Op::While) locs.push_back(s.loc);
@@ -576,18 +574,17 @@ std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& fn) {
   return locs;
 }
 
-int emit_adjoint_kernel_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
+int emit_adjoint_kernel_body(SourceWriter& w, const ir::Function& lowered, PreludeUse& used,
                              const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
                              const FunctionNames* functions, const std::string& span_prefix,
                              const std::function<void()>& open_body) {
-  ir::Function lowered = lower_jumps(fn);
   return AdjointEmitter(w, lowered, used, options, first_loop, loops, functions).run(span_prefix, open_body);
 }
 
-int emit_adjoint_body(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
+int emit_adjoint_body(SourceWriter& w, const ir::Function& lowered, PreludeUse& used,
                       const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
                       const FunctionNames* functions) {
-  return emit_adjoint_kernel_body(w, fn, used, options, first_loop, loops, functions, "", nullptr);
+  return emit_adjoint_kernel_body(w, lowered, used, options, first_loop, loops, functions, "", nullptr);
 }
 
 bool function_has_adjoint(const ir::Function& f) {

@@ -47,9 +47,9 @@ size_t bytes_of(const ir::Type& t) { return t.is_array() ? 80 : size_t(std::max(
 
 class AdjointLanes : LaneCode {
  public:
-  AdjointLanes(SourceWriter& w, const ir::Function& fn, PreludeUse& used, const CodegenOptions& o, int first_loop,
+  AdjointLanes(SourceWriter& w, const LoweredFunction& fn, PreludeUse& used, const CodegenOptions& o, int first_loop,
                const FunctionNames* functions)
-      : LaneCode(w, fn, used, functions, Mode::Replay, no_atomic_adjoint(), lane_width(fn)), rules_(fn_, n_, ex_, used),
+      : LaneCode(w, fn, used, functions, Mode::Replay, no_atomic_adjoint(), lane_width(*fn.traced)), rules_(fn_, n_, ex_, used),
         o_(o),
         loops_(fn_, first_loop), closure_(fn_.values.size(), false), closure_var_(fn_.vars.size(), false) {
     ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
@@ -588,7 +588,7 @@ class AdjointLanes : LaneCode {
 
 }  // namespace
 
-std::string emit_adjoint_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+std::string emit_adjoint_lane_function(SourceWriter& w, const LoweredFunction& fn, const std::string& name,
                                        const std::string& threads, const std::string& body,
                                        const std::vector<EntryParam>& params, PreludeUse& prelude,
                                        const CodegenOptions& options, int first_loop, const FunctionNames* functions) {

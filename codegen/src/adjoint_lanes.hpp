@@ -10,6 +10,7 @@
 #include "entry_points.hpp"
 #include "expr_emitter.hpp"
 #include "kjit/codegen/codegen.hpp"
+#include "lower.hpp"
 #include "source_writer.hpp"
 
 namespace kjit::codegen {
@@ -29,7 +30,7 @@ constexpr size_t kMaxAdjointLaneFrame = 512 * 1024;
 /// whose values are all 32 bits or narrower (two vectors per value with AVX-512), else
 /// KJ_LANES. Returns W (the prelude macro's name), or "" writing nothing when the block's
 /// frame would pass kMaxAdjointLaneFrame.
-std::string emit_adjoint_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+std::string emit_adjoint_lane_function(SourceWriter& w, const LoweredFunction& fn, const std::string& name,
                                        const std::string& threads, const std::string& body,
                                        const std::vector<EntryParam>& params, PreludeUse& prelude,
                                        const CodegenOptions& options, int first_loop, const FunctionNames* functions);

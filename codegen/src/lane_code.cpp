@@ -2,7 +2,6 @@
 #include "lane_code.hpp"
 
 #include "kjit/error.hpp"
-#include "lower_jumps.hpp"
 
 namespace kjit::codegen {
 
@@ -24,10 +23,10 @@ namespace {
 bool runs_alone(const ir::Stmt& s) { return s.op == ir::Op::ArrayAtomic; }
 }  // namespace
 
-LaneCode::LaneCode(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions,
+LaneCode::LaneCode(SourceWriter& w, const LoweredFunction& fn, PreludeUse& prelude, const FunctionNames* functions,
                    Mode mode, const std::function<bool(const ir::Function&, const ir::Stmt&)>& may_flatten,
                    std::string width)
-    : fn_(lower_jumps(fn)), n_(fn_), ex_(n_, prelude, functions),
+    : fn_(fn.jumps_lowered), n_(fn_), ex_(n_, prelude, functions),
       a_(fn_, may_flatten ? std::function<bool(const ir::Stmt&)>([this, may_flatten](const ir::Stmt& s) {
                               return may_flatten(fn_, s);
                             })

@@ -12,6 +12,7 @@
 
 #include "expr_emitter.hpp"
 #include "lane_analysis.hpp"
+#include "lower.hpp"
 #include "source_writer.hpp"
 
 namespace kjit::codegen {
@@ -43,10 +44,10 @@ class LaneCode {
     std::function<void(const std::string& active, int indent)> write;
   };
 
-  /// Lane code for `fn` (its jumps are lowered to flags first). `may_flatten`: see
+  /// Lane code for `fn` (its jump-lowered form: Break, Continue and Return as flags). `may_flatten`: see
   /// LaneAnalysis. `width`: the prelude's macro for the lanes per block, "KJ_LANES" or
   /// "KJ_WIDE_LANES".
-  LaneCode(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions, Mode mode,
+  LaneCode(SourceWriter& w, const LoweredFunction& fn, PreludeUse& prelude, const FunctionNames* functions, Mode mode,
            const std::function<bool(const ir::Function&, const ir::Stmt&)>& may_flatten = nullptr,
            std::string width = "KJ_LANES");
   virtual ~LaneCode() = default;
@@ -109,7 +110,7 @@ class LaneCode {
   /// The unit being written (-1: none).
   int unit() const { return unit_; }
 
-  const ir::Function fn_;  // jumps lowered to flags
+  const ir::Function& fn_;  // jumps lowered to flags
   Names n_;
   ExprEmitter ex_;
   LaneAnalysis a_;

@@ -69,8 +69,8 @@ std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
 
 class LaneEmitter : LaneCode {
  public:
-  LaneEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& prelude, const FunctionNames* functions)
-      : LaneCode(w, fn, prelude, functions, Mode::Forward, nullptr, lane_width(fn)) {
+  LaneEmitter(SourceWriter& w, const LoweredFunction& fn, PreludeUse& prelude, const FunctionNames* functions)
+      : LaneCode(w, fn, prelude, functions, Mode::Forward, nullptr, lane_width(*fn.traced)) {
     blocks_ = block_stores(fn_);
   }
 
@@ -157,7 +157,7 @@ std::string lane_signature(const std::string& name, const std::vector<EntryParam
   return sig + ")";
 }
 
-LaneFunction emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+LaneFunction emit_lane_function(SourceWriter& w, const LoweredFunction& fn, const std::string& name,
                                 const std::vector<EntryParam>& params, PreludeUse& prelude,
                                 const FunctionNames* functions) {
   return LaneEmitter(w, fn, prelude, functions).emit(name, params);

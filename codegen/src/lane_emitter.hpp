@@ -11,6 +11,7 @@
 #include "entry_points.hpp"
 #include "expr_emitter.hpp"
 #include "kjit/codegen/codegen.hpp"
+#include "lower.hpp"
 #include "source_writer.hpp"
 
 namespace kjit::codegen {
@@ -38,7 +39,7 @@ struct LaneFunction {
 /// Writes `static void <name>(const kj::launch_bounds_t& dim, kj_int32 kj_base, <params as
 /// kj::dense_array_t>)`, which runs threads kj_base .. kj_base + block - 1 of `fn`'s forward
 /// body with the results and effects of running each alone.
-LaneFunction emit_lane_function(SourceWriter& w, const ir::Function& fn, const std::string& name,
+LaneFunction emit_lane_function(SourceWriter& w, const LoweredFunction& fn, const std::string& name,
                                 const std::vector<EntryParam>& params, PreludeUse& prelude,
                                 const FunctionNames* functions);
 

@@ -81,6 +81,7 @@ std::string param_decl(const ir::Type& t, const std::string& name) {
 
 ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options) {
   ModulePlan plan;
+  plan.lowered = lower_module(kernels, options);
   std::map<std::string, std::string> by_identity;
   std::set<const ir::Function*> seen;
   for (const ir::Function* k : kernels) {
@@ -97,12 +98,12 @@ ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const Co
   std::vector<bool> with_adjoint;
   for (const ir::Function* k : kernels) {
     generating("kernel '" + k->name + "'", k->loc, nullptr, [&] {
-      std::string obstacle = options.enable_adjoint ? adjoint_obstacle(*k) : "";
-      plan.obstacles.push_back(obstacle);
-      with_adjoint.push_back(options.enable_adjoint && obstacle.empty());
+      const LoweredFunction& lowered = plan.lowered.of(*k);
+      plan.obstacles.push_back(lowered.adjoint_obstacle);
+      with_adjoint.push_back(options.enable_adjoint && lowered.adjoint_obstacle.empty());
       std::vector<PlannedLoop> loops;
       if (with_adjoint.back())
-        for (const ir::SourceLoc& loc : adjoint_loops(*k)) loops.push_back({++next, loc});
+        for (const ir::SourceLoc& loc : lowered.adjoint_loops) loops.push_back({++next, loc});
       plan.kernel_loops.push_back(loops);
     });
   }
@@ -111,7 +112,7 @@ ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const Co
     plan.function_first_loop[f] = next;
     if (!options.enable_adjoint || f->custom_adjoint || !function_has_adjoint(*f)) continue;
     generating("device function '" + f->name + "'", f->loc, nullptr, [&] {
-      for (const ir::SourceLoc& loc : adjoint_loops(*f)) function_loops[f].push_back({++next, loc});
+      for (const ir::SourceLoc& loc : plan.lowered.of(*f).adjoint_loops) function_loops[f].push_back({++next, loc});
     });
   }
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -236,7 +237,7 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, co
         w.line(n.adj_param(i) + " += " + gn.var(f->out_vars[i]) + ";", 1);
   } else {
     std::vector<ir::SourceLoc> locs;
-    emit_adjoint_body(w, *f, used, options, plan.function_first_loop.at(f), locs, &plan.names);
+    emit_adjoint_body(w, plan.lowered.jumps_lowered(*f), used, options, plan.function_first_loop.at(f), locs, &plan.names);
   }
   w.line("}");
 }

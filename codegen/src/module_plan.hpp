@@ -10,6 +10,7 @@
 
 #include "expr_emitter.hpp"
 #include "kjit/codegen/codegen.hpp"
+#include "lower.hpp"
 #include "source_writer.hpp"
 
 namespace kjit::codegen {
@@ -23,6 +24,8 @@ struct PlannedLoop {
 
 /// The plan of one module.
 struct ModulePlan {
+  /// Every kernel and function after codegen's passes (lower.cpp), which the printers print.
+  LoweredModule lowered;
   /// Distinct device functions in emission order (every callee before its callers).
   std::vector<const ir::Function*> functions;
   /// The C++ name of every device function object the kernels reach ("kjf_0", ...);
@@ -34,11 +37,12 @@ struct ModulePlan {
   std::vector<std::vector<PlannedLoop>> kernel_loops;
   /// Per distinct function (in `functions` order): the first status code of its loops.
   std::map<const ir::Function*, int> function_first_loop;
-  /// Whether each kernel gets an adjoint (and why not).
+  /// Why each kernel gets no adjoint ("" when it gets one).
   std::vector<std::string> obstacles;
 };
 
-/// Plans the module of `kernels`.
+/// Plans the module of `kernels`: runs the pass list (lower_module), then names the device
+/// functions, orders the structs and numbers the adjoint loops.
 ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options);
 
 /// Writes the definitions of the plan's user structs: the struct, a check that its layout is

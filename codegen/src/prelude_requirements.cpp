@@ -5,7 +5,7 @@
 #include <set>
 
 #include "builtin_codegen.hpp"
-#include "lower_jumps.hpp"
+#include "lower.hpp"
 #include "sweep_spans.hpp"
 #include "kjit/ir/structs.hpp"
 
@@ -33,11 +33,12 @@ void need_type(PreludeUse& use, const ir::Type& t, bool with_adjoint) {
   if (t.scalar == ir::Scalar::F16 || t.scalar == ir::Scalar::BF16) use.need("half");
 }
 
-void need_function(PreludeUse& use, const ir::Function& fn, bool with_adjoint, int adjoint_span,
-                   std::set<const ir::Function*>& seen) {
+void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Function& fn, bool with_adjoint,
+                   int adjoint_span, std::set<const ir::Function*>& seen) {
   if (!seen.insert(&fn).second) return;
   // The adjoint emitter plans its spans on the lowered body, and so must this.
-  if (with_adjoint && plan_sweep_spans(lower_jumps(fn).body, adjoint_span).size() > 1) use.need("opaque");
+  if (with_adjoint && plan_sweep_spans(lowered.jumps_lowered(fn).body, adjoint_span).size() > 1)
+    use.need("opaque");
   for (const ir::Type& t : fn.values) need_type(use, t, with_adjoint);
   for (const ir::Param& p : fn.params) need_type(use, p.type, with_adjoint);
   for (const ir::LocalVar& v : fn.vars) need_type(use, v.type, with_adjoint);
@@ -82,7 +83,7 @@ void need_function(PreludeUse& use, const ir::Function& fn, bool with_adjoint, i
         break;
       }
       case ir::Op::CallFunc:
-        need_function(use, *fn.callees.at(size_t(s.imm)), with_adjoint, adjoint_span, seen);
+        need_function(use, lowered, *fn.callees.at(size_t(s.imm)), with_adjoint, adjoint_span, seen);
         break;
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
       case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
@@ -92,8 +93,8 @@ void need_function(PreludeUse& use, const ir::Function& fn, bool with_adjoint, i
         break;  // their types' chunks are required above
     }
   });
-  if (fn.custom_adjoint) need_function(use, *fn.custom_adjoint, false, 0, seen);
-  if (fn.custom_replay) need_function(use, *fn.custom_replay, false, 0, seen);
+  if (fn.custom_adjoint) need_function(use, lowered, *fn.custom_adjoint, false, 0, seen);
+  if (fn.custom_replay) need_function(use, lowered, *fn.custom_replay, false, 0, seen);
 }
 
 }  // namespace
@@ -124,12 +125,12 @@ bool outline_trig(const std::vector<const ir::Function*>& kernels) {
   return n >= kOutlineTrigCalls;
 }
 
-PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, bool with_adjoint,
-                                int adjoint_span) {
+PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, const LoweredModule& lowered,
+                                bool with_adjoint, int adjoint_span) {
   PreludeUse use;
   std::set<const ir::Function*> seen;
   for (const ir::Function* fn : kernels) {
-    need_function(use, *fn, with_adjoint, adjoint_span, seen);
+    need_function(use, lowered, *fn, with_adjoint, adjoint_span, seen);
     // An adjoint entry sums its value parameters' adjoints over the launch's threads.
     for (const ir::Param& p : fn->params)
       if (with_adjoint && !p.type.is_array() && p.type.is_differentiable()) use.need("reduce");

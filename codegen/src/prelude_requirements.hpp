@@ -4,15 +4,16 @@
 #include <vector>
 
 #include "kjit/codegen/codegen.hpp"
+#include "lower.hpp"
 #include "prelude.hpp"
 
 namespace kjit::codegen {
 
-/// The chunks `kernels` need: their types, builtins (forward, and adjoint when
+/// The chunks `kernels` (lowered in `lowered`) need: their types, builtins (forward, and adjoint when
 /// `with_adjoint`), array accesses and atomics, and the checkpoint reads of an adjoint swept
 /// back in spans of `adjoint_span` statements (CodegenOptions::adjoint_span).
-PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, bool with_adjoint,
-                                int adjoint_span);
+PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, const LoweredModule& lowered,
+                                bool with_adjoint, int adjoint_span);
 
 /// Float sine, cosine and tangent calls (of the kernels and the device functions they call)
 /// from which a module's CUDA code calls one out-of-line copy of each rather than inlining

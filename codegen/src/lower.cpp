@@ -1,0 +1,113 @@
+// Codegen's pass list (lower.hpp): the passes every function of a module goes through, in
+// order, each a function over the IR in a file of its own.
+#include "lower.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "adjoint_emitter.hpp"
+#include "adjoint_obstacles.hpp"
+#include "generation_errors.hpp"
+#include "kjit/error.hpp"
+#include "kjit/ir/printer.hpp"
+#include "kjit/ir/verifier.hpp"
+#include "lower_jumps.hpp"
+
+namespace kjit::codegen {
+
+const LoweredFunction& LoweredModule::of(const ir::Function& traced) const {
+  auto it = functions_.find(&traced);
+  KJIT_CHECK(it != functions_.end(), "function '" + traced.name + "' was not lowered with its module");
+  return *it->second;
+}
+
+namespace {
+
+std::string describe(const ir::Function& fn, bool kernel) {
+  return (kernel ? "kernel " : "device function ") + fn.name;
+}
+
+std::string loops_text(const std::vector<ir::SourceLoc>& loops) {
+  std::string text;
+  for (size_t i = 0; i < loops.size(); ++i) text += "loop " + std::to_string(i) + " at " + loops[i].short_str() + "\n";
+  return text.empty() ? "no dynamic loops\n" : text;
+}
+
+}  // namespace
+
+/// Runs the pass list over one module.
+class Lowering {
+ public:
+  Lowering(const CodegenOptions& options, const PassObserver& observe) : options_(options), observe_(observe) {
+    const char* print = std::getenv("KJIT_PRINT_PASSES");
+    print_ = print && *print && std::string(print) != "0";
+  }
+
+  LoweredModule run(const std::vector<const ir::Function*>& kernels) {
+    for (const ir::Function* k : kernels) lower(*k, true);
+    return std::move(module_);
+  }
+
+ private:
+  /// The passes, in order, for `fn` (and first for every function it reaches).
+  void lower(const ir::Function& fn, bool kernel) {
+    if (module_.functions_.count(&fn)) return;
+    auto owned = std::make_unique<LoweredFunction>();
+    LoweredFunction& l = *owned;
+    module_.functions_.emplace(&fn, std::move(owned));
+    l.traced = &fn;
+    const std::string who = describe(fn, kernel);
+    generating((kernel ? "kernel '" : "device function '") + fn.name + "'", fn.loc, nullptr, [&] {
+      changed(who, "traced", fn);
+      l.jumps_lowered = lower_jumps(fn);
+      changed(who, "lower_jumps", l.jumps_lowered);
+      if (kernel && options_.enable_adjoint) {
+        l.adjoint_obstacle = adjoint_obstacle(fn);
+        analysed(who, "adjoint_obstacle", l.adjoint_obstacle.empty() ? "none\n" : l.adjoint_obstacle + "\n");
+      }
+      const bool reversed = kernel ? l.adjoint_obstacle.empty() : function_has_adjoint(fn) && !fn.custom_adjoint;
+      if (options_.enable_adjoint && reversed) {
+        l.adjoint_loops = adjoint_loops(l.jumps_lowered);
+        analysed(who, "adjoint_loops", loops_text(l.adjoint_loops));
+      }
+    });
+    for (const auto& callee : fn.callees) lower(*callee, false);
+    if (fn.custom_adjoint) lower(*fn.custom_adjoint, false);
+    if (fn.custom_replay) lower(*fn.custom_replay, false);
+  }
+
+  /// After a pass that rewrote the IR: checks it, then shows it.
+  void changed(const std::string& who, const char* pass, const ir::Function& ir) {
+    ir::verify(ir);
+    if (observe_ || print_) show(who, pass, ir::print(ir));
+  }
+  /// After an analysis: shows its result.
+  void analysed(const std::string& who, const char* pass, const std::string& result) {
+    if (observe_ || print_) show(who, pass, result);
+  }
+  void show(const std::string& who, const char* pass, const std::string& text) {
+    if (observe_) observe_(who, pass, text);
+    if (print_) std::cerr << "# kjit pass " << pass << ": " << who << "\n" << text << std::flush;
+  }
+
+  const CodegenOptions& options_;
+  const PassObserver& observe_;
+  bool print_ = false;
+  LoweredModule module_;
+};
+
+LoweredModule lower_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options,
+                           const PassObserver& observe) {
+  return Lowering(options, observe).run(kernels);
+}
+
+std::vector<PassSnapshot> pass_snapshots(const std::vector<const ir::Function*>& kernels,
+                                         const CodegenOptions& options) {
+  std::vector<PassSnapshot> out;
+  lower_module(kernels, options, [&](const std::string& who, const char* pass, const std::string& ir) {
+    out.push_back({who, pass, ir});
+  });
+  return out;
+}
+
+}  // namespace kjit::codegen

@@ -1,0 +1,51 @@
+// Codegen's pass list: what every kernel and device function of a module goes through, once,
+// before any text is written. The printers read the result (LoweredModule); none of them
+// lowers or analyses a function again.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kjit/codegen/codegen.hpp"
+#include "kjit/codegen/passes.hpp"
+
+namespace kjit::codegen {
+
+/// One function after the passes.
+struct LoweredFunction {
+  const ir::Function* traced = nullptr;  ///< as the DSL traced it (what the scalar forward prints)
+  ir::Function jumps_lowered;            ///< lower_jumps: Break, Continue and Return as flags
+  /// The dynamic loops of its adjoint in the order the adjoint numbers them (program order,
+  /// outer loops first); empty without an adjoint.
+  std::vector<ir::SourceLoc> adjoint_loops;
+  /// A kernel's reason for having no adjoint ("" when it has one, or adjoints are off).
+  std::string adjoint_obstacle;
+};
+
+/// A module's functions after the passes, looked up by their traced form.
+class LoweredModule {
+ public:
+  /// The lowered form of `traced`, a kernel of the module or a function one reaches.
+  const LoweredFunction& of(const ir::Function& traced) const;
+  /// Its jump-lowered IR.
+  const ir::Function& jumps_lowered(const ir::Function& traced) const { return of(traced).jumps_lowered; }
+
+ private:
+  friend class Lowering;
+  std::map<const ir::Function*, std::unique_ptr<LoweredFunction>> functions_;
+};
+
+/// Called after each pass with the function ("kernel demo::damp"), the pass's name and what
+/// it left.
+using PassObserver = std::function<void(const std::string& function, const char* pass, const std::string& ir)>;
+
+/// Runs the passes over `kernels` and every function they reach (callees, user adjoints and
+/// replays), checking the IR (ir::verify) after each pass that changes it. With
+/// KJIT_PRINT_PASSES=1 in the environment, also prints each pass's result to stderr.
+LoweredModule lower_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options,
+                           const PassObserver& observe = nullptr);
+
+}  // namespace kjit::codegen
