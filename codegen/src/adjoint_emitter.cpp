@@ -21,11 +21,11 @@ namespace {
 
 class AdjointEmitter {
  public:
-  AdjointEmitter(SourceWriter& w, const ir::Function& fn, PreludeUse& used,
+  AdjointEmitter(SourceWriter& w, const LoweredFunction& fn, PreludeUse& used,
                  const CodegenOptions& o, int first_loop, std::vector<ir::SourceLoc>& loops,
                  const FunctionNames* functions)
-      : w_(w), fn_(fn), n_(fn), ex_(n_, used, functions), rules_(fn_, n_, ex_, used), used_(used), o_(o),
-        loops_(fn, first_loop), loop_locs_(loops) {
+      : w_(w), fn_(fn.jumps_lowered), spans_(fn.sweep_spans), n_(fn_), ex_(n_, used, functions),
+        rules_(fn_, n_, ex_, used), used_(used), o_(o), loops_(fn_, first_loop), loop_locs_(loops) {
     KJIT_CHECK(o.loop_checkpoints >= 2 && o.loop_checkpoints % 2 == 0,
                "loop_checkpoints must be an even number >= 2");
   }
@@ -34,7 +34,7 @@ class AdjointEmitter {
   /// functions of a long body's spans, then the body function's opening and the body.
   int run(const std::string& span_prefix, const std::function<void()>& open_body) {
     analyze(fn_.body);
-    const std::vector<SweepSpan> spans = plan_sweep_spans(fn_.body, o_.adjoint_span);
+    const std::vector<SweepSpan>& spans = spans_;
     if (spans.size() > 1) {
       used_.need("opaque");
       for (const SweepSpan& span : spans) span_locals_.insert(span.locals.begin(), span.locals.end());
@@ -534,7 +534,8 @@ class AdjointEmitter {
   }
 
   SourceWriter& w_;
-  const ir::Function& fn_;
+  const ir::Function& fn_;  // jumps lowered
+  const std::vector<SweepSpan>& spans_;
   Names n_;
   ExprEmitter ex_;
   ReverseRules rules_;
@@ -574,14 +575,14 @@ std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& lowered) {
   return locs;
 }
 
-int emit_adjoint_kernel_body(SourceWriter& w, const ir::Function& lowered, PreludeUse& used,
+int emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
                              const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
                              const FunctionNames* functions, const std::string& span_prefix,
                              const std::function<void()>& open_body) {
   return AdjointEmitter(w, lowered, used, options, first_loop, loops, functions).run(span_prefix, open_body);
 }
 
-int emit_adjoint_body(SourceWriter& w, const ir::Function& lowered, PreludeUse& used,
+int emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
                       const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
                       const FunctionNames* functions) {
   return emit_adjoint_kernel_body(w, lowered, used, options, first_loop, loops, functions, "", nullptr);

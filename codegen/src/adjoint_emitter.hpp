@@ -9,6 +9,7 @@
 
 #include "expr_emitter.hpp"
 #include "kjit/codegen/codegen.hpp"
+#include "lower.hpp"
 #include "prelude.hpp"
 #include "source_writer.hpp"
 
@@ -18,11 +19,11 @@ namespace kjit::codegen {
 /// lowered: lower_jumps), in the order the adjoint numbers them.
 std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& lowered);
 
-/// Writes the statements of the adjoint body of `lowered` (jumps lowered: lower_jumps) (between the braces of its body function).
+/// Writes the statements of the adjoint body of `lowered` (its jump-lowered form and spans) (between the braces of its body function).
 /// `used` records the prelude chunks the code needs. Loops are numbered from `first_loop`;
 /// returns the number of loops (each one's id + 1 is the status code it reports when it
 /// exceeds its checkpoint bound), with their locations appended to `loops`.
-int emit_adjoint_body(SourceWriter& w, const ir::Function& lowered, PreludeUse& used,
+int emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
                       const CodegenOptions& options, int first_loop,
                       std::vector<ir::SourceLoc>& loops, const FunctionNames* functions = nullptr);
 
@@ -31,7 +32,7 @@ int emit_adjoint_body(SourceWriter& w, const ir::Function& lowered, PreludeUse& 
 /// then `open_body()` writes the body function's signature, and the body follows (calling
 /// them). ptxas's time grew with the square of one long function (docs/BENCHMARKS.md,
 /// compile time against kernel size); a span is short.
-int emit_adjoint_kernel_body(SourceWriter& w, const ir::Function& lowered, PreludeUse& used,
+int emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
                              const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
                              const FunctionNames* functions, const std::string& span_prefix,
                              const std::function<void()>& open_body);

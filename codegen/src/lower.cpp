@@ -33,6 +33,17 @@ std::string loops_text(const std::vector<ir::SourceLoc>& loops) {
   return text.empty() ? "no dynamic loops\n" : text;
 }
 
+std::string spans_text(const std::vector<SweepSpan>& spans) {
+  if (spans.size() == 1) return "one span: the whole body\n";
+  std::string text;
+  for (size_t i = 0; i < spans.size(); ++i)
+    text += "span " + std::to_string(i) + ": top-level statements " + std::to_string(spans[i].begin) + ".." +
+            std::to_string(spans[i].end) + ", " + std::to_string(spans[i].vars_read.size()) + " variables read, " +
+            std::to_string(spans[i].inputs.size()) + " values in, " + std::to_string(spans[i].locals.size()) +
+            " local values\n";
+  return text;
+}
+
 }  // namespace
 
 /// Runs the pass list over one module.
@@ -64,6 +75,10 @@ class Lowering {
       if (kernel && options_.enable_adjoint) {
         l.adjoint_obstacle = adjoint_obstacle(fn);
         analysed(who, "adjoint_obstacle", l.adjoint_obstacle.empty() ? "none\n" : l.adjoint_obstacle + "\n");
+      }
+      if (options_.enable_adjoint) {
+        l.sweep_spans = plan_sweep_spans(l.jumps_lowered.body, options_.adjoint_span);
+        analysed(who, "sweep_spans", spans_text(l.sweep_spans));
       }
       const bool reversed = kernel ? l.adjoint_obstacle.empty() : function_has_adjoint(fn) && !fn.custom_adjoint;
       if (options_.enable_adjoint && reversed) {

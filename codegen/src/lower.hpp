@@ -11,6 +11,7 @@
 
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/codegen/passes.hpp"
+#include "sweep_spans.hpp"
 
 namespace kjit::codegen {
 
@@ -21,6 +22,9 @@ struct LoweredFunction {
   /// The dynamic loops of its adjoint in the order the adjoint numbers them (program order,
   /// outer loops first); empty without an adjoint.
   std::vector<ir::SourceLoc> adjoint_loops;
+  /// The spans its adjoint's reverse sweep takes the body in (one: the whole body), cut from
+  /// the jump-lowered body by CodegenOptions::adjoint_span; empty without adjoints.
+  std::vector<SweepSpan> sweep_spans;
   /// A kernel's reason for having no adjoint ("" when it has one, or adjoints are off).
   std::string adjoint_obstacle;
 };

@@ -237,7 +237,7 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, co
         w.line(n.adj_param(i) + " += " + gn.var(f->out_vars[i]) + ";", 1);
   } else {
     std::vector<ir::SourceLoc> locs;
-    emit_adjoint_body(w, plan.lowered.jumps_lowered(*f), used, options, plan.function_first_loop.at(f), locs, &plan.names);
+    emit_adjoint_body(w, plan.lowered.of(*f), used, options, plan.function_first_loop.at(f), locs, &plan.names);
   }
   w.line("}");
 }

@@ -34,11 +34,10 @@ void need_type(PreludeUse& use, const ir::Type& t, bool with_adjoint) {
 }
 
 void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Function& fn, bool with_adjoint,
-                   int adjoint_span, std::set<const ir::Function*>& seen) {
+                   std::set<const ir::Function*>& seen) {
   if (!seen.insert(&fn).second) return;
   // The adjoint emitter plans its spans on the lowered body, and so must this.
-  if (with_adjoint && plan_sweep_spans(lowered.jumps_lowered(fn).body, adjoint_span).size() > 1)
-    use.need("opaque");
+  if (with_adjoint && lowered.of(fn).sweep_spans.size() > 1) use.need("opaque");
   for (const ir::Type& t : fn.values) need_type(use, t, with_adjoint);
   for (const ir::Param& p : fn.params) need_type(use, p.type, with_adjoint);
   for (const ir::LocalVar& v : fn.vars) need_type(use, v.type, with_adjoint);
@@ -83,7 +82,7 @@ void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Func
         break;
       }
       case ir::Op::CallFunc:
-        need_function(use, lowered, *fn.callees.at(size_t(s.imm)), with_adjoint, adjoint_span, seen);
+        need_function(use, lowered, *fn.callees.at(size_t(s.imm)), with_adjoint, seen);
         break;
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
       case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
@@ -93,8 +92,8 @@ void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Func
         break;  // their types' chunks are required above
     }
   });
-  if (fn.custom_adjoint) need_function(use, lowered, *fn.custom_adjoint, false, 0, seen);
-  if (fn.custom_replay) need_function(use, lowered, *fn.custom_replay, false, 0, seen);
+  if (fn.custom_adjoint) need_function(use, lowered, *fn.custom_adjoint, false, seen);
+  if (fn.custom_replay) need_function(use, lowered, *fn.custom_replay, false, seen);
 }
 
 }  // namespace
@@ -126,11 +125,11 @@ bool outline_trig(const std::vector<const ir::Function*>& kernels) {
 }
 
 PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, const LoweredModule& lowered,
-                                bool with_adjoint, int adjoint_span) {
+                                bool with_adjoint) {
   PreludeUse use;
   std::set<const ir::Function*> seen;
   for (const ir::Function* fn : kernels) {
-    need_function(use, lowered, *fn, with_adjoint, adjoint_span, seen);
+    need_function(use, lowered, *fn, with_adjoint, seen);
     // An adjoint entry sums its value parameters' adjoints over the launch's threads.
     for (const ir::Param& p : fn->params)
       if (with_adjoint && !p.type.is_array() && p.type.is_differentiable()) use.need("reduce");

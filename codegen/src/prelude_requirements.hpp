@@ -9,11 +9,11 @@
 
 namespace kjit::codegen {
 
-/// The chunks `kernels` (lowered in `lowered`) need: their types, builtins (forward, and adjoint when
-/// `with_adjoint`), array accesses and atomics, and the checkpoint reads of an adjoint swept
-/// back in spans of `adjoint_span` statements (CodegenOptions::adjoint_span).
+/// The chunks `kernels` (lowered in `lowered`) need: their types, builtins (forward, and
+/// adjoint when `with_adjoint`), array accesses and atomics, and the checkpoint reads of an
+/// adjoint swept back in more than one span (LoweredFunction::sweep_spans).
 PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, const LoweredModule& lowered,
-                                bool with_adjoint, int adjoint_span);
+                                bool with_adjoint);
 
 /// Float sine, cosine and tangent calls (of the kernels and the device functions they call)
 /// from which a module's CUDA code calls one out-of-line copy of each rather than inlining
