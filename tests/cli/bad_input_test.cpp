@@ -67,6 +67,9 @@ TEST_CASE("source and list reject unknown kernels and bad arguments") {
   check_rejected("source " + kDemoLibrary + " nothing_like_it", "Its kernels: demo::damp, demo::daxpy");
   check_rejected("source " + kDemoLibrary, "which kernel of '" + kDemoLibrary + "'?");
   check_rejected("source " + kDemoLibrary + " demo::saxpy --ir --adjoint", "Drop --ir to see the adjoint");
+  check_rejected("source " + kDemoLibrary + " demo::saxpy --ir --passes", "--passes already starts with the traced IR");
+  check_rejected("source " + kDemoLibrary + " demo::saxpy --passes --target sm_90",
+                 "the passes are the same for every target");
   check_rejected("source " + kDemoLibrary + " demo::saxpy --target sm_13", "--target: invalid compilation target 'sm_13'");
   check_rejected("list", "no kernel library given");
 }

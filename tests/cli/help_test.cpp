@@ -24,7 +24,7 @@ TEST_CASE("every subcommand has --help with its overview and its own options") {
                       "--current-device", "--ptx", "--cpu", "--no-adjoint", "--module=<name>", "--cache-dir=<folder>",
                       "--jobs=<N>", "--json"}, {"--max-size=", "--ir "}},
       {"list", {"kjit list:", "--json"}, {"--arch=", "--ir "}},
-      {"source", {"kjit source:", "--target=<sm_90|compute_90|cpu>", "--ir", "--adjoint"}, {"--arch=", "--json "}},
+      {"source", {"kjit source:", "--target=<sm_90|compute_90|cpu>", "--ir", "--passes", "--adjoint"}, {"--arch=", "--json "}},
       {"cache", {"kjit cache:", "stats", "verify", "prune", "clear", "--max-size=<size>", "--yes", "--cache-dir"},
        {"--arch="}},
       {"devices", {"kjit devices:", "--json"}, {"--arch=", "--cache-dir="}},

@@ -83,6 +83,24 @@ TEST_CASE("source prints the IR, the forward text, or forward and adjoint") {
   REQUIRE(cpu.status == 0);
   CHECK(cpu.out.find("// for cpu, compiled by host ") != std::string::npos);
 
+  // The IR after each of codegen's passes, and KJIT_PRINT_PASSES=1 printing the same to stderr
+  // while a module is generated.
+  Run passes = run_kjit("source " + kDemoLibrary + " demo::damp --passes --adjoint");
+  REQUIRE(passes.status == 0);
+  CHECK(passes.out.find("# demo::damp (module loops), codegen's passes with the adjoint's analyses, traced from "
+                        "examples/loops.hpp:11") == 0);
+  const size_t traced = passes.out.find("\n# after traced: kernel demo::damp\nkernel demo::damp(");
+  const size_t lowered = passes.out.find("\n# after lower_jumps: kernel demo::damp\nkernel demo::damp(");
+  const size_t loops = passes.out.find("\n# after adjoint_loops: kernel demo::damp\nloop 0 at loops.hpp:14\n");
+  CHECK(traced != std::string::npos);
+  CHECK(lowered != std::string::npos);
+  CHECK(loops != std::string::npos);
+  CHECK((traced < lowered && lowered < loops));
+  Run printed = run_kjit("source " + kDemoLibrary + " demo::damp", "KJIT_PRINT_PASSES=1");
+  REQUIRE(printed.status == 0);
+  CHECK(printed.err.find("# kjit pass lower_jumps: kernel demo::damp\nkernel demo::damp(") != std::string::npos);
+  CHECK(printed.out.find("// kjit source: demo::damp") == 0);
+
   Run untraceable = run_kjit("source " + kTestLibrary + " assign_in_branch");
   CHECK(untraceable.status == 2);
   CHECK(untraceable.err.find("cli_test_kernels.hpp:") != std::string::npos);

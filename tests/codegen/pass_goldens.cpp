@@ -1,0 +1,67 @@
+// The IR after each of codegen's passes (kjit/codegen/passes.hpp) for the example kernels,
+// forward with the adjoint's analyses and their tangent kernels, against golden files
+// (KJIT_UPDATE_GOLDEN=1 rewrites them); and what the pass list guarantees of every kernel.
+#include <doctest/doctest.h>
+#include <string>
+
+#include "golden.hpp"
+#include "kjit/codegen/passes.hpp"
+#include "kjit/codegen/tangent.hpp"
+#include "kjit/ir/verifier.hpp"
+#include "kjit/kernel.hpp"
+#include "kjit/kjit.hpp"
+#include "loops.hpp"
+#include "saxpy.hpp"
+#include "springs.hpp"
+#include "test_support.hpp"
+
+using namespace kjit;
+
+namespace {
+
+std::vector<const KernelDef*> module_kernels(const std::string& module) {
+  return Registry::get().find_module(module)->kernels();
+}
+
+std::string listing(const std::vector<codegen::PassSnapshot>& snapshots) {
+  std::string text;
+  for (const codegen::PassSnapshot& s : snapshots) text += "\n# after " + s.pass + ": " + s.function + "\n" + s.ir;
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("the IR after each pass of the example kernels matches the golden files") {
+  for (const char* module : {"saxpy", "springs", "loops"}) {
+    INFO("module " << module);
+    std::string text = "# codegen's passes over module " + std::string(module) + "'s kernels\n";
+    codegen::CodegenOptions with_adjoint;
+    for (const KernelDef* k : module_kernels(module)) {
+      text += "\n## " + k->name() + ": forward and adjoint\n" + listing(codegen::pass_snapshots({&k->ir()}, with_adjoint));
+      const ir::Function tangent = codegen::tangent_kernel(k->ir());
+      codegen::CodegenOptions forward_only;
+      forward_only.enable_adjoint = false;
+      text += "\n## " + k->name() + ": tangent\n" + listing(codegen::pass_snapshots({&tangent}, forward_only));
+    }
+    const std::string diff = test::compare_golden(std::string("passes/") + module + ".passes", text);
+    CHECK_MESSAGE(diff.empty(), diff);
+  }
+}
+
+TEST_CASE("the pass list: traced first, every kernel lowered once, analyses only with adjoints") {
+  const KernelDef* damp = nullptr;
+  for (const KernelDef* k : module_kernels("loops"))
+    if (k->name() == "demo::damp") damp = k;
+  REQUIRE(damp);
+  codegen::CodegenOptions o;
+  std::vector<std::string> passes;
+  for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&damp->ir()}, o)) {
+    CHECK(s.function == "kernel demo::damp");
+    passes.push_back(s.pass);
+  }
+  CHECK(passes == std::vector<std::string>{"traced", "lower_jumps", "adjoint_obstacle", "sweep_spans", "adjoint_loops"});
+  o.enable_adjoint = false;
+  passes.clear();
+  for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&damp->ir()}, o)) passes.push_back(s.pass);
+  CHECK(passes == std::vector<std::string>{"traced", "lower_jumps"});
+}
