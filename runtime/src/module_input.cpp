@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 #include "kjit/codegen/codegen.hpp"
 
@@ -29,9 +31,15 @@ ModuleInput module_input(const ModuleDef& def, const ModuleOptions& given) {
   compiler::ModuleSource& s = in.source;
   s.name = def.name();
   s.identity = codegen::module_identity(def.name(), fns, cg);
-  s.generate = [name = def.name(), fns, cg] { return codegen::generate_module(name, fns, cg).text; };
-  // Descriptions are built only when an entry is written; a cache hit reads them back.
-  s.describe = [fns, cg] { return codegen::describe_module(fns, cg); };
+  // A miss needs the text and the descriptions (built only when an entry is written; a hit
+  // reads them back): one code generation, which plans the module once, serves both.
+  auto generated = std::make_shared<std::optional<codegen::GeneratedModule>>();
+  auto generate = [name = def.name(), fns, cg, generated](bool need_text) -> codegen::GeneratedModule& {
+    if (!*generated || (need_text && (*generated)->text.empty())) *generated = codegen::generate_module(name, fns, cg);
+    return **generated;
+  };
+  s.generate = [generate] { return std::move(generate(true).text); };  // the source keeps the text
+  s.describe = [generate] { return generate(false).kernels; };
   s.entry_points = codegen::entry_points(fns, cg);
   // A hit's descriptions must be what codegen says of these kernels (cheap: no planning).
   s.expected_kernels = [fns, entries = s.entry_points] {
