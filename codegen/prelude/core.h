@@ -243,6 +243,12 @@ struct lanes {
   /// Lane l becomes x where `on`, else keeps its value.
   KJ_FUNC void select(int l, bool on, const T& x) { v[l] = on ? x : v[l]; }
 };
+/// A lane function's loop state (a checkpoint, or the live lanes it restores) copied as bytes:
+/// GCC's scalar replacement split a whole-struct assignment of lanes into one scalar per lane
+/// and component, and the lane loops beside it were then not vectorized (damp's adjoint ran
+/// its replay one lane at a time).
+template <class T>
+KJ_FUNC void copy_lanes(T& dst, const T& src) { __builtin_memcpy(&dst, &src, sizeof(T)); }
 /// Bools per lane are int32 0/1, as masks are.
 template <int N>
 struct lanes<bool, N> {

@@ -31,6 +31,13 @@ namespace kjit::codegen {
 
 namespace {
 
+/// A lane function's loop state is copied as bytes (kj::copy_lanes): a whole-struct assignment
+/// made GCC split the lanes into scalars, and the replay's lane loops next to it ran one lane
+/// at a time.
+std::string copy_lanes(const std::string& dst, const std::string& src) {
+  return "kj::copy_lanes(" + dst + ", " + src + ");";
+}
+
 /// A divergent If runs inside its lane loop only when nothing in it adds atomically in the
 /// reverse sweep (a read at another thread's index): such adds keep lane loops of their own.
 std::function<bool(const ir::Function&, const ir::Stmt&)> no_atomic_adjoint() {
@@ -486,7 +493,7 @@ class AdjointLanes : LaneCode {
     std::string m = mask, i, step;
     auto iteration = [&](const ir::Block& body) {
       emit_checkpoint_step(w(), L, n_, o_.loop_checkpoints, [&](int64_t var) { return live(var); },
-                           {ovf + " = true; kj_overflow = true;"}, in, loc);
+                           {ovf + " = true; kj_overflow = true;"}, in, loc, copy_lanes);
       if (lanes) w().user_line(loop() + " " + trip + ".v[kj_l] += " + m + "[kj_l];", in, loc);
       emit_block(body, m, in);
       if (s.op == ir::Op::For && lanes) w().user_line(loop() + " " + i + " += " + step + ";", in, loc);
@@ -563,7 +570,7 @@ class AdjointLanes : LaneCode {
             if (adj_array_.count(AdjTarget{false, int64_t(v)})) w().user_line(n_.adj_value(v) + "_l = {};", in, loc);
           replay_and_reverse(body, m, in);
         },
-        true);
+        true, copy_lanes);
   }
 
   ReverseRules rules_;

@@ -45,12 +45,19 @@ struct AdjointLoops {
 /// type): "var3" in the scalar body, "var3_l" for a lane function's varying variable.
 using LiveName = std::function<std::string(int64_t var)>;
 
+/// The statement that copies a loop's state `src` into `dst` (a checkpoint slot or the live
+/// storage): an assignment in the scalar body (assign_state), kj::copy_lanes in a lane function.
+using StateCopy = std::function<std::string(const std::string& dst, const std::string& src)>;
+/// `dst = src;`
+std::string assign_state(const std::string& dst, const std::string& src);
+
 /// The start of an iteration of `L` in the forward replay: keeps at most `checkpoints` (C)
 /// copies of the changing state, one every `stride` iterations, the stride doubling (and every
 /// other checkpoint dropped) when they run out. Past C*C iterations the bound is exceeded: the
 /// loop stops checkpointing and runs `on_overflow` (lines).
 void emit_checkpoint_step(SourceWriter& w, const AdjointLoop& L, const Names& n, int checkpoints, const LiveName& live,
-                          const std::vector<std::string>& on_overflow, int indent, const ir::SourceLoc& loc);
+                          const std::vector<std::string>& on_overflow, int indent, const ir::SourceLoc& loc,
+                          const StateCopy& copy = assign_state);
 
 /// The reverse of `L`, segment by segment (last first): restore the segment's checkpoint, run
 /// it forward recording every iteration's start state (`record(indent)` replays iteration
@@ -59,6 +66,7 @@ void emit_checkpoint_step(SourceWriter& w, const AdjointLoop& L, const Names& n,
 /// its checkpoint without the copies into and out of the segment slots.
 void emit_reverse_segments(SourceWriter& w, const AdjointLoop& L, const Names& n, const LiveName& live, int indent,
                            const ir::SourceLoc& loc, const std::function<void(int)>& record,
-                           const std::function<void(int)>& reverse, bool single_direct = false);
+                           const std::function<void(int)>& reverse, bool single_direct = false,
+                           const StateCopy& copy = assign_state);
 
 }  // namespace kjit::codegen
