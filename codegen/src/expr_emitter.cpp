@@ -69,9 +69,12 @@ std::string literal_text(const ir::Stmt& s) {
       return "(kj_int64)" + std::to_string(v) + "LL";
     }
     case ir::Scalar::U64: return "(kj_uint64)" + std::to_string(uint64_t(s.const_int())) + "ULL";
-    default:
-      return "(" + std::string(ir::scalar_cpp(t.scalar)) + ")" + std::to_string(s.const_int());
+    case ir::Scalar::I8:
+    case ir::Scalar::U8:
+    case ir::Scalar::I16:
+    case ir::Scalar::U16: break;  // narrow integers: an int literal converted
   }
+  return "(" + std::string(ir::scalar_cpp(t.scalar)) + ")" + std::to_string(s.const_int());
 }
 
 const std::string& field_name(const ir::Type& t, int64_t field) {

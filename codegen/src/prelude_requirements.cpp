@@ -28,7 +28,8 @@ void need_type(PreludeUse& use, const ir::Type& t, bool with_adjoint) {
       for (const ir::StructField& f : info.fields) need_type(use, f.type, with_adjoint);
       return;
     }
-    default: break;
+    case ir::Shape::Void:
+    case ir::Shape::Scalar: break;  // the core chunk's
   }
   if (t.scalar == ir::Scalar::F16 || t.scalar == ir::Scalar::BF16) use.need("half");
 }

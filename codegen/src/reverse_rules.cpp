@@ -81,7 +81,8 @@ std::string ReverseRules::component(const std::string& value, const ir::Type& t,
     case ir::Shape::Quat:
     case ir::Shape::Transform: return "kj::extract(" + value + ", " + std::to_string(i) + ")";
     case ir::Shape::Struct: return value + "." + field_name(t, i);
-    default: break;
+    case ir::Shape::Void:
+    case ir::Shape::Scalar: break;  // no components
   }
   KJIT_CHECK(false, "adjoint of constructing a " + t.str() + " is not implemented");
   return "";

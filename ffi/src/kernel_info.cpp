@@ -40,7 +40,9 @@ void fill_param(ParamInfo& p, const KernelParam& kp) {
       p.inner[0] = e.rows;
       p.inner[1] = e.cols;
       break;
-    default:
+    case ir::Shape::Void:
+    case ir::Shape::Scalar:
+    case ir::Shape::Struct:  // one element of its byte size, described by its layout
       break;
   }
 }

@@ -43,8 +43,10 @@ double value_component(const LaunchArg& a, int c) {
     case ir::Scalar::F32: { float v; std::memcpy(&v, p + 4 * c, 4); return v; }
     case ir::Scalar::I32: { int32_t v; std::memcpy(&v, p + 4 * c, 4); return v; }
     case ir::Scalar::I64: { int64_t v; std::memcpy(&v, p + 8 * c, 8); return double(v); }
-    default: throw Error(ErrorKind::User, "check_gradients: cannot read a " + a.type().str() + " value as a real number");
+    case ir::Scalar::Bool: case ir::Scalar::I8: case ir::Scalar::U8: case ir::Scalar::I16: case ir::Scalar::U16:
+    case ir::Scalar::U32: case ir::Scalar::U64: case ir::Scalar::F16: case ir::Scalar::BF16: break;
   }
+  throw Error(ErrorKind::User, "check_gradients: cannot read a " + a.type().str() + " value as a real number");
 }
 
 LaunchArg value_of(const ir::Type& t, const std::vector<double>& comps) {

@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""Fails when a switch over IR ops (ir::Op, ir::AtomicOp) has a `default:` label.
+"""Fails when a switch over IR ops (ir::Op, ir::AtomicOp), shapes (ir::Shape) or scalar kinds
+(ir::Scalar) has a `default:` label.
 
-With every case listed, -Werror=switch makes a new op fail to compile until each pass has
-decided what to do with it; a `default:` would silently swallow it. A switch counts as one
-over ops when its condition is `<x>.op`, `<x>->op` or `<x>.atomic_op()` (statements
-are always reached through a reference or pointer).
+With every case listed, -Werror=switch makes a new op, shape or scalar kind fail to compile
+until each pass has decided what to do with it; a `default:` would silently swallow it. A
+switch counts as one over ops when its condition is `<x>.op`, `<x>->op` or `<x>.atomic_op()`
+(statements are always reached through a reference or pointer), over shapes or scalars when
+it is `<x>.shape`, `<x>.scalar` (a type's fields) or a variable named `shape` or `scalar`.
 """
 import pathlib
 import re
 import sys
 
 SWITCH = re.compile(r"\bswitch\s*\(\s*([^()]*(?:\([^()]*\))?[^()]*)\)\s*\{")
-OP_CONDITION = re.compile(r"[.>]\s*(op|atomic_op\(\))\s*$")
+CONDITIONS = {
+    "ops": re.compile(r"[.>]\s*(op|atomic_op\(\))\s*$"),
+    "shapes": re.compile(r"(^|[.>]\s*)shape\s*$"),
+    "scalars": re.compile(r"(^|[.>]\s*)scalar\s*$"),
+}
 FOLDERS = ["kernels_dsl", "codegen", "compiler", "runtime", "ffi", "tools", "tests"]
 
 
@@ -25,7 +31,8 @@ def defaults_in_op_switches(path):
     text = strip_comments_and_strings(path.read_text(errors="replace"))
     problems = []
     for m in SWITCH.finditer(text):
-        if not OP_CONDITION.search(m.group(1).strip()):
+        kind = next((k for k, c in CONDITIONS.items() if c.search(m.group(1).strip())), None)
+        if not kind:
             continue
         depth, i = 1, m.end()
         while i < len(text) and depth:
@@ -36,7 +43,7 @@ def defaults_in_op_switches(path):
                 depth -= 1
             elif depth == 1 and text.startswith("default", i) and re.match(r"default\s*:", text[i:]):
                 line = text.count("\n", 0, i) + 1
-                problems.append(f"{path}:{line}: `default:` in a switch over ops ({m.group(1).strip()})")
+                problems.append(f"{path}:{line}: `default:` in a switch over {kind} ({m.group(1).strip()})")
             i += 1
     return problems
 
@@ -50,7 +57,7 @@ def main(root):
                 problems += defaults_in_op_switches(path)
     for p in problems:
         print(p)
-    print(f"{len(problems)} switches over ops with a default label")
+    print(f"{len(problems)} switches over ops, shapes or scalars with a default label")
     return 1 if problems else 0
 
 

@@ -58,7 +58,9 @@ std::pair<LaunchArg, Bytes> scalar(const ir::Type& t, double v) {
     case ir::Scalar::F32: return {LaunchArg(float(v)), value_bytes(float(v))};
     case ir::Scalar::F64: return {LaunchArg(v), value_bytes(v)};
     case ir::Scalar::I32: return {LaunchArg(int32_t(v)), value_bytes(int32_t(v))};
-    default: break;
+    case ir::Scalar::Bool: case ir::Scalar::I8: case ir::Scalar::U8: case ir::Scalar::I16: case ir::Scalar::U16:
+    case ir::Scalar::U32: case ir::Scalar::I64: case ir::Scalar::U64: case ir::Scalar::F16: case ir::Scalar::BF16:
+      break;  // the examples take none
   }
   FAIL("example parameter of an unexpected type " << t.str());
   return {};
