@@ -219,6 +219,17 @@ KJ_FUNC bool is_dense(const array_t<T>& a) {
 #else
 #define KJ_WIDE_LANES KJ_LANES
 #endif
+/// On an adjoint lane function (GCC only): no partial-redundancy elimination and no sinking.
+/// Both undo what the lane code is written for: sinking moved a rule's division (normalize's,
+/// length's adjoint) back under its condition, where the vectorizer may not execute it for
+/// every lane, and PRE turned one strong-zero bit into a select of another that GCC 12's
+/// vectorizer cannot convert between mask widths; either left damp's reverse sweep scalar,
+/// mispredicting one branch per lane.
+#if defined(__GNUC__) && !defined(__clang__)
+#define KJ_ADJOINT_LANES_OPT __attribute__((optimize("no-tree-pre", "no-tree-sink")))
+#else
+#define KJ_ADJOINT_LANES_OPT
+#endif
 /// The loop over a block's n lanes. Not unrolled: GCC would unroll its iterations before the
 /// loop vectorizer sees them, and vectorizes the straight-line copies much less well.
 #define KJ_LANE_LOOP_N(n) _Pragma("GCC unroll 1") KJ_THREADS_INDEPENDENT for (kj_int32 kj_l = 0; kj_l < (n); ++kj_l)

@@ -107,7 +107,7 @@ class AdjointLanes : LaneCode {
     plan(all);
     for (const auto& [target, units] : adj_units_)
       if (units.size() > 1 || units.count(-1)) adj_array_.insert(target);
-    w().line(lane_signature(name, params) + " {");
+    w().line("KJ_ADJOINT_LANES_OPT " + lane_signature(name, params) + " {");
     // The adjoints of stored arrays are read (a launch's cotangents): without one, a block runs
     // one thread at a time, so that the lane loops read them unconditionally (GCC does not
     // vectorize a gather under a condition).
