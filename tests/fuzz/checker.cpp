@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -306,12 +308,74 @@ std::string kernel_name(const Program& p) {
   return "fuzz::s" + std::to_string(p.seed) + "_" + std::to_string(p.variant);
 }
 
-/// Registers, traces and checks programs that share module `module` (solo: one program). When
-/// the module fails as a whole, the programs left unchecked are put in `redo` and the error in
-/// `why`.
+/// The name a module's dumped text gets (CheckOptions::dump_source): its program's seed, or
+/// the first and last seeds of its programs, with ".r<round>" for the rest of a batch that
+/// failed as a whole.
+std::string dump_stem(const std::vector<Program>& programs, int round) {
+  std::string stem = std::to_string(programs.front().seed);
+  if (programs.size() > 1) {
+    stem += "-" + std::to_string(programs.back().seed);
+    if (round > 0) stem += ".r" + std::to_string(round);
+  }
+  return stem;
+}
+
+/// Writes `text` to file `name` in folder `dir`; false when it could not.
+bool write_text(const std::string& dir, const std::string& name, const std::string& text) {
+  std::ofstream f(std::filesystem::path(dir) / name, std::ios::binary | std::ios::trunc);
+  f.write(text.data(), std::streamsize(text.size()));
+  f.close();
+  return bool(f);
+}
+
+/// What generating a module's texts gave: `kind` and `error` are empty when every text was
+/// generated (and written).
+struct Generated {
+  std::string kind;   ///< "generate", "generate-tangent" or "dump"
+  std::string error;
+};
+
+/// Generates the text of module `module` as the compiler is given it (the module's own
+/// options: what a launch builds) and, with tangents on, of its tangent module (what the first
+/// launch_tangent builds), and writes them to o.dump_source when set: <stem>.cu and
+/// <stem>.tangent.cu, or <stem>.error / <stem>.tangent.error holding the message where
+/// generation failed.
+Generated generate_texts(const std::string& module, const std::string& stem, const CheckOptions& o) {
+  Generated g;
+  // One module's text (`tangent`: the tangent module's, made from `module` first).
+  auto one = [&](bool tangent) {
+    const std::string file = stem + (tangent ? ".tangent" : "");
+    std::string text, error;
+    try {
+      const std::string name = tangent ? kjit::make_tangent_module(module) : module;
+      if (name.empty()) return;  // forward mode refused every kernel: no tangent module
+      text = kjit::module_compile_input(name).source.source_text();
+    } catch (const std::exception& e) {
+      error = e.what();
+      if (error.empty()) error = "(an exception without a message)";
+      if (g.kind.empty()) {
+        g.kind = tangent ? "generate-tangent" : "generate";
+        g.error = error;
+      }
+    }
+    if (o.dump_source.empty()) return;
+    const std::string name = file + (error.empty() ? ".cu" : ".error");
+    if (!write_text(o.dump_source, name, error.empty() ? text : error + "\n")) {
+      g.kind = "dump";
+      g.error = "cannot write " + (std::filesystem::path(o.dump_source) / name).string();
+    }
+  };
+  one(false);
+  if (o.tangents) one(true);
+  return g;
+}
+
+/// Registers, traces and checks programs that share module `module` (solo: one program); its
+/// dumped text (CheckOptions::dump_source) is named `stem`. When the module fails as a whole,
+/// the programs left unchecked are put in `redo` and the error in `why`.
 std::vector<ProgramResult> run_module(const std::vector<Program>& programs, const std::string& module,
-                                      const CheckOptions& o, bool solo, std::vector<size_t>* redo,
-                                      std::string* why) {
+                                      const std::string& stem, const CheckOptions& o, bool solo,
+                                      std::vector<size_t>* redo, std::string* why) {
   std::vector<ProgramResult> results(programs.size());
   std::vector<std::unique_ptr<KernelReg>> regs(programs.size());
   std::vector<size_t> live;
@@ -342,6 +406,25 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
     }
   }
   if (live.empty()) return results;
+
+  if (!o.dump_source.empty() || o.generate_only) {
+    const Generated g = generate_texts(module, stem, o);
+    if (g.kind == "dump" || (o.generate_only && !g.kind.empty())) {
+      // Generate-only: a module whose text fails as a whole is split as a failed launch's is.
+      if (g.kind != "dump" && !solo) {
+        for (size_t i : live) redo->push_back(i);
+        *why = g.error;
+        return results;
+      }
+      for (size_t i : live) {
+        results[i].outcome = Outcome::Failure;
+        results[i].kind = g.kind;
+        results[i].detail = g.error.substr(0, 4000);
+      }
+      return results;
+    }
+    if (o.generate_only) return results;  // every live program generated: Pass
+  }
 
   bool nvrtc_failed = false;
   std::string nvrtc_error;
@@ -430,8 +513,8 @@ std::vector<ProgramResult> check_batch(const std::vector<Program>& programs, con
     for (size_t i : pending) sub.push_back(programs[i]);
     std::vector<size_t> redo;
     std::string why;
-    std::vector<ProgramResult> rs = run_module(sub, round ? module + "_r" + std::to_string(round) : module, o,
-                                               sub.size() == 1, &redo, &why);
+    std::vector<ProgramResult> rs = run_module(sub, round ? module + "_r" + std::to_string(round) : module,
+                                               dump_stem(sub, round), o, sub.size() == 1, &redo, &why);
     std::vector<size_t> failed;
     for (size_t k : redo) failed.push_back(pending[k]);
     for (size_t k = 0; k < sub.size(); ++k)
@@ -451,7 +534,8 @@ std::vector<ProgramResult> check_batch(const std::vector<Program>& programs, con
     for (size_t i : alone) {
       std::vector<size_t> none;
       std::string ignored;
-      results[i] = run_module({programs[i]}, module + "_solo" + std::to_string(i), o, true, &none, &ignored)[0];
+      results[i] = run_module({programs[i]}, module + "_solo" + std::to_string(i), dump_stem({programs[i]}, 0), o,
+                              true, &none, &ignored)[0];
     }
     pending = failed;
   }
@@ -460,6 +544,18 @@ std::vector<ProgramResult> check_batch(const std::vector<Program>& programs, con
 
 std::string Summary::line() const {
   std::ostringstream s;
+  if (generate_only) {
+    s << "kjit_autodiff_fuzz --generate-only: " << programs << " programs, " << passed << " generated, "
+      << refusals << " refused while tracing, " << failures << " failures";
+    if (!failures_by_kind.empty()) {
+      s << " (";
+      bool first = true;
+      for (auto& [k, c] : failures_by_kind) { s << (first ? "" : ", ") << k << ": " << c; first = false; }
+      s << ")";
+    }
+    s << "; nothing compiled, launched or checked";
+    return s.str();
+  }
   s << "kjit_autodiff_fuzz: " << programs << " programs, " << passed << " passed, " << refusals
     << " refusals, " << degenerate << " degenerate, " << failures << " failures";
   if (!failures_by_kind.empty()) {
@@ -478,6 +574,10 @@ std::string Summary::line() const {
 
 Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& o) {
   Summary sum;
+  sum.generate_only = o.generate_only;
+  // Shrinking checks other programs under the seed's name: none of their texts is dumped.
+  CheckOptions shrinking = o;
+  shrinking.dump_source.clear();
   std::mutex mu;
   std::atomic<uint64_t> next{0};
   const uint64_t batches = (count + uint64_t(o.batch) - 1) / uint64_t(o.batch);
@@ -495,8 +595,8 @@ Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& o) {
       for (size_t i = 0; i < res.size(); ++i) {
         ProgramResult r = res[i];
         if (r.outcome == Outcome::Failure && o.shrink) {
-          Program small = shrink(progs[i], r.kind, o);
-          std::vector<ProgramResult> again = check_batch({small}, "fuzz_shrunk_" + std::to_string(r.seed), o);
+          Program small = shrink(progs[i], r.kind, shrinking);
+          std::vector<ProgramResult> again = check_batch({small}, "fuzz_shrunk_" + std::to_string(r.seed), shrinking);
           std::ostringstream d;
           d << "seed " << r.seed << ": " << r.kind << ": " << r.detail.substr(0, 2000) << "\n"
             << "shrunk from " << program_size(progs[i]) << " to " << program_size(small)

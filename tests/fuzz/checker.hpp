@@ -49,6 +49,17 @@ struct CheckOptions {
   /// ModuleOptions::adjoint_span of the modules (-1: the default). Small spans put every
   /// program's adjoint through the span-by-span sweep (rerun from checkpoints).
   int adjoint_span = -1;
+  /// When set, a folder where each module's generated text is written as it is built (and its
+  /// tangent module's, when tangents are on), named after the seeds of its programs:
+  /// <seed>.cu and <seed>.tangent.cu for a module of one program, <first>-<last>.cu for a
+  /// batch (".r<round>" added for the rest of a batch that failed as a whole), and
+  /// <name>.error / <name>.tangent.error holding the message where generation failed. The
+  /// shrinker's modules are not written.
+  std::string dump_source;
+  /// Generate each module's text (and its tangent module's) exactly as a checked run would,
+  /// and stop there: nothing is compiled, launched or checked. With dump_source, a quick
+  /// differential test of code generation (scripts/codegen_differential.sh).
+  bool generate_only = false;
 };
 
 /// Totals of a run, and each failure (shrunk, with its DSL repro).
@@ -58,6 +69,7 @@ struct Summary {
   long tangent_components = 0, tangent_nonsmooth = 0, tangent_refusals = 0, dot_products = 0;
   std::map<std::string, int> failures_by_kind, refusals_by_reason;
   std::vector<ProgramResult> failed;   ///< detail holds the shrunk repro
+  bool generate_only = false;          ///< the programs were only generated (passed: generated)
   std::string line() const;            ///< the one-line summary
 };
 

@@ -1,9 +1,17 @@
 // fuzz_main.cpp — kjit_autodiff_fuzz: the randomized differential tester for long runs.
 //   kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] [--no-shrink] [--no-tangents]
-//                      [--avoid-known] [--print S] [--verbose]
+//                      [--avoid-known] [--dump-source DIR] [--generate-only] [--print S] [--verbose]
+// --dump-source DIR writes the generated text of every module the run builds into DIR (created
+// if missing): <seed>.cu and, with tangents, <seed>.tangent.cu for a module of one program
+// (--batch 1), <first>-<last>.cu for a batch (CheckOptions::dump_source). --generate-only
+// generates the same programs' modules with the same options as a checked run but compiles,
+// launches and checks nothing (seconds for thousands of programs); with --dump-source it is
+// the differential test of code generation that scripts/codegen_differential.sh runs.
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "checker.hpp"
 #include "printer.hpp"
@@ -41,18 +49,32 @@ int main(int argc, char** argv) {
       if (has("jumps")) o.gen.nested_jumps = false;
       if (has("minmax")) o.gen.atomic_minmax = false;
     }
+    else if (a == "--dump-source") o.dump_source = next();
+    else if (a == "--generate-only") o.generate_only = true;
     else if (a == "--print") print = std::stol(next());
     else if (a == "--verbose") o.verbose = true;
     else {
       std::fprintf(stderr,
                    "usage: kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] "
-                   "[--no-shrink] [--no-tangents] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--threads N] [--print SEED] [--verbose]\n");
+                   "[--no-shrink] [--no-tangents] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--threads N] "
+                   "[--dump-source DIR] [--generate-only] [--print SEED] [--verbose]\n"
+                   "  --dump-source DIR  write each module's generated text to DIR/<seed>.cu (and <seed>.tangent.cu; "
+                   "<first>-<last>.cu for a batch of several programs)\n"
+                   "  --generate-only    generate the modules' texts only: compile, launch and check nothing\n");
       return 2;
     }
   }
   if (print >= 0) {
     std::printf("%s", fuzz::to_dsl_source(fuzz::generate(uint64_t(print), o.gen), "fuzz_" + std::to_string(print)).c_str());
     return 0;
+  }
+  if (!o.dump_source.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.dump_source, ec);
+    if (ec || !std::filesystem::is_directory(o.dump_source)) {
+      std::fprintf(stderr, "--dump-source: cannot make the folder %s: %s\n", o.dump_source.c_str(), ec.message().c_str());
+      return 2;
+    }
   }
   fuzz::Summary s = fuzz::run_seeds(seed, count, o);
   for (const fuzz::ProgramResult& r : s.failed) std::printf("---- FAILURE\n%s\n", r.detail.c_str());

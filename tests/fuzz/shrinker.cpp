@@ -173,6 +173,7 @@ Program shrink(const Program& start, const std::string& kind, const CheckOptions
   static std::atomic<int> module_counter{0};
   CheckOptions o = options;
   o.shrink = false;
+  o.dump_source.clear();  // the candidates' texts are not the seed's
   Program best = start;
   int variant = 1;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
