@@ -19,6 +19,7 @@
 
 #include "kjit/error.hpp"
 #include "lane_code.hpp"
+#include "own_index.hpp"
 
 namespace kjit::codegen {
 
@@ -33,23 +34,17 @@ bool whole_words(const ir::Type& t) {
 /// parameter at the thread's index, of elements of whole words, where that store is all the
 /// kernel does with the array (its shape aside).
 std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
-  std::map<ir::ValueId, const ir::Stmt*> def;
   std::map<ir::ValueId, int> param_of;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.result != ir::kNoValue) def[s.result] = &s;
     if (s.op == ir::Op::Param && fn.params[size_t(s.imm)].type.is_array()) param_of[s.result] = int(s.imm);
   });
-  auto own_index = [&](ir::ValueId i) {
-    auto d = def.find(i);
-    return d != def.end() && d->second->op == ir::Op::ThreadId &&
-           (d->second->imm == -1 || (d->second->imm == 0 && fn.launch_ndim == 1));
-  };
+  const OwnIndex own_index(fn);
   std::map<int, const ir::Stmt*> store;  // by parameter: its one block store, or null
   for (const ir::Stmt& s : fn.body.stmts) {
     auto p = s.op == ir::Op::ArrayStore ? param_of.find(s.args[0]) : param_of.end();
     if (p == param_of.end()) continue;
     const ir::Type& t = fn.params[size_t(p->second)].type;
-    const bool fits = t.ndim == 1 && s.args.size() == 3 && own_index(s.args[1]) && whole_words(t.element());
+    const bool fits = t.ndim == 1 && own_index(s) && whole_words(t.element());
     store.emplace(p->second, fits ? &s : nullptr);  // a second store is a use of the array: dropped below
   }
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "own_index.hpp"
+
 namespace kjit::codegen {
 
 bool privatizable_element(const ir::Type& element) {
@@ -36,9 +38,8 @@ struct Uses {
 
 class Analysis {
  public:
-  explicit Analysis(const ir::Function& fn) : fn_(fn) {
+  explicit Analysis(const ir::Function& fn) : fn_(fn), own_index_(fn) {
     ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-      if (s.result != ir::kNoValue) def_[s.result] = &s;
       if (s.op == ir::Op::Param) param_of_[s.result] = int(s.imm);
       used_.insert(s.args.begin(), s.args.end());
       for (const ir::Block& r : s.regions)
@@ -80,25 +81,14 @@ class Analysis {
   void adjoint_use(const ir::Stmt& s, Uses& u) const {
     if (s.op == ir::Op::ArrayLoad) {
       ++u.adds;
-      if (!at_thread_index(s)) u.atomic = true;
+      if (!own_index_(s)) u.atomic = true;  // the reverse sweep's add is atomic
     } else if (s.op != ir::Op::ArrayShape) {
       u.other = true;
     }
   }
 
-  /// Whether every index of access `s` is a thread index: a read at tid() adds plainly into
-  /// its own element (the adjoint emitter's own-index test is stricter; this one only decides
-  /// which arrays are worth privatizing, not whether that is correct).
-  bool at_thread_index(const ir::Stmt& s) const {
-    for (size_t k = 1; k < s.args.size(); ++k) {
-      auto d = def_.find(s.args[k]);
-      if (d == def_.end() || d->second->op != ir::Op::ThreadId) return false;
-    }
-    return true;
-  }
-
   const ir::Function& fn_;
-  std::map<ir::ValueId, const ir::Stmt*> def_;
+  const OwnIndex own_index_;
   std::map<ir::ValueId, int> param_of_;
   std::set<ir::ValueId> used_;
 };

@@ -19,12 +19,6 @@ std::string adj_name(const Names& n, const AdjTarget& t) {
   return t.var ? n.adj_var(t.id) : n.adj_value(ir::ValueId(t.id));
 }
 
-OwnedArrays::OwnedArrays(const ir::Function& fn) : fn_(fn) {
-  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    if (s.result != ir::kNoValue) def_[s.result] = &s;
-  });
-}
-
 ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex, PreludeUse& used)
     : fn_(fn), names_(names), ex_(ex), used_(used), owned_(fn) {
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
@@ -41,23 +35,6 @@ bool ReverseRules::var_differentiable(int64_t var) const {
   return fn_.vars.at(size_t(var)).type.is_differentiable();
 }
 
-/// Whether the indices of access `s` are exactly this thread's launch index: the flat index
-/// for a 1-D array, or components 0..N-1 in order for an N-D launch of an N-D array.
-bool OwnedArrays::own_index(const ir::Stmt& s, size_t index_count) const {
-  const ir::Type& a = fn_.type_of(s.args[0]);
-  std::vector<int64_t> components;
-  for (size_t k = 1; k <= index_count; ++k) {
-    auto d = def_.find(s.args[k]);
-    if (d == def_.end() || d->second->op != ir::Op::ThreadId) return false;
-    components.push_back(d->second->imm);
-  }
-  if (a.ndim == 1 && components == std::vector<int64_t>{-1}) return true;
-  if (fn_.launch_ndim == 0 || int(a.ndim) != fn_.launch_ndim || int(index_count) != fn_.launch_ndim) return false;
-  for (int k = 0; k < fn_.launch_ndim; ++k)
-    if (components[size_t(k)] != k) return false;
-  return true;
-}
-
 bool OwnedArrays::operator()(ir::ValueId array) {
   auto it = owned_.find(array);
   if (it != owned_.end()) return it->second;
@@ -65,7 +42,7 @@ bool OwnedArrays::operator()(ir::ValueId array) {
   // function may be read there anywhere. One read elsewhere makes every add atomic.
   bool all = !fn_.is_function;
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::ArrayLoad && s.args[0] == array) all = all && own_index(s, s.args.size() - 1);
+    if (s.op == ir::Op::ArrayLoad && s.args[0] == array) all = all && own_(s);
     if (s.op == ir::Op::CallFunc)
       for (ir::ValueId a : s.args) all = all && a != array;
   });

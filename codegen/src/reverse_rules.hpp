@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "expr_emitter.hpp"
+#include "own_index.hpp"
 #include "source_writer.hpp"
 
 namespace kjit::codegen {
@@ -51,18 +52,17 @@ struct ReverseRule {
   bool empty() const { return steps.empty(); }
 };
 
-/// Whether a function reads an array only at the thread's own launch index (`x[tid()]`, or
-/// `x(i, j)` with `auto [i, j] = tid<2>()`): then no two threads add to one element of its
+/// Whether a function reads an array only at the thread's own launch index (OwnIndex: `x[tid()]`,
+/// or `x(i, j)` with `auto [i, j] = tid<2>()`): then no two threads add to one element of its
 /// adjoint and plain adds are race-free; one read elsewhere makes every add atomic.
 class OwnedArrays {
  public:
-  explicit OwnedArrays(const ir::Function& fn);
+  explicit OwnedArrays(const ir::Function& fn) : fn_(fn), own_(fn) {}
   bool operator()(ir::ValueId array);
 
  private:
-  bool own_index(const ir::Stmt& s, size_t index_count) const;
   const ir::Function& fn_;
-  std::map<ir::ValueId, const ir::Stmt*> def_;
+  OwnIndex own_;
   std::map<ir::ValueId, bool> owned_;
 };
 

@@ -1,0 +1,32 @@
+// The own-index analysis (own_index.hpp).
+#include "own_index.hpp"
+
+#include <vector>
+
+namespace kjit::codegen {
+
+OwnIndex::OwnIndex(const ir::Function& fn) : fn_(fn) {
+  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+    if (s.result != ir::kNoValue) def_[s.result] = &s;
+  });
+}
+
+bool OwnIndex::operator()(const ir::Stmt& access) const {
+  if (fn_.is_function || access.args.empty()) return false;
+  const ir::Type& a = fn_.type_of(access.args[0]);
+  const size_t n = size_t(a.ndim);
+  if (n == 0 || access.args.size() <= n) return false;
+  std::vector<int64_t> components;  // tid<N>()'s component of each index; -1: the flat tid()
+  for (size_t k = 1; k <= n; ++k) {
+    auto d = def_.find(access.args[k]);
+    if (d == def_.end() || d->second->op != ir::Op::ThreadId) return false;
+    components.push_back(d->second->imm);
+  }
+  if (n == 1 && components[0] == -1) return true;
+  if (fn_.launch_ndim == 0 || int(n) != fn_.launch_ndim) return false;
+  for (size_t k = 0; k < n; ++k)
+    if (components[k] != int64_t(k)) return false;
+  return true;
+}
+
+}  // namespace kjit::codegen
