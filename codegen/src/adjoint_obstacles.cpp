@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kjit/ir/builtins.hpp"
+#include "kjit/ir/def_use.hpp"
 
 namespace kjit::codegen {
 
@@ -206,7 +207,7 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
   const std::string what = std::string(fn.is_function ? "device function '" : "kernel '") + fn.name + "'";
   std::map<ir::ValueId, const ir::Stmt*> param_of;
   std::map<ir::ValueId, ArrayUse> arrays;
-  std::vector<int> uses(fn.values.size(), 0);
+  const ir::DefUse def_use(fn);
   std::vector<const ir::Stmt*> atomics;
   std::string problem;
   auto note = [&](ir::ValueId array, const ir::Stmt& s, bool write) {
@@ -215,9 +216,6 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
     if (!write && !u.read) u.read = &s;
   };
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    for (ir::ValueId a : s.args) ++uses[a];
-    for (const ir::Block& r : s.regions)
-      if (r.yield != ir::kNoValue) ++uses[r.yield];
     if (s.op == ir::Op::Param) param_of[s.result] = &s;
     if (s.op == ir::Op::ArrayLoad) note(s.args[0], s, false);
     if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) note(s.args[0], s, true);
@@ -275,7 +273,7 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
              "enable_adjoint = false";
   }
   for (const ir::Stmt* a : atomics)
-    if (uses[a->result] > 0)
+    if (def_use.used(a->result))  // a device function's returning it is a use too
       return what + " at " + a->loc.str() + ": the value returned by atomic_" + ir::atomic_op_name(a->atomic_op()) +
              " is used; the adjoint cannot replay an atomic's result. Use the returned value only in "
              "kernels built without adjoints, or give the device function a replay";

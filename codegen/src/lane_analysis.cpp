@@ -20,10 +20,7 @@ bool set(std::vector<bool>& flags, size_t i) {
 
 LaneAnalysis::LaneAnalysis(const ir::Function& lowered, const std::function<bool(const ir::Stmt&)>& may_flatten)
     : fn_(lowered), may_flatten_(may_flatten), varying_(fn_.values.size(), false),
-      varying_var_(fn_.vars.size(), false), remat_(fn_.values.size(), false), def_(fn_.values.size(), nullptr) {
-  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    if (s.result != ir::kNoValue) def_.at(s.result) = &s;
-  });
+      varying_var_(fn_.vars.size(), false), remat_(fn_.values.size(), false), def_use_(lowered) {
   while (analyze(fn_.body, false)) {
   }
   mark_rematerializable();
@@ -95,7 +92,7 @@ bool LaneAnalysis::analyze(const ir::Block& b, bool masked) {
 
 void LaneAnalysis::mark_rematerializable() {
   for (size_t v = 0; v < fn_.values.size(); ++v) {
-    const ir::Stmt* s = def_[v];
+    const ir::Stmt* s = def_use_.def(v);
     if (!s || !varying(ir::ValueId(v))) continue;
     bool ok = false;
     if (s->op == ir::Op::ThreadId) ok = true;
@@ -166,7 +163,7 @@ bool LaneAnalysis::needs_guard(const ir::Stmt& s) const {
     case ir::Op::Extract: case ir::Op::Insert: {  // a component index from the lane's data
       size_t first = s.op == ir::Op::Extract ? 1 : 2;
       for (size_t i = first; i < s.args.size(); ++i)
-        if (!def_.at(s.args[i]) || def_[s.args[i]]->op != ir::Op::Const) return true;
+        if (!def_use_.defined_by(s.args[i], ir::Op::Const)) return true;
       return false;
     }
     case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "kjit/ir/def_use.hpp"
 #include "kjit/ir/ir.hpp"
 
 namespace kjit::codegen {
@@ -34,7 +35,7 @@ class LaneAnalysis {
   /// array, which keeps array accesses at it affine (contiguous vector loads, not gathers).
   bool remat(ir::ValueId v) const { return remat_.at(v); }
   /// The statement defining `v` (null for block arguments).
-  const ir::Stmt* def(ir::ValueId v) const { return def_.at(v); }
+  const ir::Stmt* def(ir::ValueId v) const { return def_use_.def(v); }
   /// Whether If `s` (on a varying condition) runs inside its lane loop, both sides for every
   /// lane under a lane-local bit, as a vectorizer if-converts.
   bool flat(const ir::Stmt& s) const { return flat_.count(&s) != 0; }
@@ -59,7 +60,7 @@ class LaneAnalysis {
   std::vector<bool> varying_;      // by value
   std::vector<bool> varying_var_;  // by local variable
   std::vector<bool> remat_;        // by value
-  std::vector<const ir::Stmt*> def_;
+  const ir::DefUse def_use_;
   std::set<const ir::Stmt*> flat_;
 };
 

@@ -5,11 +5,9 @@
 
 namespace kjit::codegen {
 
-OwnIndex::OwnIndex(const ir::Function& fn) : fn_(fn) {
-  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    if (s.result != ir::kNoValue) def_[s.result] = &s;
-  });
-}
+OwnIndex::OwnIndex(const ir::Function& fn, const ir::DefUse* def_use)
+    : fn_(fn), own_(def_use ? std::nullopt : std::optional<ir::DefUse>(std::in_place, fn)),
+      def_use_(def_use ? *def_use : *own_) {}
 
 bool OwnIndex::operator()(const ir::Stmt& access) const {
   if (fn_.is_function || access.args.empty()) return false;
@@ -18,9 +16,8 @@ bool OwnIndex::operator()(const ir::Stmt& access) const {
   if (n == 0 || access.args.size() <= n) return false;
   std::vector<int64_t> components;  // tid<N>()'s component of each index; -1: the flat tid()
   for (size_t k = 1; k <= n; ++k) {
-    auto d = def_.find(access.args[k]);
-    if (d == def_.end() || d->second->op != ir::Op::ThreadId) return false;
-    components.push_back(d->second->imm);
+    if (!def_use_.defined_by(access.args[k], ir::Op::ThreadId)) return false;
+    components.push_back(def_use_.def(access.args[k])->imm);
   }
   if (n == 1 && components[0] == -1) return true;
   if (fn_.launch_ndim == 0 || int(n) != fn_.launch_ndim) return false;

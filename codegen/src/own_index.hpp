@@ -3,8 +3,9 @@
 // block stores and the cpu's privatized adds all read.
 #pragma once
 
-#include <map>
+#include <optional>
 
+#include "kjit/ir/def_use.hpp"
 #include "kjit/ir/ir.hpp"
 
 namespace kjit::codegen {
@@ -12,7 +13,11 @@ namespace kjit::codegen {
 /// The own-index analysis of one function.
 class OwnIndex {
  public:
-  explicit OwnIndex(const ir::Function& fn);
+  /// The analysis of `fn`, over its use/def facts `def_use` when the caller has them.
+  explicit OwnIndex(const ir::Function& fn, const ir::DefUse* def_use = nullptr);
+  OwnIndex(const ir::Function& fn, const ir::DefUse& def_use) : OwnIndex(fn, &def_use) {}
+  OwnIndex(const OwnIndex&) = delete;  // def_use_ may refer to own_
+  OwnIndex& operator=(const OwnIndex&) = delete;
   /// Whether `access` (an ArrayLoad, ArrayStore or ArrayAtomic: the array, then one index per
   /// dimension) is at the thread's own element: the flat tid() for a 1-D array, or tid<N>()'s
   /// components 0..N-1 in order for an N-D array in an N-D launch. No two threads of a launch
@@ -22,7 +27,8 @@ class OwnIndex {
 
  private:
   const ir::Function& fn_;
-  std::map<ir::ValueId, const ir::Stmt*> def_;
+  std::optional<ir::DefUse> own_;  ///< built here when the caller gave none
+  const ir::DefUse& def_use_;
 };
 
 }  // namespace kjit::codegen

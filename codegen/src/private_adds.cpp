@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "kjit/ir/def_use.hpp"
 #include "own_index.hpp"
 
 namespace kjit::codegen {
@@ -38,14 +39,10 @@ struct Uses {
 
 class Analysis {
  public:
-  explicit Analysis(const ir::Function& fn) : fn_(fn), own_index_(fn) {
+  explicit Analysis(const ir::Function& fn) : fn_(fn), def_use_(fn), own_index_(fn, def_use_) {
     ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
       if (s.op == ir::Op::Param) param_of_[s.result] = int(s.imm);
-      used_.insert(s.args.begin(), s.args.end());
-      for (const ir::Block& r : s.regions)
-        if (r.yield != ir::kNoValue) used_.insert(r.yield);
     });
-    if (fn.body.yield != ir::kNoValue) used_.insert(fn.body.yield);
   }
 
   /// Per kernel parameter, how the entry point of `kind` touches it (or its adjoint).
@@ -68,7 +65,7 @@ class Analysis {
   void forward_use(const ir::Stmt& s, Uses& u) const {
     const bool add = s.op == ir::Op::ArrayAtomic &&
                      (s.atomic_op() == ir::AtomicOp::Add || s.atomic_op() == ir::AtomicOp::Sub);
-    if (add && !used_.count(s.result)) {
+    if (add && !def_use_.used(s.result)) {
       ++u.adds;
       u.atomic = true;
     } else if (s.op != ir::Op::ArrayShape) {
@@ -88,9 +85,9 @@ class Analysis {
   }
 
   const ir::Function& fn_;
+  const ir::DefUse def_use_;
   const OwnIndex own_index_;
   std::map<ir::ValueId, int> param_of_;
-  std::set<ir::ValueId> used_;
 };
 
 }  // namespace

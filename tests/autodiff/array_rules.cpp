@@ -51,6 +51,15 @@ KJIT_KERNEL(counter, (Array<Int> count, Array<Double> x, Array<Double> out)) {
   out[slot] = x[i];
 }
 
+/// A device function that returns an atomic's result: the slot a caller then writes.
+inline const auto take_slot = func("take_slot", [](Array<Int> count) { return atomic_add(count, 0, 1); });
+
+KJIT_KERNEL(counter_in_function, (Array<Int> count, Array<Double> x, Array<Double> out)) {
+  Int i = tid();
+  Int slot = take_slot(count);
+  out[slot] = x[i];
+}
+
 KJIT_KERNEL(scale, (Array<Double> x, Double s, Array<Double> out)) {
   Int i = tid();
   out[i] = x[i] * s;
@@ -216,6 +225,24 @@ TEST_CASE("using an atomic's result rejects the adjoint, naming the line") {
     std::string m = e.what();
     CHECK(m.find("the value returned by atomic_add is used") != std::string::npos);
     CHECK(m.find("array_rules.cpp:") != std::string::npos);
+  }
+}
+
+TEST_CASE("a device function returning an atomic's result rejects the adjoint too") {
+  // Its replay cannot give back the slot the forward pass took, so the caller's store would be
+  // reversed at another element: the returned value counts as a use, as in a kernel.
+  auto count = zeros<int32_t>({1});
+  auto X = from_vector(std::vector<double>{1.0, 2.0}), out = zeros<double>({2});
+  launch(ar_tests::counter_in_function, 2, count, X, out);
+  CHECK(count.to_vector<int32_t>()[0] == 2);
+  try {
+    launch_adjoint(ar_tests::counter_in_function, 2, {count, X, out}, {{}, zeros<double>({2}), zeros<double>({2})});
+    FAIL("no error");
+  } catch (const Error& e) {
+    std::string m = e.what();
+    CHECK(e.kind() == ErrorKind::User);
+    CHECK(m.find("the value returned by atomic_add is used") != std::string::npos);
+    CHECK(m.find("take_slot") != std::string::npos);
   }
 }
 
