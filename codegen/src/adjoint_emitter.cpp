@@ -22,17 +22,16 @@ namespace {
 class AdjointEmitter {
  public:
   AdjointEmitter(SourceWriter& w, const LoweredFunction& fn, PreludeUse& used,
-                 const CodegenOptions& o, int first_loop, std::vector<ir::SourceLoc>& loops,
-                 const FunctionNames* functions)
+                 const CodegenOptions& o, int first_loop, const FunctionNames* functions)
       : w_(w), fn_(fn.jumps_lowered), spans_(fn.sweep_spans), n_(fn_), ex_(n_, used, functions),
-        rules_(fn_, n_, ex_, used), used_(used), o_(o), loops_(fn_, first_loop), loop_locs_(loops) {
+        rules_(fn_, n_, ex_, used), used_(used), o_(o), loops_(fn.adjoint_loops.numbered_from(first_loop)) {
     KJIT_CHECK(o.loop_checkpoints >= 2 && o.loop_checkpoints % 2 == 0,
                "loop_checkpoints must be an even number >= 2");
   }
 
   /// Writes the body (the caller opened its function), or with `open_body` first the
   /// functions of a long body's spans, then the body function's opening and the body.
-  int run(const std::string& span_prefix, const std::function<void()>& open_body) {
+  void run(const std::string& span_prefix, const std::function<void()>& open_body) {
     analyze(fn_.body);
     const std::vector<SweepSpan>& spans = spans_;
     if (spans.size() > 1) {
@@ -67,7 +66,6 @@ class AdjointEmitter {
       const bool widen = !fn_.is_function && sum != fn_.type_of(value);
       w_.line(n_.adj_param(index) + " += " + (widen ? "kj::cast<" + sum.cpp() + ">(" + adj(value) + ")" : adj(value)) + ";", 1);
     }
-    return int(loops_.list.size());
   }
 
  private:
@@ -78,7 +76,6 @@ class AdjointEmitter {
         defined_.insert(s.result);
         def_block_[s.result] = &b;
       }
-      if (s.op == ir::Op::For || s.op == ir::Op::While) loop_locs_.push_back(s.loc);
       for (const ir::Block& r : s.regions) {
         block_args_.insert(r.args.begin(), r.args.end());
         analyze(r);
@@ -542,7 +539,6 @@ class AdjointEmitter {
   PreludeUse& used_;
   const CodegenOptions& o_;
   AdjointLoops loops_;
-  std::vector<ir::SourceLoc>& loop_locs_;
   const LiveName live_ = [this](int64_t var) { return n_.var(var); };
   std::set<ir::ValueId> defined_;
   std::map<ir::ValueId, const ir::Block*> def_block_;  ///< the block each value is defined in
@@ -566,26 +562,15 @@ std::string strong_zero(const std::string& adj_ret, const std::vector<std::strin
   return "KJ_SZ_IF(" + adj_ret + ") { KJ_SZ_NZ(" + adj_ret + ") " + saves + call + keeps + " }";
 }
 
-std::vector<ir::SourceLoc> adjoint_loops(const ir::Function& lowered) {
-  // The same traversal as AdjointEmitter::analyze: program order, outer loops first.
-  std::vector<ir::SourceLoc> locs;
-  ir::for_each_stmt(lowered.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::For || s.op == ir::Op::While) locs.push_back(s.loc);
-  });
-  return locs;
+void emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
+                              const CodegenOptions& options, int first_loop, const FunctionNames* functions,
+                              const std::string& span_prefix, const std::function<void()>& open_body) {
+  AdjointEmitter(w, lowered, used, options, first_loop, functions).run(span_prefix, open_body);
 }
 
-int emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
-                             const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
-                             const FunctionNames* functions, const std::string& span_prefix,
-                             const std::function<void()>& open_body) {
-  return AdjointEmitter(w, lowered, used, options, first_loop, loops, functions).run(span_prefix, open_body);
-}
-
-int emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
-                      const CodegenOptions& options, int first_loop, std::vector<ir::SourceLoc>& loops,
-                      const FunctionNames* functions) {
-  return emit_adjoint_kernel_body(w, lowered, used, options, first_loop, loops, functions, "", nullptr);
+void emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
+                       const CodegenOptions& options, int first_loop, const FunctionNames* functions) {
+  emit_adjoint_kernel_body(w, lowered, used, options, first_loop, functions, "", nullptr);
 }
 
 bool function_has_adjoint(const ir::Function& f) {

@@ -58,7 +58,7 @@ class AdjointLanes : LaneCode {
                const FunctionNames* functions)
       : LaneCode(w, fn, used, functions, Mode::Replay, no_atomic_adjoint(), lane_width(*fn.traced)), rules_(fn_, n_, ex_, used),
         o_(o),
-        loops_(fn_, first_loop), closure_(fn_.values.size(), false), closure_var_(fn_.vars.size(), false) {
+        loops_(fn.adjoint_loops.numbered_from(first_loop)), closure_(fn_.values.size(), false), closure_var_(fn_.vars.size(), false) {
     ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
       for (const ir::Block& r : s.regions) block_args_.insert(r.args.begin(), r.args.end());
     });

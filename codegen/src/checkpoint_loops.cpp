@@ -6,33 +6,6 @@
 
 namespace kjit::codegen {
 
-AdjointLoops::AdjointLoops(const ir::Function& lowered, int first) {
-  ir::for_each_stmt(lowered.body, [&](const ir::Stmt& loop) {
-    if (loop.op != ir::Op::For && loop.op != ir::Op::While) return;
-    std::set<int64_t> declared, stored, loaded;
-    AdjointLoop info;
-    info.id = first + int(list.size());
-    for (const ir::Block& r : loop.regions) {
-      ir::for_each_stmt(r, [&](const ir::Stmt& s) {
-        if (s.op == ir::Op::DeclVar) declared.insert(s.imm);
-        if (s.op == ir::Op::StoreVar) stored.insert(s.imm);
-        if (s.op == ir::Op::LoadVar) loaded.insert(s.imm);
-        if (s.result == ir::kNoValue) return;
-        const ir::Type& t = lowered.type_of(s.result);
-        if (!t.is_array() && t.is_differentiable()) info.body_values.push_back(s.result);
-      });
-    }
-    for (int64_t v : stored)
-      if (!declared.count(v)) info.state.push_back(v);
-    for (int64_t v : loaded)
-      if (!declared.count(v) && !stored.count(v)) info.readonly.push_back(v);
-    index[&loop] = list.size();
-    list.push_back(info);
-  });
-}
-
-std::string assign_state(const std::string& dst, const std::string& src) { return dst + " = " + src + ";"; }
-
 // Every loop of the adjoint's machinery is KJ_NO_UNROLL: NVVM unrolling the checkpoint copies
 // and segment replays multiplies compile time (damp: ~1 s -> ~0.15 s) for nothing.
 

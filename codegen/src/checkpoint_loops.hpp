@@ -9,37 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "adjoint_loops.hpp"
 #include "expr_emitter.hpp"
 #include "source_writer.hpp"
 
 namespace kjit::codegen {
-
-/// A dynamic loop of the adjoint: its id, the outer variables it changes (checkpointed every
-/// iteration block) and only reads (saved once at entry), and the floating values defined
-/// inside it. Their adjoints restart every iteration: the scalar body declares them inside
-/// the iteration, the lane function zeroes those it keeps in lane arrays (body_values).
-struct AdjointLoop {
-  int id = 0;
-  std::vector<int64_t> state;
-  std::vector<int64_t> readonly;
-  std::vector<ir::ValueId> body_values;
-
-  /// The name of the loop's `what` ("n", "stride", "count", "ovf", ...): "kj_n3".
-  std::string name(const char* what) const { return std::string("kj_") + what + std::to_string(id); }
-  /// The checkpoint slots, segment slots and read-only copy of variable `var`.
-  std::string ckpt(const Names& n, int64_t var) const { return "kj_ckpt" + std::to_string(id) + "_" + n.var(var); }
-  std::string seg(const Names& n, int64_t var) const { return "kj_seg" + std::to_string(id) + "_" + n.var(var); }
-  std::string ro(const Names& n, int64_t var) const { return "kj_ro" + std::to_string(id) + "_" + n.var(var); }
-};
-
-/// The dynamic loops of a lowered function, numbered in program order (outer loops first)
-/// from `first`.
-struct AdjointLoops {
-  AdjointLoops(const ir::Function& lowered, int first);
-  const AdjointLoop& of(const ir::Stmt& loop) const { return list.at(index.at(&loop)); }
-  std::vector<AdjointLoop> list;
-  std::map<const ir::Stmt*, size_t> index;
-};
 
 /// What a variable's storage is called where the loop code copies it (its slot holds the same
 /// type): "var3" in the scalar body, "var3_l" for a lane function's varying variable.

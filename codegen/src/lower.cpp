@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "adjoint_emitter.hpp"
+#include "adjoint_loops.hpp"
 #include "adjoint_obstacles.hpp"
 #include "generation_errors.hpp"
 #include "kjit/error.hpp"
@@ -27,9 +28,12 @@ std::string describe(const ir::Function& fn, bool kernel) {
   return (kernel ? "kernel " : "device function ") + fn.name;
 }
 
-std::string loops_text(const std::vector<ir::SourceLoc>& loops) {
+std::string loops_text(const AdjointLoops& loops) {
   std::string text;
-  for (size_t i = 0; i < loops.size(); ++i) text += "loop " + std::to_string(i) + " at " + loops[i].short_str() + "\n";
+  for (const AdjointLoop& l : loops.list) {
+    text += "loop " + std::to_string(l.id) + " at " + l.stmt->loc.short_str() + ": " + std::to_string(l.state.size()) +
+            " variables checkpointed, " + std::to_string(l.readonly.size()) + " read only\n";
+  }
   return text.empty() ? "no dynamic loops\n" : text;
 }
 
@@ -82,7 +86,7 @@ class Lowering {
       }
       const bool reversed = kernel ? l.adjoint_obstacle.empty() : function_has_adjoint(fn) && !fn.custom_adjoint;
       if (options_.enable_adjoint && reversed) {
-        l.adjoint_loops = adjoint_loops(l.jumps_lowered);
+        l.adjoint_loops = AdjointLoops(l.jumps_lowered);
         analysed(who, "adjoint_loops", loops_text(l.adjoint_loops));
       }
     });

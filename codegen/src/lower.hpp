@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kjit/codegen/codegen.hpp"
+#include "adjoint_loops.hpp"
 #include "kjit/codegen/passes.hpp"
 #include "sweep_spans.hpp"
 
@@ -19,9 +20,9 @@ namespace kjit::codegen {
 struct LoweredFunction {
   const ir::Function* traced = nullptr;  ///< as the DSL traced it (what the scalar forward prints)
   ir::Function jumps_lowered;            ///< lower_jumps: Break, Continue and Return as flags
-  /// The dynamic loops of its adjoint in the order the adjoint numbers them (program order,
-  /// outer loops first); empty without an adjoint.
-  std::vector<ir::SourceLoc> adjoint_loops;
+  /// The dynamic loops of its adjoint (of jumps_lowered), numbered from 0 in program order,
+  /// outer loops first; none without an adjoint.
+  AdjointLoops adjoint_loops;
   /// The spans its adjoint's reverse sweep takes the body in (one: the whole body), cut from
   /// the jump-lowered body by CodegenOptions::adjoint_span; empty without adjoints.
   std::vector<SweepSpan> sweep_spans;

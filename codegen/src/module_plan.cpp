@@ -103,7 +103,7 @@ ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const Co
       with_adjoint.push_back(options.enable_adjoint && lowered.adjoint_obstacle.empty());
       std::vector<PlannedLoop> loops;
       if (with_adjoint.back())
-        for (const ir::SourceLoc& loc : lowered.adjoint_loops) loops.push_back({++next, loc});
+        for (const AdjointLoop& l : lowered.adjoint_loops.list) loops.push_back({++next, l.stmt->loc});
       plan.kernel_loops.push_back(loops);
     });
   }
@@ -112,7 +112,7 @@ ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const Co
     plan.function_first_loop[f] = next;
     if (!options.enable_adjoint || f->custom_adjoint || !function_has_adjoint(*f)) continue;
     generating("device function '" + f->name + "'", f->loc, nullptr, [&] {
-      for (const ir::SourceLoc& loc : plan.lowered.of(*f).adjoint_loops) function_loops[f].push_back({++next, loc});
+      for (const AdjointLoop& l : plan.lowered.of(*f).adjoint_loops.list) function_loops[f].push_back({++next, l.stmt->loc});
     });
   }
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -236,8 +236,7 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, co
       if (f->out_vars[i] >= 0 && f->params[i].type.is_differentiable() && !f->params[i].type.is_array())
         w.line(n.adj_param(i) + " += " + gn.var(f->out_vars[i]) + ";", 1);
   } else {
-    std::vector<ir::SourceLoc> locs;
-    emit_adjoint_body(w, plan.lowered.of(*f), used, options, plan.function_first_loop.at(f), locs, &plan.names);
+    emit_adjoint_body(w, plan.lowered.of(*f), used, options, plan.function_first_loop.at(f), &plan.names);
   }
   w.line("}");
 }

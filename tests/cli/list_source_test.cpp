@@ -91,7 +91,7 @@ TEST_CASE("source prints the IR, the forward text, or forward and adjoint") {
                         "examples/loops.hpp:11") == 0);
   const size_t traced = passes.out.find("\n# after traced: kernel demo::damp\nkernel demo::damp(");
   const size_t lowered = passes.out.find("\n# after lower_jumps: kernel demo::damp\nkernel demo::damp(");
-  const size_t loops = passes.out.find("\n# after adjoint_loops: kernel demo::damp\nloop 0 at loops.hpp:14\n");
+  const size_t loops = passes.out.find("\n# after adjoint_loops: kernel demo::damp\nloop 0 at loops.hpp:14: 1 variables checkpointed");
   CHECK(traced != std::string::npos);
   CHECK(lowered != std::string::npos);
   CHECK(loops != std::string::npos);
