@@ -6,7 +6,6 @@
 #include "builtin_codegen.hpp"
 #include "ir_builder.hpp"
 #include "kjit/codegen/tangent.hpp"
-#include "kjit/dsl/results.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/dead_code.hpp"
 #include "kjit/ir/structs.hpp"
@@ -391,7 +390,7 @@ class TangentTransform {
     const ir::Type& t = in_.type_of(value);
     if (!differentiable(t)) return value;
     const ir::Type types[] = {t, t};
-    const ir::Type pair = dsl::detail::results_type(types, 2);
+    const ir::Type pair = ir::results_struct(types, 2);
     if (tangent == kZero) tangent = zero(out, t, in_.loc);
     return emit(out, ir::Op::Construct, pair, {value, tangent}, 0, in_.loc);
   }

@@ -2,7 +2,6 @@
 // (body, user adjoint, user replay, user tangent) once per argument signature, and emitting
 // calls.
 #include <algorithm>
-#include <cctype>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -185,23 +184,7 @@ ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId
   return emit_call(fn, std::vector<ir::ValueId>(args, args + count), loc);
 }
 
-ir::Type results_type(const ir::Type* types, size_t count) {
-  // One struct per list of result types, named after them: the same list in two functions
-  // (or two modules) is one type, and the name says what it holds in generated code.
-  ir::StructInfo info;
-  info.name = "results(";
-  info.cpp_name = "kj::results";
-  for (size_t k = 0; k < count; ++k) {
-    const std::string t = types[k].str();
-    info.name += (k ? ", " : "") + t;
-    info.cpp_name += "_";
-    for (char c : t) info.cpp_name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    info.fields.push_back(ir::StructField{"r" + std::to_string(k), types[k], 0});
-  }
-  info.name += ")";
-  ir::layout_struct(info);
-  return ir::Type::structure(ir::register_struct(std::move(info)));
-}
+ir::Type results_type(const ir::Type* types, size_t count) { return ir::results_struct(types, count); }
 
 ir::ValueId func_param(size_t k, Loc loc) {
   auto& t = Tracer::get(loc);

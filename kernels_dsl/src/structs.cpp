@@ -1,6 +1,7 @@
 // The process-wide registry of user struct types.
 #include "kjit/ir/structs.hpp"
 
+#include <cctype>
 #include <deque>
 #include <mutex>
 
@@ -66,6 +67,24 @@ uint16_t register_struct(StructInfo info) {
   KJIT_CHECK(t.infos.size() < 65535, "too many struct types");
   t.infos.push_back(std::move(info));
   return uint16_t(t.infos.size());
+}
+
+Type results_struct(const Type* types, size_t count) {
+  // One struct per list of result types, named after them: the same list in two functions
+  // (or two modules) is one type, and the name says what it holds in generated code.
+  StructInfo info;
+  info.name = "results(";
+  info.cpp_name = "kj::results";
+  for (size_t k = 0; k < count; ++k) {
+    const std::string t = types[k].str();
+    info.name += (k ? ", " : "") + t;
+    info.cpp_name += "_";
+    for (char c : t) info.cpp_name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    info.fields.push_back(StructField{"r" + std::to_string(k), types[k], 0});
+  }
+  info.name += ")";
+  layout_struct(info);
+  return Type::structure(register_struct(std::move(info)));
 }
 
 }  // namespace kjit::ir

@@ -41,4 +41,9 @@ const StructInfo& struct_info(uint16_t id);
 /// at 1. Two different layouts under one name are a User error.
 uint16_t register_struct(StructInfo info);
 
+/// The struct that carries several results of types `types` (a device function's, or a value
+/// and its tangent): "results(float32, vec3f)", fields r0, r1, ...; registered once per list
+/// of types, so the same list in two functions or modules is one type.
+Type results_struct(const Type* types, size_t count);
+
 }  // namespace kjit::ir
