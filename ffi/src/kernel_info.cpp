@@ -80,7 +80,7 @@ std::unique_ptr<KernelInfo> prepare(const KernelDef& def) {
   const ir::Function& fn = def.ir();  // traces once; a tracing error is a User error
   k->launch_ndim = fn.launch_ndim;
   analyse_uses(*k, fn);
-  k->extents = ir::extent_facts(def);
+  k->extents = ir::extent_facts(def.ir());
 
   const ModuleDef& module = Registry::get().module(def.module());
   ModuleOptions mo = module.options();

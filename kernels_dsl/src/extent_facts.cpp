@@ -7,7 +7,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "kjit/kernel.hpp"
 
 namespace kjit::ir {
 
@@ -198,30 +197,5 @@ std::string ExtentFact::index_str() const {
 }
 
 ExtentFacts extent_facts(const Function& fn) { return Analysis(fn).run(); }
-
-const ExtentFacts& extent_facts(const KernelDef& kernel) {
-  // Keyed by the definition and its traced IR: a kernel made at run time and freed may leave
-  // its address to another, whose IR is then a different object.
-  using Key = std::pair<const KernelDef*, const Function*>;
-  struct KeyHash {
-    size_t operator()(const Key& k) const { return std::hash<const void*>()(k.first) * 31 + std::hash<const void*>()(k.second); }
-  };
-  const Function& fn = kernel.ir();
-  const Key key{&kernel, &fn};
-  thread_local std::unordered_map<Key, const ExtentFacts*, KeyHash> mine;
-  if (auto it = mine.find(key); it != mine.end()) return *it->second;
-  // Facts are kept for good (a map never moves its nodes), as the registry keeps definitions.
-  static std::mutex mutex;
-  static std::map<Key, ExtentFacts> all;
-  const ExtentFacts* facts;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = all.find(key);
-    if (it == all.end()) it = all.emplace(key, extent_facts(fn)).first;
-    facts = &it->second;
-  }
-  mine.emplace(key, facts);
-  return *facts;
-}
 
 }  // namespace kjit::ir

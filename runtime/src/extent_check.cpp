@@ -1,7 +1,10 @@
 // Launch checks from the kernel's IR: unguarded extents, empty arrays and views without data.
 #include "extent_check.hpp"
 
+#include <map>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "kjit/ir/extent_facts.hpp"
 #include "kjit/kernel.hpp"
@@ -46,12 +49,40 @@ void check_one(const KernelDef& kernel, const kj::launch_bounds_t& bounds, const
   }
 }
 
+/// The extent facts of `kernel`'s IR, computed once per kernel (tracing it first; a tracing
+/// error is thrown as from KernelDef::ir()). Lock-free after the first call per thread and
+/// kernel, so launches can check every call.
+const ir::ExtentFacts& kernel_extent_facts(const KernelDef& kernel) {
+  // Keyed by the definition and its traced IR: a kernel made at run time and freed may leave
+  // its address to another, whose IR is then a different object.
+  using Key = std::pair<const KernelDef*, const ir::Function*>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return std::hash<const void*>()(k.first) * 31 + std::hash<const void*>()(k.second); }
+  };
+  const ir::Function& fn = kernel.ir();
+  const Key key{&kernel, &fn};
+  thread_local std::unordered_map<Key, const ir::ExtentFacts*, KeyHash> mine;
+  if (auto it = mine.find(key); it != mine.end()) return *it->second;
+  // Facts are kept for good (a map never moves its nodes), as the registry keeps definitions.
+  static std::mutex mutex;
+  static std::map<Key, ir::ExtentFacts> all;
+  const ir::ExtentFacts* facts;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = all.find(key);
+    if (it == all.end()) it = all.emplace(key, ir::extent_facts(fn)).first;
+    facts = &it->second;
+  }
+  mine.emplace(key, facts);
+  return *facts;
+}
+
 }  // namespace
 
 void check_extents(const KernelDef& kernel, const kj::launch_bounds_t& bounds, const std::vector<LaunchArg>& args,
                    const std::vector<LaunchArg>* adj_args) {
   if (bounds.size == 0) return;
-  const ir::ExtentFacts& facts = ir::extent_facts(kernel);
+  const ir::ExtentFacts& facts = kernel_extent_facts(kernel);
   check_one(kernel, bounds, args, facts, "array");
   if (adj_args) check_one(kernel, bounds, *adj_args, facts, "adjoint array");
 }

@@ -46,7 +46,7 @@ namespace {
 
 std::string facts_str(const KernelDef& k) {
   std::string s;
-  for (const ir::ExtentFact& f : ir::extent_facts(k).unguarded)
+  for (const ir::ExtentFact& f : ir::extent_facts(k.ir()).unguarded)
     s += k.ir().params[size_t(f.param)].name + "[" + std::to_string(f.dim) + "]=" + f.index_str() + ";";
   return s;
 }
@@ -55,7 +55,7 @@ std::string facts_str(const KernelDef& k) {
 
 TEST_CASE("extent facts: unguarded affine accesses, and what each needs of a launch") {
   CHECK(facts_str(extent_tests::plain.def()) == "y[0]=2*tid() + 1;x[0]=tid();out[0]=tid();");
-  const auto& facts = ir::extent_facts(extent_tests::plain.def());
+  const auto& facts = ir::extent_facts(extent_tests::plain.def().ir());
   CHECK(facts.unguarded[0].needed(10) == 20);  // y[2*9 + 1]
   CHECK(facts.unguarded[1].needed(10) == 10);
   CHECK(facts.unguarded[0].needed(0) == 0);
@@ -73,7 +73,7 @@ TEST_CASE("extent facts: guards, early returns and data-dependent indices prove 
 }
 
 TEST_CASE("extent facts: which arrays the kernel touches at all") {
-  const auto& a = ir::extent_facts(extent_tests::data_dependent.def()).accessed;
+  const auto& a = ir::extent_facts(extent_tests::data_dependent.def().ir()).accessed;
   CHECK(a == std::vector<bool>{true, true, false, true});
-  CHECK(ir::extent_facts(extent_tests::guarded_if.def()).accessed == std::vector<bool>{true, true});
+  CHECK(ir::extent_facts(extent_tests::guarded_if.def().ir()).accessed == std::vector<bool>{true, true});
 }

@@ -8,10 +8,6 @@
 
 #include "kjit/ir/ir.hpp"
 
-namespace kjit {
-class KernelDef;
-}
-
 namespace kjit::ir {
 
 /// An access that every thread of a launch makes on every path, with no guard before it:
@@ -47,10 +43,5 @@ struct ExtentFacts {
 /// whose index is not an affine function of the thread index, so a fact is always a real
 /// unguarded access; where nothing can be proven, nothing is recorded.
 ExtentFacts extent_facts(const Function& fn);
-
-/// The extent facts of `kernel`'s IR, computed once per kernel (tracing it first; a tracing
-/// error is thrown as from KernelDef::ir()). Lock-free after the first call per thread and
-/// kernel, so launches can check every call.
-const ExtentFacts& extent_facts(const KernelDef& kernel);
 
 }  // namespace kjit::ir
