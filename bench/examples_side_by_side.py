@@ -43,6 +43,7 @@ A, K, C, STEPS = 2.0, 10.0, 1.1, 16
 KERNELS = ["saxpy", "daxpy", "springs", "springs_f64", "damp", "iterate"]
 MODES = ["fwd", "adj", "tan"]
 VEC3 = {"springs", "springs_f64", "damp"}  # kernels whose results are Vec3 arrays
+ACCUMULATING = ["saxpy_adj", "daxpy_adj"]  # also timed with Dr.Jit accumulating (drjit-acc)
 CASES = [f"{k}_{m}" for k in KERNELS for m in MODES]
 # kjit against Dr.Jit, relative to the results' magnitude: one rounding for the axpys; sums of
 # atomics in any order for springs; 16 dependent steps for damp and iterate.
@@ -155,10 +156,11 @@ class DrJit:
             dr.eval(r)
             return r
 
-        def run_adj():
+        def run_adj(accumulate=False):
             for x in wrt:
                 dr.enable_grad(x)
-                dr.clear_grad(x)
+                if not accumulate:
+                    dr.clear_grad(x)
             out = fwd(*wrt)
             dr.set_grad(out, seed)
             dr.enqueue(dr.ADMode.Backward, out)
@@ -181,6 +183,10 @@ class DrJit:
             return r
 
         self.cases[name + "_fwd"], self.cases[name + "_adj"], self.cases[name + "_tan"] = run_fwd, run_adj, run_tan
+        # The adjoint adding into gradients it already holds: the work kjit's adjoint does (it
+        # adds into the gradient arrays it is given, as Warp's), where Dr.Jit's plain reverse
+        # pass may hand back a seed as a gradient and write the other (2 streams, not 5).
+        self.cases[name + "_adj_acc"] = lambda: run_adj(accumulate=True)
 
     def _axpy(self, name, real, suffix):
         x, y, g, dx, dy = self._arrays(real, *[f"axpy_{n}{suffix}" for n in ("x", "y", "g", "dx", "dy")])
@@ -302,10 +308,15 @@ def main():
                 theirs = drjit.results(case)
                 print(f"  {case:16s} {compare(case, kjit.results(case, len(theirs)), theirs):.1e}")
             times = {(c, s): [] for c in CASES for s in ("kjit", "drjit")}
+            times.update({(c, "drjit-acc"): [] for c in ACCUMULATING})
+            for c in ACCUMULATING:
+                drjit.time(c + "_acc")  # compiled before timing
             for _ in range(args.reps):
                 for case in CASES:
                     times[(case, "kjit")].append(kjit.time(case))
                     times[(case, "drjit")].append(drjit.time(case))
+                    if case in ACCUMULATING:
+                        times[(case, "drjit-acc")].append(drjit.time(case + "_acc"))
         finally:
             kjit.close()
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -316,6 +327,11 @@ def main():
         k, d = med[(case, "kjit")], med[(case, "drjit")]
         print(f"| {case} | {k:.2f} ({min(times[(case, 'kjit')]):.2f}) | {d:.2f} ({min(times[(case, 'drjit')]):.2f}) "
               f"| {k / d:.2f} |")
+    print("\nadjoints against Dr.Jit adding into the gradients it holds (drjit-acc: kjit's work), ms, median (min):")
+    for case in ACCUMULATING:
+        acc = med[(case, "drjit-acc")]
+        print(f"  {case}: drjit-acc {acc:.2f} ({min(times[(case, 'drjit-acc')]):.2f}); kjit/drjit-acc "
+              f"{med[(case, 'kjit')] / acc:.2f}")
     print("\nadjoint / forward and tangent / forward (medians):")
     print("| kernel | kjit adj | Dr.Jit adj | kjit tan | Dr.Jit tan |")
     print("|---|---|---|---|---|")
