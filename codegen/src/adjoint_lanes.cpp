@@ -38,17 +38,6 @@ std::string copy_lanes(const std::string& dst, const std::string& src) {
   return "kj::copy_lanes(" + dst + ", " + src + ");";
 }
 
-/// A divergent If runs inside its lane loop only when nothing in it adds atomically in the
-/// reverse sweep (a read at another thread's index): such adds keep lane loops of their own.
-std::function<bool(const ir::Function&, const ir::Stmt&)> no_atomic_adjoint() {
-  auto owned = std::make_shared<std::unique_ptr<OwnedArrays>>();
-  return [owned](const ir::Function& fn, const ir::Stmt& s) {
-    if (s.op != ir::Op::ArrayLoad || !fn.type_of(s.result).is_differentiable()) return true;
-    if (!*owned) *owned = std::make_unique<OwnedArrays>(fn);
-    return (**owned)(s.args[0]);
-  };
-}
-
 /// Bytes of a value of type `t` (an array handle counted generously).
 size_t bytes_of(const ir::Type& t) { return t.is_array() ? 80 : size_t(std::max(t.element_bytes(), 4)); }
 
@@ -56,7 +45,7 @@ class AdjointLanes : LaneCode {
  public:
   AdjointLanes(SourceWriter& w, const LoweredFunction& fn, PreludeUse& used, const CodegenOptions& o, int first_loop,
                const FunctionNames* functions)
-      : LaneCode(w, fn, used, functions, Mode::Replay, no_atomic_adjoint(), lane_width(*fn.traced)), rules_(fn_, n_, ex_, used),
+      : LaneCode(w, fn, planned(fn.adjoint_lanes, "adjoint"), used, functions, Mode::Replay, lane_width(*fn.traced)), rules_(fn_, n_, ex_, used),
         o_(o),
         loops_(fn.adjoint_loops.numbered_from(first_loop)), closure_(fn_.values.size(), false), closure_var_(fn_.vars.size(), false) {
     ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {

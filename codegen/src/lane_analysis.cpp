@@ -1,8 +1,11 @@
 // The uniformity analysis of the cpu's lane functions, and the facts derived from it.
 #include "lane_analysis.hpp"
 
+#include <memory>
+
 #include "builtin_codegen.hpp"
 #include "kjit/error.hpp"
+#include "reverse_rules.hpp"
 
 namespace kjit::codegen {
 
@@ -173,6 +176,15 @@ bool LaneAnalysis::needs_guard(const ir::Stmt& s) const {
       return false;
   }
   return false;
+}
+
+std::function<bool(const ir::Stmt&)> no_atomic_adjoint(const ir::Function& lowered) {
+  auto owned = std::make_shared<std::unique_ptr<OwnedArrays>>();
+  return [owned, &lowered](const ir::Stmt& s) {
+    if (s.op != ir::Op::ArrayLoad || !lowered.type_of(s.result).is_differentiable()) return true;
+    if (!*owned) *owned = std::make_unique<OwnedArrays>(lowered);
+    return (**owned)(s.args[0]);
+  };
 }
 
 }  // namespace kjit::codegen

@@ -64,4 +64,9 @@ class LaneAnalysis {
   std::set<const ir::Stmt*> flat_;
 };
 
+/// The adjoint lane function's condition on flattening a divergent If (LaneAnalysis's
+/// `may_flatten` for `lowered`): nothing in it adds atomically in the reverse sweep (a read at
+/// another thread's index); such adds keep lane loops of their own.
+std::function<bool(const ir::Stmt&)> no_atomic_adjoint(const ir::Function& lowered);
+
 }  // namespace kjit::codegen

@@ -23,15 +23,14 @@ namespace {
 bool runs_alone(const ir::Stmt& s) { return s.op == ir::Op::ArrayAtomic; }
 }  // namespace
 
-LaneCode::LaneCode(SourceWriter& w, const LoweredFunction& fn, PreludeUse& prelude, const FunctionNames* functions,
-                   Mode mode, const std::function<bool(const ir::Function&, const ir::Stmt&)>& may_flatten,
-                   std::string width)
-    : fn_(fn.jumps_lowered), n_(fn_), ex_(n_, prelude, functions),
-      a_(fn_, may_flatten ? std::function<bool(const ir::Stmt&)>([this, may_flatten](const ir::Stmt& s) {
-                              return may_flatten(fn_, s);
-                            })
-                          : nullptr),
-      mode_(mode), width_(std::move(width)), w_(&w), scratch_("scratch", false), defined_in_(fn_.values.size()),
+const LaneAnalysis& planned(const std::optional<LaneAnalysis>& analysis, const char* which) {
+  KJIT_CHECK(analysis.has_value(), std::string("the pass list planned no ") + which + " lane analysis for this kernel");
+  return *analysis;
+}
+
+LaneCode::LaneCode(SourceWriter& w, const LoweredFunction& fn, const LaneAnalysis& analysis, PreludeUse& prelude,
+                   const FunctionNames* functions, Mode mode, std::string width)
+    : fn_(fn.jumps_lowered), n_(fn_), ex_(n_, prelude, functions), a_(analysis), mode_(mode), width_(std::move(width)), w_(&w), scratch_("scratch", false), defined_in_(fn_.values.size()),
       used_in_(fn_.values.size()), control_use_(fn_.values.size(), false), lane_array_(fn_.values.size(), false) {}
 
 void LaneCode::plan(const std::function<void()>& emit) {

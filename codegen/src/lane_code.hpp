@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ namespace kjit::codegen {
 /// an adjoint's replays and reverses), and a second block of lanes fills their latency.
 /// Straight-line code (springs) gains nothing from it and would compile twice the vector code.
 std::string lane_width(const ir::Function& fn);
+
+/// The lane analysis the pass list planned for a lane function (`which`: "forward" or
+/// "adjoint"); an Internal error when it planned none.
+const LaneAnalysis& planned(const std::optional<LaneAnalysis>& analysis, const char* which);
 
 /// The shared half of a lane function's emitter. The text is written twice: a planning pass
 /// into scratch text records in which units each value is defined and used, which decides
@@ -44,12 +49,11 @@ class LaneCode {
     std::function<void(const std::string& active, int indent)> write;
   };
 
-  /// Lane code for `fn` (its jump-lowered form: Break, Continue and Return as flags). `may_flatten`: see
-  /// LaneAnalysis. `width`: the prelude's macro for the lanes per block, "KJ_LANES" or
-  /// "KJ_WIDE_LANES".
-  LaneCode(SourceWriter& w, const LoweredFunction& fn, PreludeUse& prelude, const FunctionNames* functions, Mode mode,
-           const std::function<bool(const ir::Function&, const ir::Stmt&)>& may_flatten = nullptr,
-           std::string width = "KJ_LANES");
+  /// Lane code for `fn` (its jump-lowered form: Break, Continue and Return as flags) under
+  /// `analysis`, one of its lane analyses. `width`: the prelude's macro for the lanes per
+  /// block, "KJ_LANES" or "KJ_WIDE_LANES".
+  LaneCode(SourceWriter& w, const LoweredFunction& fn, const LaneAnalysis& analysis, PreludeUse& prelude,
+           const FunctionNames* functions, Mode mode, std::string width = "KJ_LANES");
   virtual ~LaneCode() = default;
 
   /// Runs `emit` into scratch text and decides the lane arrays; then the caller writes the
@@ -113,7 +117,7 @@ class LaneCode {
   const ir::Function& fn_;  // jumps lowered to flags
   Names n_;
   ExprEmitter ex_;
-  LaneAnalysis a_;
+  const LaneAnalysis& a_;  // the pass list's (LoweredFunction)
   const Mode mode_;
   /// The forward's block stores (top-level stores of fn_, lane_emitter.cpp): each unit
   /// collects their lanes' values in an aligned block and writes it with kj::store_block

@@ -65,7 +65,7 @@ std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
 class LaneEmitter : LaneCode {
  public:
   LaneEmitter(SourceWriter& w, const LoweredFunction& fn, PreludeUse& prelude, const FunctionNames* functions)
-      : LaneCode(w, fn, prelude, functions, Mode::Forward, nullptr, lane_width(*fn.traced)) {
+      : LaneCode(w, fn, planned(fn.forward_lanes, "forward"), prelude, functions, Mode::Forward, lane_width(*fn.traced)) {
     blocks_ = block_stores(fn_);
   }
 

@@ -12,6 +12,7 @@
 #include "kjit/error.hpp"
 #include "kjit/ir/printer.hpp"
 #include "kjit/ir/verifier.hpp"
+#include "lane_emitter.hpp"
 #include "lower_jumps.hpp"
 
 namespace kjit::codegen {
@@ -35,6 +36,21 @@ std::string loops_text(const AdjointLoops& loops) {
             " variables checkpointed, " + std::to_string(l.readonly.size()) + " read only\n";
   }
   return text.empty() ? "no dynamic loops\n" : text;
+}
+
+/// The values and variables a lane analysis finds varying, and the Ifs it flattens.
+std::string lanes_text(const LaneAnalysis& a) {
+  const ir::Function& fn = a.fn();
+  std::string values, vars;
+  for (size_t v = 0; v < fn.values.size(); ++v)
+    if (!fn.values[v].is_void() && a.varying(ir::ValueId(v))) values += " %" + std::to_string(v);
+  for (size_t v = 0; v < fn.vars.size(); ++v)
+    if (a.varying_var(int64_t(v))) vars += " $" + std::to_string(v);
+  int flat = 0;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { flat += s.op == ir::Op::If && a.flat(s); });
+  return "varying values:" + (values.empty() ? std::string(" none") : values) +
+         "\nvarying variables:" + (vars.empty() ? std::string(" none") : vars) +
+         "\nflattened ifs: " + std::to_string(flat) + "\n";
 }
 
 std::string spans_text(const std::vector<SweepSpan>& spans) {
@@ -83,6 +99,14 @@ class Lowering {
       if (options_.enable_adjoint) {
         l.sweep_spans = plan_sweep_spans(l.jumps_lowered.body, options_.adjoint_span);
         analysed(who, "sweep_spans", spans_text(l.sweep_spans));
+      }
+      if (kernel && wants_forward_lane_function(fn, options_)) {
+        l.forward_lanes.emplace(l.jumps_lowered);
+        analysed(who, "forward_lanes", lanes_text(*l.forward_lanes));
+      }
+      if (kernel && options_.enable_adjoint && l.adjoint_obstacle.empty() && wants_lane_function(fn, options_)) {
+        l.adjoint_lanes.emplace(l.jumps_lowered, no_atomic_adjoint(l.jumps_lowered));
+        analysed(who, "adjoint_lanes", lanes_text(*l.adjoint_lanes));
       }
       const bool reversed = kernel ? l.adjoint_obstacle.empty() : function_has_adjoint(fn) && !fn.custom_adjoint;
       if (options_.enable_adjoint && reversed) {

@@ -6,12 +6,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kjit/codegen/codegen.hpp"
 #include "adjoint_loops.hpp"
 #include "kjit/codegen/passes.hpp"
+#include "lane_analysis.hpp"
 #include "sweep_spans.hpp"
 
 namespace kjit::codegen {
@@ -26,6 +28,10 @@ struct LoweredFunction {
   /// The spans its adjoint's reverse sweep takes the body in (one: the whole body), cut from
   /// the jump-lowered body by CodegenOptions::adjoint_span; empty without adjoints.
   std::vector<SweepSpan> sweep_spans;
+  /// A kernel's uniformity analyses for its cpu lane functions (of jumps_lowered): the
+  /// forward's, and the adjoint's (which flattens no If whose reverse adds atomically); each
+  /// only when the kernel gets that lane function.
+  std::optional<LaneAnalysis> forward_lanes, adjoint_lanes;
   /// A kernel's reason for having no adjoint ("" when it has one, or adjoints are off).
   std::string adjoint_obstacle;
 };

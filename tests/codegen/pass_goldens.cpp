@@ -48,7 +48,7 @@ TEST_CASE("the IR after each pass of the example kernels matches the golden file
   }
 }
 
-TEST_CASE("the pass list: traced first, every kernel lowered once, analyses only with adjoints") {
+TEST_CASE("the pass list: traced first, every kernel lowered once, analyses only where a printer reads them") {
   const KernelDef* damp = nullptr;
   for (const KernelDef* k : module_kernels("loops"))
     if (k->name() == "demo::damp") damp = k;
@@ -59,8 +59,14 @@ TEST_CASE("the pass list: traced first, every kernel lowered once, analyses only
     CHECK(s.function == "kernel demo::damp");
     passes.push_back(s.pass);
   }
-  CHECK(passes == std::vector<std::string>{"traced", "lower_jumps", "adjoint_obstacle", "sweep_spans", "adjoint_loops"});
+  CHECK(passes == std::vector<std::string>{"traced", "lower_jumps", "adjoint_obstacle", "sweep_spans", "forward_lanes",
+                                           "adjoint_lanes", "adjoint_loops"});
   o.enable_adjoint = false;
+  passes.clear();
+  for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&damp->ir()}, o)) passes.push_back(s.pass);
+  CHECK(passes == std::vector<std::string>{"traced", "lower_jumps", "forward_lanes"});
+  // Bounds-checked modules get no lane functions, so no lane analyses either.
+  o.bounds_check = true;
   passes.clear();
   for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&damp->ir()}, o)) passes.push_back(s.pass);
   CHECK(passes == std::vector<std::string>{"traced", "lower_jumps"});
