@@ -33,9 +33,12 @@
 # the same bytes run to run without it too), and one pool thread keeps a float atomic's order
 # fixed should one ever be split. Checker failures on either side are reported (the summary
 # lines) but are not differences; a program's outcome (pass, refused, degenerate, the kind of a
-# failure) is part of its file. A checked run compiles a host module per batch of 16 programs
-# and one per tangent module: about 2.5 minutes per 100 programs and setting for both sides on
-# two cores.
+# failure) is part of its file. The dumps see a change of summation order (KJIT_PRIVATE_ADDS=0,
+# atomic adds instead of private copies, changes the last bit of some atomic targets): the
+# environment is the same for both sides. A checked run compiles a host module per batch of 16
+# programs and one per tangent module: 2 to 3 minutes per 100 programs and setting for both
+# sides on two shared cores (1.5 minutes with the generator's 4 threads), so the default COUNT
+# of 500 takes about 25 minutes for its two settings.
 #
 # Environment: KJIT_BUILD_DIR; KJIT_DIFF_MODE (text, the default, or values); KJIT_DIFF_SPANS
 # (default "default 8"); KJIT_DIFF_BATCHES (default "16 1"; "16" in values mode, where batches of
