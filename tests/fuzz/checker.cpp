@@ -71,8 +71,9 @@ std::vector<kjit::LaunchArg> adjoint_args(const std::vector<RefArg>& init, const
 }
 
 /// Runs one traced program on cpu and checks it. `solo`: the program has its own module, so
-/// a build error is its own.
-ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, bool solo, bool tangents) {
+/// a build error is its own. `record`: every buffer read back from kjit's launches is appended
+/// to the result's `values` (CheckOptions::dump_values).
+ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, bool solo, bool tangents, bool record) {
   ProgramResult r;
   r.seed = prog.seed;
   const kjit::ir::Function& fn = def.ir();
@@ -125,8 +126,15 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
     r.detail = std::string("a bare exception from the forward launch: ") + e.what();
     return r;
   }
+  // Every output is read back before any is checked, so that the values recorded do not
+  // depend on where the check stops.
+  std::vector<std::vector<double>> outputs(P_COUNT);
   for (int p = P_OUT; p < P_COUNT; ++p) {
-    std::vector<double> got = from_device(p, arrays[size_t(p)], ref[size_t(p)].data.size());
+    outputs[size_t(p)] = from_device(p, arrays[size_t(p)], ref[size_t(p)].data.size());
+    if (record) append_values(&r.values, std::string("forward.") + param_name(p), outputs[size_t(p)]);
+  }
+  for (int p = P_OUT; p < P_COUNT; ++p) {
+    const std::vector<double>& got = outputs[size_t(p)];
     for (size_t i = 0; i < got.size(); ++i) {
       double want = ref[size_t(p)].data[i];
       if (!(std::fabs(got[i] - want) <= kFwdTol * (1 + std::fabs(want)))) {
@@ -142,7 +150,7 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
   // kjit tangents (forward mode): against finite differences along directions now, against
   // the adjoint once it has run.
   TangentCheck tangent;
-  if (tangents) tangent = check_tangent(prog, def, fn, init, scale);
+  if (tangents) tangent = check_tangent(prog, def, fn, init, scale, record ? &r.values : nullptr);
   r.tangent_components = tangent.components;
   r.tangent_nonsmooth = tangent.nonsmooth;
   r.tangent_refused = tangent.refused;
@@ -211,6 +219,7 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
         tripled_grads.resize(P_COUNT);
         for (int q : checked) {
           tripled_grads[size_t(q)] = from_device(q, grads2[size_t(q)], init[size_t(q)].data.size());
+          if (record) append_values(&r.values, std::string("adjoint-x3.") + param_name(q), tripled_grads[size_t(q)]);
           for (double& x : tripled_grads[size_t(q)]) x /= 3;
         }
       } catch (const std::exception&) {
@@ -232,8 +241,20 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
   };
   uint64_t fp0 = 0;
   loss(init, &fp0);
+  // The gradients (a, v, m and, for odd seeds, s), all read back before any is checked; the
+  // outputs' adjoints as the launch leaves them (atomic min/max consume theirs) are recorded
+  // too, though nothing checks them.
+  std::vector<std::vector<double>> gradients(P_COUNT);
   for (int p : checked) {
-    std::vector<double> g = from_device(p, grads[size_t(p)], init[size_t(p)].data.size());
+    gradients[size_t(p)] = from_device(p, grads[size_t(p)], init[size_t(p)].data.size());
+    if (record) append_values(&r.values, std::string("adjoint.") + param_name(p), gradients[size_t(p)]);
+  }
+  if (record)
+    for (int p = P_OUT; p < P_COUNT; ++p)
+      append_values(&r.values, std::string("adjoint.") + param_name(p),
+                    from_device(p, grads[size_t(p)], init[size_t(p)].data.size()));
+  for (int p : checked) {
+    const std::vector<double>& g = gradients[size_t(p)];
     for (size_t j = 0; j < g.size(); ++j) {
       double vals[4];
       const double steps[4] = {kStep, -kStep, kStep / 2, -kStep / 2};
@@ -291,7 +312,7 @@ ProgramResult check_program(const Program& prog, const kjit::KernelDef& def, boo
   }
   if (!tangent.refused && !tangent.jv.empty()) {
     std::vector<std::vector<double>> g(P_COUNT);
-    for (int p : {P_A, P_V, P_M}) g[size_t(p)] = from_device(p, grads[size_t(p)], init[size_t(p)].data.size());
+    for (int p : {P_A, P_V, P_M}) g[size_t(p)] = gradients[size_t(p)];
     std::string dot = check_dot_product(tangent, w, g);
     r.dot_checked = true;
     if (!dot.empty()) {
@@ -457,7 +478,7 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
   for (size_t k = 0; k < live.size(); ++k) {
     size_t i = live[k];
     try {
-      results[i] = check_program(programs[i], regs[i]->def(), solo, o.tangents);
+      results[i] = check_program(programs[i], regs[i]->def(), solo, o.tangents, !o.dump_values.empty());
     } catch (const ModuleFailure& f) {
       for (size_t q = k; q < live.size(); ++q) { regs[live[q]].reset(); redo->push_back(live[q]); }
       *why = f.what();
@@ -470,6 +491,36 @@ std::vector<ProgramResult> run_module(const std::vector<Program>& programs, cons
     }
   }
   return results;
+}
+
+/// Writes `r`'s values (CheckOptions::dump_values) to <dir>/<seed>.values: a header of text
+/// lines
+///   kjit_autodiff_fuzz values 1
+///   seed <seed>
+///   n <threads of each launch>
+///   outcome <pass | degenerate | refused | failure <kind>>
+///   tangents <checked | refused | off>   (off: --no-tangents; refused: forward mode refused
+///                                         the program; checked: where it got that far)
+/// then one record per buffer read back from kjit's launches, in the order the checker read
+/// them: the line "<name> float64 <values> <bytes>", that many raw bytes, and a newline. The
+/// names: forward.<output>; tangent-avm.<output> and tangent-s.<output> (the tangent launches
+/// along a, v, m and along s); adjoint.<input> (a, v, m, and s for odd seeds) and
+/// adjoint.<output> (the outputs' adjoints after the launch); adjoint-x3.<input> (the adjoint
+/// rerun with its seeds tripled, when a mismatch made the checker run it). A program stopped
+/// early (refused, degenerate, failed) has the records read back until then. Only the
+/// outcome's kind of a failure is written, not its message, and no message of a refusal, which
+/// name the checkout's paths. False when the file could not be written.
+bool write_values_file(const std::string& dir, const Program& p, const ProgramResult& r, bool tangents) {
+  std::string head = "kjit_autodiff_fuzz values 1\nseed " + std::to_string(p.seed) + "\nn " + std::to_string(p.n) +
+                     "\noutcome ";
+  switch (r.outcome) {
+    case Outcome::Pass: head += "pass"; break;
+    case Outcome::Degenerate: head += "degenerate"; break;
+    case Outcome::Refused: head += "refused"; break;
+    case Outcome::Failure: head += "failure " + r.kind; break;
+  }
+  head += std::string("\ntangents ") + (!tangents ? "off" : r.tangent_refused ? "refused" : "checked") + "\n";
+  return write_text(dir, std::to_string(p.seed) + ".values", head + r.values);
 }
 
 std::string describe_inputs(const Program& p) {
@@ -575,9 +626,11 @@ std::string Summary::line() const {
 Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& o) {
   Summary sum;
   sum.generate_only = o.generate_only;
-  // Shrinking checks other programs under the seed's name: none of their texts is dumped.
+  // Shrinking checks other programs under the seed's name: none of their texts or values is
+  // dumped.
   CheckOptions shrinking = o;
   shrinking.dump_source.clear();
+  shrinking.dump_values.clear();
   std::mutex mu;
   std::atomic<uint64_t> next{0};
   const uint64_t batches = (count + uint64_t(o.batch) - 1) / uint64_t(o.batch);
@@ -594,7 +647,15 @@ Summary run_seeds(uint64_t first, uint64_t count, const CheckOptions& o) {
       std::vector<ProgramResult> res = check_batch(progs, "fuzz_" + std::to_string(first) + "_" + std::to_string(b), o);
       for (size_t i = 0; i < res.size(); ++i) {
         ProgramResult r = res[i];
-        if (r.outcome == Outcome::Failure && o.shrink) {
+        if (!o.dump_values.empty() && !o.generate_only) {
+          if (!write_values_file(o.dump_values, progs[i], r, o.tangents) && r.outcome != Outcome::Failure) {
+            r.outcome = Outcome::Failure;
+            r.kind = "dump-values";
+            r.detail = "cannot write " + (std::filesystem::path(o.dump_values) / (std::to_string(r.seed) + ".values")).string();
+          }
+          r.values.clear();
+        }
+        if (r.outcome == Outcome::Failure && o.shrink && r.kind != "dump-values") {
           Program small = shrink(progs[i], r.kind, shrinking);
           std::vector<ProgramResult> again = check_batch({small}, "fuzz_shrunk_" + std::to_string(r.seed), shrinking);
           std::ostringstream d;

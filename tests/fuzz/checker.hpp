@@ -32,6 +32,10 @@ struct ProgramResult {
   int tangent_nonsmooth = 0;   ///< tangent directions skipped at kinks
   bool tangent_refused = false;  ///< forward mode refused the program (it was checked in reverse)
   bool dot_checked = false;      ///< <w, J v> was compared with <v, J^T w>
+  /// With CheckOptions::dump_values: the raw bytes of every buffer read back from kjit's
+  /// launches of the program, as records of append_values (launch_support.hpp), in the order
+  /// the checker read them.
+  std::string values;
 };
 
 struct CheckOptions {
@@ -60,6 +64,18 @@ struct CheckOptions {
   /// and stop there: nothing is compiled, launched or checked. With dump_source, a quick
   /// differential test of code generation (scripts/codegen_differential.sh).
   bool generate_only = false;
+  /// When set, a folder where a checked run writes, per program, <seed>.values: the raw bytes
+  /// of everything the checker reads back from kjit's cpu launches of it (forward outputs,
+  /// tangent outputs, adjoint gradients of the arrays and of the value s, and the outputs'
+  /// adjoints as the adjoint launch leaves them), nothing of the reference's
+  /// (write_values_file in checker.cpp has the format). Two builds that launch the same
+  /// programs give identical files exactly when kjit's results are bit for bit the same: the
+  /// differential test of values across a code-generation change
+  /// (KJIT_DIFF_MODE=values scripts/codegen_differential.sh). The launches of the generated
+  /// programs are below the size the cpu thread pool splits (cpu_dispatch.hpp), so the files
+  /// do not depend on the pool; the script still runs with KJIT_NUM_THREADS=1. The shrinker's
+  /// programs are not written.
+  std::string dump_values;
 };
 
 /// Totals of a run, and each failure (shrunk, with its DSL repro).

@@ -1,12 +1,18 @@
 // fuzz_main.cpp — kjit_autodiff_fuzz: the randomized differential tester for long runs.
 //   kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] [--no-shrink] [--no-tangents]
-//                      [--avoid-known] [--dump-source DIR] [--generate-only] [--print S] [--verbose]
+//                      [--avoid-known] [--dump-source DIR] [--generate-only] [--dump-values DIR] [--print S] [--verbose]
 // --dump-source DIR writes the generated text of every module the run builds into DIR (created
 // if missing): <seed>.cu and, with tangents, <seed>.tangent.cu for a module of one program
 // (--batch 1), <first>-<last>.cu for a batch (CheckOptions::dump_source). --generate-only
 // generates the same programs' modules with the same options as a checked run but compiles,
 // launches and checks nothing (seconds for thousands of programs); with --dump-source it is
 // the differential test of code generation that scripts/codegen_differential.sh runs.
+// --dump-values DIR (a checked run) writes DIR/<seed>.values per program: the raw bytes of
+// every buffer the checker reads back from kjit's cpu launches (forward outputs, tangent
+// outputs, adjoint gradients of the arrays and of s; CheckOptions::dump_values). With
+// --no-nvrtc it is the differential test of values that KJIT_DIFF_MODE=values
+// scripts/codegen_differential.sh runs: a code-generation change must leave every launch's
+// results bit for bit as they were.
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -51,16 +57,21 @@ int main(int argc, char** argv) {
     }
     else if (a == "--dump-source") o.dump_source = next();
     else if (a == "--generate-only") o.generate_only = true;
+    else if (a == "--dump-values") o.dump_values = next();
     else if (a == "--print") print = std::stol(next());
     else if (a == "--verbose") o.verbose = true;
     else {
       std::fprintf(stderr,
                    "usage: kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] "
                    "[--no-shrink] [--no-tangents] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--threads N] "
-                   "[--dump-source DIR] [--generate-only] [--print SEED] [--verbose]\n"
+                   "[--dump-source DIR] [--generate-only] [--dump-values DIR] [--print SEED] [--verbose]\n"
                    "  --dump-source DIR  write each module's generated text to DIR/<seed>.cu (and <seed>.tangent.cu; "
                    "<first>-<last>.cu for a batch of several programs)\n"
-                   "  --generate-only    generate the modules' texts only: compile, launch and check nothing\n");
+                   "  --generate-only    generate the modules' texts only: compile, launch and check nothing\n"
+                   "  --dump-values DIR  in a checked run, write the raw bytes of every buffer read back from kjit's cpu "
+                   "launches of each program (forward outputs, tangents, gradients) to DIR/<seed>.values\n"
+                   "  --threads N        launch every program over N threads (N elements per array) instead of 4; "
+                   "16 or more run the cpu's lane functions\n");
       return 2;
     }
   }
@@ -68,11 +79,17 @@ int main(int argc, char** argv) {
     std::printf("%s", fuzz::to_dsl_source(fuzz::generate(uint64_t(print), o.gen), "fuzz_" + std::to_string(print)).c_str());
     return 0;
   }
-  if (!o.dump_source.empty()) {
+  if (!o.dump_values.empty() && o.generate_only) {
+    std::fprintf(stderr, "--dump-values needs a checked run: it cannot go with --generate-only\n");
+    return 2;
+  }
+  for (const auto& [option, dir] : {std::pair<const char*, std::string>{"--dump-source", o.dump_source},
+                                    std::pair<const char*, std::string>{"--dump-values", o.dump_values}}) {
+    if (dir.empty()) continue;
     std::error_code ec;
-    std::filesystem::create_directories(o.dump_source, ec);
-    if (ec || !std::filesystem::is_directory(o.dump_source)) {
-      std::fprintf(stderr, "--dump-source: cannot make the folder %s: %s\n", o.dump_source.c_str(), ec.message().c_str());
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir)) {
+      std::fprintf(stderr, "%s: cannot make the folder %s: %s\n", option, dir.c_str(), ec.message().c_str());
       return 2;
     }
   }

@@ -77,6 +77,13 @@ std::vector<kjit::LaunchArg> launch_args(std::vector<kjit::NdArray>& arrays, con
   return args;
 }
 
+void append_values(std::string* out, const std::string& name, const std::vector<double>& data) {
+  const size_t bytes = data.size() * sizeof(double);
+  *out += name + " float64 " + std::to_string(data.size()) + " " + std::to_string(bytes) + "\n";
+  out->append(reinterpret_cast<const char*>(data.data()), bytes);
+  *out += "\n";
+}
+
 bool names_line(const std::string& msg) {
   static const std::regex re(R"([A-Za-z0-9_./-]+\.(hpp|cpp|h|cc):[0-9]+)");
   return std::regex_search(msg, re);

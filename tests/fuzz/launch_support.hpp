@@ -29,6 +29,9 @@ std::vector<double> from_device(int p, const kjit::NdArray& arr, size_t values);
 std::vector<kjit::LaunchArg> launch_args(std::vector<kjit::NdArray>& arrays, const std::vector<RefArg>& in);
 /// The program's inputs on the cpu device, one array per array parameter.
 std::vector<kjit::NdArray> device_arrays(const std::vector<RefArg>& init);
+/// Appends one buffer read back from a launch to a values record (CheckOptions::dump_values):
+/// the line "<name> float64 <values> <bytes>", the raw bytes of `data`, and a newline.
+void append_values(std::string* out, const std::string& name, const std::vector<double>& data);
 /// Whether a message names a source line (file:line).
 bool names_line(const std::string& msg);
 /// A double with every digit.

@@ -37,7 +37,7 @@ std::vector<RefArg> moved(const std::vector<RefArg>& init, const std::vector<std
 }  // namespace
 
 TangentCheck check_tangent(const Program& prog, const kjit::KernelDef& def, const kjit::ir::Function& fn,
-                           const std::vector<RefArg>& init, double scale) {
+                           const std::vector<RefArg>& init, double scale, std::string* values) {
   TangentCheck t;
   const int n = prog.n;
   std::mt19937_64 rng(prog.seed * 17 + 3);
@@ -94,6 +94,7 @@ TangentCheck check_tangent(const Program& prog, const kjit::KernelDef& def, cons
     std::vector<double> jv;
     for (int p = P_OUT; p < P_COUNT; ++p) {
       std::vector<double> part = from_device(p, tangent_arrays[size_t(p)], init[size_t(p)].data.size());
+      if (values) append_values(values, std::string(round == 0 ? "tangent-avm." : "tangent-s.") + param_name(p), part);
       jv.insert(jv.end(), part.begin(), part.end());
     }
     if (round == 0) {

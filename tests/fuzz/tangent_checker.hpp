@@ -27,8 +27,10 @@ struct TangentCheck {
 /// Launches the tangent of `def` (the traced program `fn` of `prog`) at `init` along a random
 /// direction of the arrays a, v and m, and along the scalar s, and compares every output's
 /// tangent with central differences of the reference. `scale`: the size of the outputs.
+/// `values`: when not null, each launch's tangent outputs are appended to it as they are read
+/// back (append_values: tangent-avm.<output>, then tangent-s.<output>).
 TangentCheck check_tangent(const Program& prog, const kjit::KernelDef& def, const kjit::ir::Function& fn,
-                           const std::vector<RefArg>& init, double scale);
+                           const std::vector<RefArg>& init, double scale, std::string* values = nullptr);
 
 /// <w, J v> against <v, J^T w>, with `grads` the adjoint's gradients of a, v and m seeded
 /// with the weights `w`: "" when they agree to rounding, else what differs.
