@@ -23,13 +23,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 import drjit as dr
 import numpy as np
+from cpu_side_by_side import ChildProcess  # the same stdin protocol (bench/side_by_side/runner.hpp)
 from drjit.llvm.ad import Array3f, Array3f64, Float, Float64, Int32, UInt32
 
 # Sizes and scalars; bench/side_by_side/examples_runner.cpp reads the sizes from sizes.i64 and
@@ -219,26 +219,12 @@ class DrJit:
         return out
 
 
-class Kjit:
+class Kjit(ChildProcess):
+    """The kjit runner (bench/side_by_side/examples_runner.cpp), driven as cpu_side_by_side.py
+    drives its C++ sides; its results are float64 for the float64 kernels."""
+
     def __init__(self, exe, data_dir):
-        self.data_dir = data_dir
-        self.p = subprocess.Popen([exe, data_dir], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        if self._read() != "ready":
-            raise RuntimeError(f"{exe} did not start")
-
-    def _read(self):
-        line = self.p.stdout.readline().strip()
-        if not line or line.startswith("error"):
-            raise RuntimeError(line or f"kjit runner exited (rc {self.p.poll()})")
-        return line
-
-    def ask(self, cmd):
-        self.p.stdin.write(cmd + "\n")
-        self.p.stdin.flush()
-        return self._read()
-
-    def time(self, case):
-        return float(self.ask(f"time {case}"))
+        super().__init__([exe], data_dir)
 
     def results(self, case, parts):
         path = os.path.join(self.data_dir, "result.bin")
@@ -246,17 +232,6 @@ class Kjit:
         dtype = np.float64 if case.startswith(("daxpy", "springs_f64", "iterate")) else np.float32
         flat = np.fromfile(path, dtype)
         return np.split(flat, parts) if parts > 1 else [flat]
-
-    def close(self):
-        self.ask_quietly("quit")
-        self.p.wait(timeout=30)
-
-    def ask_quietly(self, cmd):
-        try:
-            self.p.stdin.write(cmd + "\n")
-            self.p.stdin.flush()
-        except BrokenPipeError:
-            pass
 
 
 def compare(case, mine, theirs):

@@ -89,29 +89,29 @@ class Lowering {
     l.traced = &fn;
     const std::string who = describe(fn, kernel);
     generating((kernel ? "kernel '" : "device function '") + fn.name + "'", fn.loc, nullptr, [&] {
-      changed(who, "traced", fn);
+      analysed(who, "traced", [&] { return ir::print(fn); });  // verified when it was traced
       l.jumps_lowered = lower_jumps(fn);
       changed(who, "lower_jumps", l.jumps_lowered);
       if (kernel && options_.enable_adjoint) {
         l.adjoint_obstacle = adjoint_obstacle(fn);
-        analysed(who, "adjoint_obstacle", l.adjoint_obstacle.empty() ? "none\n" : l.adjoint_obstacle + "\n");
+        analysed(who, "adjoint_obstacle", [&] { return l.adjoint_obstacle.empty() ? "none\n" : l.adjoint_obstacle + "\n"; });
       }
       if (options_.enable_adjoint) {
         l.sweep_spans = plan_sweep_spans(l.jumps_lowered.body, options_.adjoint_span);
-        analysed(who, "sweep_spans", spans_text(l.sweep_spans));
+        analysed(who, "sweep_spans", [&] { return spans_text(l.sweep_spans); });
       }
       if (kernel && wants_forward_lane_function(fn, options_)) {
         l.forward_lanes.emplace(l.jumps_lowered);
-        analysed(who, "forward_lanes", lanes_text(*l.forward_lanes));
+        analysed(who, "forward_lanes", [&] { return lanes_text(*l.forward_lanes); });
       }
       if (kernel && options_.enable_adjoint && l.adjoint_obstacle.empty() && wants_lane_function(fn, options_)) {
         l.adjoint_lanes.emplace(l.jumps_lowered, no_atomic_adjoint(l.jumps_lowered));
-        analysed(who, "adjoint_lanes", lanes_text(*l.adjoint_lanes));
+        analysed(who, "adjoint_lanes", [&] { return lanes_text(*l.adjoint_lanes); });
       }
       const bool reversed = kernel ? l.adjoint_obstacle.empty() : function_has_adjoint(fn) && !fn.custom_adjoint;
       if (options_.enable_adjoint && reversed) {
         l.adjoint_loops = AdjointLoops(l.jumps_lowered);
-        analysed(who, "adjoint_loops", loops_text(l.adjoint_loops));
+        analysed(who, "adjoint_loops", [&] { return loops_text(l.adjoint_loops); });
       }
     });
     for (const auto& callee : fn.callees) lower(*callee, false);
@@ -122,11 +122,12 @@ class Lowering {
   /// After a pass that rewrote the IR: checks it, then shows it.
   void changed(const std::string& who, const char* pass, const ir::Function& ir) {
     ir::verify(ir);
-    if (observe_ || print_) show(who, pass, ir::print(ir));
+    analysed(who, pass, [&] { return ir::print(ir); });
   }
-  /// After an analysis: shows its result.
-  void analysed(const std::string& who, const char* pass, const std::string& result) {
-    if (observe_ || print_) show(who, pass, result);
+  /// After an analysis: shows its result, written (by `text`) only when someone looks.
+  template <class Text>
+  void analysed(const std::string& who, const char* pass, Text&& text) {
+    if (observe_ || print_) show(who, pass, text());
   }
   void show(const std::string& who, const char* pass, const std::string& text) {
     if (observe_) observe_(who, pass, text);

@@ -5,10 +5,6 @@
 
 namespace kjit::codegen {
 
-OwnIndex::OwnIndex(const ir::Function& fn, const ir::DefUse* def_use)
-    : fn_(fn), own_(def_use ? std::nullopt : std::optional<ir::DefUse>(std::in_place, fn)),
-      def_use_(def_use ? *def_use : *own_) {}
-
 bool OwnIndex::operator()(const ir::Stmt& access) const {
   if (fn_.is_function || access.args.empty()) return false;
   const ir::Type& a = fn_.type_of(access.args[0]);

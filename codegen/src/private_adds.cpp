@@ -4,7 +4,6 @@
 #include <map>
 #include <set>
 
-#include "kjit/ir/def_use.hpp"
 #include "own_index.hpp"
 
 namespace kjit::codegen {
@@ -39,7 +38,7 @@ struct Uses {
 
 class Analysis {
  public:
-  explicit Analysis(const ir::Function& fn) : fn_(fn), def_use_(fn), own_index_(fn, def_use_) {
+  explicit Analysis(const ir::Function& fn) : fn_(fn), own_index_(fn) {
     ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
       if (s.op == ir::Op::Param) param_of_[s.result] = int(s.imm);
     });
@@ -65,7 +64,7 @@ class Analysis {
   void forward_use(const ir::Stmt& s, Uses& u) const {
     const bool add = s.op == ir::Op::ArrayAtomic &&
                      (s.atomic_op() == ir::AtomicOp::Add || s.atomic_op() == ir::AtomicOp::Sub);
-    if (add && !def_use_.used(s.result)) {
+    if (add && !own_index_.def_use().used(s.result)) {
       ++u.adds;
       u.atomic = true;
     } else if (s.op != ir::Op::ArrayShape) {
@@ -85,8 +84,7 @@ class Analysis {
   }
 
   const ir::Function& fn_;
-  const ir::DefUse def_use_;
-  const OwnIndex own_index_;
+  const OwnIndex own_index_;  // with the function's use/def facts
   std::map<ir::ValueId, int> param_of_;
 };
 

@@ -56,7 +56,7 @@ void run_cpu(const xla::CallFrame* frame, bool adjoint) {
     f.src ? std::memcpy(f.dst, f.src, f.bytes) : std::memset(f.dst, 0, f.bytes);
   }
   if (plan.bounds.size == 0 || plan.batch_count == 0) return;
-  kjit::detail::run_entry(entry_run(plan, Device::cpu(), nullptr), "", select_batch, &plan);
+  kjit::detail::run_entry(entry_run(plan, Device::cpu(), nullptr), select_batch, &plan);
 }
 
 int cuda_ordinal(const xla::CallFrame* frame) {
@@ -85,7 +85,7 @@ void run_cuda(const xla::CallFrame* frame, bool adjoint) {
   if (plan.bounds.size == 0 || plan.batch_count == 0) return;
   // The forward's and the adjoint's parameters hold no value sums on CUDA: the kernel adds
   // each value's adjoint into its result buffer itself.
-  kjit::detail::run_entry(entry_run(plan, Device::cuda(ordinal), stream), "",
+  kjit::detail::run_entry(entry_run(plan, Device::cuda(ordinal), stream),
                           [](void* context, int64_t b) -> kjit::detail::ValueSums* {
                             Plan& p = *static_cast<Plan*>(context);
                             if (p.batch_rank) p.select_batch(b);

@@ -9,14 +9,14 @@
 
 namespace kjit::detail {
 
-void* entry_function(const EntryRun& run, const std::string& missing_adjoint) {
+void* entry_function(const EntryRun& run) {
   void* fn = run.adjoint ? run.entry->adjoint : run.entry->forward;
-  if (!fn) throw Error(ErrorKind::User, missing_adjoint + run.entry->adjoint_error);
+  if (!fn) throw Error(ErrorKind::User, run.entry->adjoint_error);
   return fn;
 }
 
-void run_entry(const EntryRun& run, const std::string& missing_adjoint, SelectBatch select, void* context) {
-  void* fn = entry_function(run, missing_adjoint);
+void run_entry(const EntryRun& run, SelectBatch select, void* context) {
+  void* fn = entry_function(run);
   auto* bounds = static_cast<kj::launch_bounds_t*>(run.params[0]);
   if (bounds->size == 0 || run.batches == 0) return;
   const int slot = run.adjoint ? 1 : 0;

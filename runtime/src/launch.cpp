@@ -69,13 +69,13 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   run.stream = launch_stream(kernel, run.device, options.stream);
   run.block_dim = options.block_dim;
   run.entry = &detail::kernel_entry(kernel, run.device);
-  detail::entry_function(run, "");  // a missing adjoint is reported before the arguments
+  detail::entry_function(run);  // a missing adjoint is reported before the arguments
   detail::PackedParams params;
   detail::ValueSums sums;  // the cpu's partial sums of value adjoints (allocated only if asked for)
   detail::pack_launch(params, kernel, bounds, args, adj_args, run.device, &sums);
   detail::check_extents(kernel, bounds, args, adj_args);
   run.params = params.pointers();
-  detail::run_entry(run, "", [](void* sums, int64_t) { return static_cast<detail::ValueSums*>(sums); }, &sums);
+  detail::run_entry(run, [](void* sums, int64_t) { return static_cast<detail::ValueSums*>(sums); }, &sums);
 }
 
 }  // namespace

@@ -27,15 +27,15 @@ struct EntryRun {
 /// cpu adjoint fills (null: none asked for). Called before each item is launched.
 using SelectBatch = ValueSums* (*)(void* context, int64_t b);
 
-/// The entry point `run` launches, or a User error (`missing_adjoint` + why the kernel has
-/// no adjoint) when it is an adjoint the kernel lacks.
-void* entry_function(const EntryRun& run, const std::string& missing_adjoint);
+/// The entry point `run` launches, or a User error saying why the kernel has no adjoint when it
+/// is an adjoint the kernel lacks (callers with errors of their own check first).
+void* entry_function(const EntryRun& run);
 
 /// Runs `run`'s entry point once per batch item over the bounds in params[0] (nothing when
 /// they are empty or there are no items), into one status slot for the whole run: every item
 /// reports into it and the first report wins. A CUDA stream being captured (by kjit's graphs
 /// or by XLA's command buffers) gets no slot: reading it back would break the capture. Throws
 /// the User error a report names after the last item.
-void run_entry(const EntryRun& run, const std::string& missing_adjoint, SelectBatch select, void* context);
+void run_entry(const EntryRun& run, SelectBatch select, void* context);
 
 }  // namespace kjit::detail
