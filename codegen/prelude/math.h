@@ -158,6 +158,21 @@ template <class T> KJ_FUNC T nonzero(T x) { return x != T(0) ? T(1) : T(0); }
 template <int N, class T> KJ_FUNC vec_t<N, T> sign(vec_t<N, T> v) { for (int i = 0; i < N; ++i) v.c[i] = sign(v.c[i]); return v; }
 }  // namespace kj
 
+//@chunk bits requires core
+namespace kj {
+/// The number of set bits of x's two's complement representation, in x's type (Warp's
+/// bit_count): 8 for int8(-1), 64 for uint64 all ones.
+template <class T> KJ_FUNC T bit_count(T x) {
+  const unsigned long long mask = sizeof(T) == 8 ? ~0ull : (1ull << (8 * sizeof(T))) - 1;
+  const unsigned long long u = (unsigned long long)x & mask;
+#if KJ_CUDA
+  return T(__popcll(u));
+#else
+  return T(__builtin_popcountll(u));
+#endif
+}
+}  // namespace kj
+
 //@chunk abs requires core
 namespace kj {
 template <class T> KJ_FUNC T abs(T x) { return x < T(0) ? -x : x; }

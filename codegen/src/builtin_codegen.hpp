@@ -1,5 +1,5 @@
 // How each builtin is written in generated code, forward, adjoint and tangent, and which
-// prelude chunks it needs. One row per builtin of kjit/ir/builtins.def, checked at compile time.
+// prelude chunks it needs: the codegen fields of each record of kjit/ir/builtins.def.
 #pragma once
 
 #include <set>
@@ -10,38 +10,82 @@
 
 namespace kjit::codegen {
 
-/// The generated-code form of one builtin.
+/// The generated-code form of one builtin: the fields of its record in builtins.def.
 struct BuiltinCodegen {
   ir::Builtin id;
-  /// C++ operator: binary infix for two operands, prefix for one, "?:" for where; null when
-  /// the builtin is a prelude function.
-  const char* op;
-  /// Prelude function, when `op` is null or does not apply (see op_integers_only).
-  const char* function;
+  /// KJ_OPERATOR: C++ operator, binary infix for two operands, prefix for one, "?:" for
+  /// where; null when the builtin is a prelude function.
+  const char* op = nullptr;
+  /// KJ_FORWARD: prelude function, when `op` is null or does not apply (op_integers_only).
+  const char* function = nullptr;
   /// Prelude chunk of the forward function; null when C++ operators suffice.
-  const char* chunk;
-  /// Prelude adjoint function: adj(args..., ret, adj_args of floating args..., adj_ret).
-  /// Null for builtins with no gradient.
-  const char* adjoint;
+  const char* chunk = nullptr;
+  /// KJ_ADJOINT: prelude adjoint function, adj(args..., ret, adj_args of floating args...,
+  /// adj_ret). Null for builtins with no gradient.
+  const char* adjoint = nullptr;
   /// Prelude chunk of the adjoint.
-  const char* adjoint_chunk;
-  /// The tangent (forward-mode) rule: builds the call's derivative in IR (tangent_rules.hpp).
-  /// Null exactly for builtins with no gradient.
-  TangentRule tangent;
-  /// `op` applies to integer operands only (float % is kj::mod).
-  bool op_integers_only;
-  /// The function also takes the call site: the thread index and "file:line" (expect_near
-  /// reports where and in which thread it failed).
-  bool takes_site;
-  /// The adjoint's partials are constants (±1): an exactly zero incoming adjoint adds ±0,
-  /// so the reverse sweep needs no strong-zero test around it. The tests are branches, and
-  /// one per statement made GCC's and NVRTC's time grow faster than the kernel.
+  const char* adjoint_chunk = nullptr;
+  /// KJ_TANGENT: the tangent (forward-mode) rule, building the call's derivative in IR
+  /// (tangent_rules.hpp). Null exactly for builtins with no gradient.
+  TangentRule tangent = nullptr;
+  /// KJ_OPERATOR_ON_INTEGERS: `op` applies to integer operands only (float % is kj::mod).
+  bool op_integers_only = false;
+  /// KJ_TAKES_SITE: the function also takes the call site, the thread index and
+  /// "file:line" (expect_near reports where and in which thread it failed).
+  bool takes_site = false;
+  /// KJ_LINEAR_ADJOINT: the adjoint's partials are constants (±1), so an exactly zero
+  /// incoming adjoint adds ±0 and the reverse sweep needs no strong-zero test around it. The
+  /// tests are branches, and one per statement made GCC's and NVRTC's time grow faster than
+  /// the kernel.
   bool adjoint_linear = false;
-  /// For the rules that emit a TangentCall: the prelude function computing the tangent,
-  /// f(args..., tangent of each floating argument...), and its chunk. Null: the forward
-  /// function is evaluated once on dual numbers (dual.h).
+  /// KJ_TANGENT_FUNCTION: for the rules that emit a TangentCall, the prelude function
+  /// computing the tangent, f(args..., tangent of each floating argument...), and its chunk.
+  /// Null: the forward function is evaluated once on dual numbers (dual.h).
   const char* tangent_function = nullptr;
   const char* tangent_chunk = nullptr;
+
+  // The field macros of builtins.def, applied in a record's order. Each may appear once: a
+  // second one fails the build (a throw in a constant expression).
+  constexpr BuiltinCodegen with_operator(const char* o, bool integers_only) const {
+    BuiltinCodegen r = *this;
+    if (op) throw "builtins.def: a record has two operator fields";
+    r.op = o;
+    r.op_integers_only = integers_only;
+    return r;
+  }
+  constexpr BuiltinCodegen with_forward(const char* f, const char* c) const {
+    BuiltinCodegen r = *this;
+    if (function) throw "builtins.def: a record has two KJ_FORWARD fields";
+    r.function = f;
+    r.chunk = c;
+    return r;
+  }
+  constexpr BuiltinCodegen with_adjoint(const char* f, const char* c, bool linear) const {
+    BuiltinCodegen r = *this;
+    if (adjoint) throw "builtins.def: a record has two adjoint fields";
+    r.adjoint = f;
+    r.adjoint_chunk = c;
+    r.adjoint_linear = linear;
+    return r;
+  }
+  constexpr BuiltinCodegen with_tangent(TangentRule rule) const {
+    BuiltinCodegen r = *this;
+    if (tangent.set) throw "builtins.def: a record has two KJ_TANGENT fields";
+    r.tangent = rule;
+    return r;
+  }
+  constexpr BuiltinCodegen with_tangent_function(const char* f, const char* c) const {
+    BuiltinCodegen r = *this;
+    if (tangent_function) throw "builtins.def: a record has two KJ_TANGENT_FUNCTION fields";
+    r.tangent_function = f;
+    r.tangent_chunk = c;
+    return r;
+  }
+  constexpr BuiltinCodegen with_site() const {
+    BuiltinCodegen r = *this;
+    r.takes_site = true;
+    return r;
+  }
 };
 
 /// The row of `b`.

@@ -81,7 +81,7 @@ struct TangentRule {
   bool set;
 };
 
-/// The rules the builtin table (builtin_codegen.cpp) names. Several builtins share one:
+/// The rules builtins.def names (KJ_TANGENT). Several builtins share one:
 /// `linear` (the call on the tangents), `bilinear` (f(da, b) + f(a, db)), `tangent_call`.
 namespace tangent_rules {
 ir::ValueId linear(TangentContext&);

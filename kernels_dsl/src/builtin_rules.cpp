@@ -129,13 +129,20 @@ struct Entry {
   BuiltinInfo info;
   RuleFn rule;
 };
-constexpr bool Yes = true;
-constexpr bool No = false;
+// The IR reads a record's fields for one fact: a builtin with an adjoint is differentiable
+// (each adjoint field expands to `true ||`, the rest to nothing).
 const Entry kBuiltins[] = {
-#define KJIT_BUILTIN(E, name, category, rule, diff) \
-  {{name, BuiltinCategory::category, diff}, &rules::rule},
+#define KJ_OPERATOR(op)
+#define KJ_OPERATOR_ON_INTEGERS(op)
+#define KJ_FORWARD(function, chunk)
+#define KJ_ADJOINT(function, chunk) true ||
+#define KJ_LINEAR_ADJOINT(function, chunk) true ||
+#define KJ_TANGENT(rule)
+#define KJ_TANGENT_FUNCTION(function, chunk)
+#define KJ_TAKES_SITE()
+#define KJIT_BUILTIN(E, name, category, rule, ...) \
+  {{#name, BuiltinCategory::category, __VA_ARGS__ false}, &rules::rule},
 #include "kjit/ir/builtins.def"
-#undef KJIT_BUILTIN
 };
 static_assert(sizeof(kBuiltins) / sizeof(kBuiltins[0]) == size_t(kBuiltinCount));
 
@@ -145,6 +152,8 @@ struct Intrinsic {
   const char* statement;
   bool differentiable;
 };
+constexpr bool Yes = true;
+constexpr bool No = false;
 const Intrinsic kIntrinsics[] = {
 #define KJIT_INTRINSIC(warp, spelling, statement, diff) {warp, spelling, statement, diff},
 #include "kjit/ir/intrinsics.def"

@@ -17,7 +17,7 @@ namespace kjit::ir::rules {
   std::optional<Type> name(const char* fn, const Type* a, int n, std::string* error)
 
 /// Every rule named in builtins.def (repeated declarations are harmless).
-#define KJIT_BUILTIN(E, name, category, rule, diff) KJIT_RULE(rule);
+#define KJIT_BUILTIN(E, name, category, rule, ...) KJIT_RULE(rule);
 #include "kjit/ir/builtins.def"
 #undef KJIT_BUILTIN
 

@@ -25,6 +25,21 @@ static_assert(has_fma<float>::value && has_fma<double>::value && has_fma<kjit::v
 static_assert(!has_fma<kjit::half>::value && !has_fma<kjit::transformf>::value && !has_fma<int32_t>::value,
               "fma refuses half, transforms and integers at compile time (its type rule would at trace time)");
 
+// The overloads math.hpp generates from builtins.def take what their type rule takes.
+template <class T, class = void>
+struct has_bit_count : std::false_type {};
+template <class T>
+struct has_bit_count<T, std::void_t<decltype(bit_count(std::declval<Value<T>>()))>> : std::true_type {};
+static_assert(has_bit_count<int8_t>::value && has_bit_count<uint64_t>::value && !has_bit_count<float>::value &&
+                  !has_bit_count<bool>::value,
+              "bit_count (integer_unary) takes integers only");
+template <class T, class = void>
+struct has_erf : std::false_type {};
+template <class T>
+struct has_erf<T, std::void_t<decltype(erf(std::declval<Value<T>>()))>> : std::true_type {};
+static_assert(has_erf<float>::value && has_erf<double>::value && !has_erf<int32_t>::value && !has_erf<kjit::vec3f>::value,
+              "erf (float_unary) takes float scalars only");
+
 KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, Array<double> out)) {
   Int i = tid();
   Double a = x[i], b = x[i + 1], t = x[i + 2];
@@ -47,6 +62,7 @@ KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, 
   acc += +nn;
   iacc += (n & m) | (n ^ m) | (n << 1) | (n >> 1) | ~n;
   iacc += floordiv(n, 3) + n % 3;
+  iacc += bit_count(n);
   flag = (!(a < b) && (a <= b)) || (a > b) || (a >= b) || (a == b) || (a != b);
   // scalar math
   acc += sin(a) + cos(a) + tan(a) + exp(a) + log(a) + sqrt(a) + pow(a, b) + abs(a) + min(a, b) + max(a, b) + floor(a) + ceil(a);

@@ -168,6 +168,21 @@ std::vector<FwdCase> math_cases() {
   c.push_back(unary("step", Sfix({-2, 0, 3, -0.5}), [](double x) { return x < 0 ? 1.0 : 0.0; }));
   c.push_back(unary("nonzero", Sfix({-2, 0, 3, 0.5}), [](double x) { return x != 0 ? 1.0 : 0.0; }));
   c.push_back(ints(unary("nonzero", Sfix({-2, 0, 3}), [](double x) { return x != 0 ? 1.0 : 0.0; }), kSigned));
+  // bit_count counts the bits of x's own width: -1 has as many as its type. The oracle clears
+  // the lowest set bit until none is left (the prelude uses the compilers' popcount).
+  auto set_bits = [](double x, int width) {
+    unsigned long long u = (unsigned long long)(long long)x;
+    if (width < 64) u &= (1ull << width) - 1;
+    double n = 0;
+    for (; u; u &= u - 1) ++n;
+    return n;
+  };
+  c.push_back(ints(unary("bit_count", Sfix({0, 1, 7, 100, 127}), [=](double x) { return set_bits(x, 64); }),
+                   {Scalar::I8, Scalar::U8, Scalar::I16, Scalar::U16, Scalar::I32, Scalar::U32, Scalar::I64, Scalar::U64}));
+  for (auto [type, width] : {std::pair{Scalar::I8, 8}, {Scalar::I16, 16}, {Scalar::I32, 32}, {Scalar::I64, 64}})
+    c.push_back(ints(unary("bit_count", Sfix({-1, -2, -128, 5}), [=, w = width](double x) { return set_bits(x, w); }), {type}));
+  c.push_back(ints(unary("bit_count", Sfix({4294967295.0, 2147483648.0, 65535}), [=](double x) { return set_bits(x, 32); }),
+                   {Scalar::U32}));
 
   // Vectors.
   c.push_back({"dot", {V(3), V(3)}, [](const Inputs& in) { return Lanes{dot(in[0], in[1])}; }});

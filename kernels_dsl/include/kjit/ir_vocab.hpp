@@ -108,7 +108,7 @@ enum class Op : uint8_t {
 
 /// Every builtin function (see builtins.def).
 enum class Builtin : uint16_t {
-#define KJIT_BUILTIN(E, name, category, rule, diff) E,
+#define KJIT_BUILTIN(E, ...) E,
 #include "kjit/ir/builtins.def"
 #undef KJIT_BUILTIN
 };

@@ -12,7 +12,7 @@ namespace kjit::ir {
 
 /// Number of builtins.
 constexpr int kBuiltinCount = 0
-#define KJIT_BUILTIN(E, name, category, rule, diff) +1
+#define KJIT_BUILTIN(...) +1
 #include "kjit/ir/builtins.def"
 #undef KJIT_BUILTIN
     ;
