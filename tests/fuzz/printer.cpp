@@ -29,9 +29,11 @@ struct Printer {
   }
 
   std::string domain(int f, const std::string& x) {
-    std::string fmt = kUnary[size_t(f)].domain, r;
-    size_t at = fmt.find("%s");
-    return fmt.substr(0, at) + x + fmt.substr(at + 2);
+    const UnaryFn& u = kUnary[size_t(f)];
+    std::string y = u.squash ? "tanh(" + x + ")" : x;
+    if (u.scale != 1) y = num(u.scale) + " * " + y;
+    if (u.offset != 0) y = num(u.offset) + " + " + y;
+    return y;
   }
 
   std::string ex(const Expr& e) {
@@ -53,17 +55,18 @@ struct Printer {
       case Expr::Mul: return "(" + A(0) + " * " + A(1) + ")";
       case Expr::SafeDiv: return "(" + A(0) + " / (2.0 + sin(" + A(1) + ")))";
       case Expr::Unary: return std::string(kUnary[size_t(e.i0)].name) + "(" + domain(e.i0, A(0)) + ")";
-      case Expr::Binary:
-        switch (e.i0) {
-          case 0: return "atan2(" + A(0) + ", " + A(1) + ")";
-          case 1: return "pow(1.5 + tanh(" + A(0) + "), tanh(" + A(1) + "))";
-          case 2: return "min(" + A(0) + ", " + A(1) + ")";
-          case 3: return "max(" + A(0) + ", " + A(1) + ")";
-          case 4: { std::string y = A(1); return "clamp(" + A(0) + ", " + y + " - 1.0, " + y + " + 1.0)"; }
-          case 5: return "(smoothstep(Double(-1.0), Double(1.0), " + A(0) + ") * " + A(1) + ")";
-          case 6: return "lerp(" + A(0) + ", " + A(1) + ", Double(0.3))";
-          default: return "fma(" + A(0) + ", " + A(1) + ", Double(0.3))";
+      case Expr::Binary: {
+        const BinaryFn& fn = kBinary[size_t(e.i0)];
+        const std::string f = fn.name, x = A(0), y = A(1);
+        switch (fn.form) {
+          case BinaryForm::Plain: return f + "(" + x + ", " + y + ")";
+          case BinaryForm::PowBase: return f + "(1.5 + tanh(" + x + "), tanh(" + y + "))";
+          case BinaryForm::ClampAround: return f + "(" + x + ", " + y + " - 1.0, " + y + " + 1.0)";
+          case BinaryForm::StepScaled: return "(" + f + "(Double(-1.0), Double(1.0), " + x + ") * " + y + ")";
+          case BinaryForm::ThirdConst: return f + "(" + x + ", " + y + ", Double(0.3))";
         }
+        return "?";
+      }
       case Expr::Neg: return "(-" + A(0) + ")";
       case Expr::Comp:
         if (e.a[0].ty == Ty::V3) return "Double(" + A(0) + "[" + std::to_string(e.i0) + "])";

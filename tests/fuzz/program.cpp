@@ -1,23 +1,68 @@
 // program.cpp — the builtin and device-function tables the generator, walker and printer share.
 #include "program.hpp"
 
+#include <map>
+#include <optional>
+#include <stdexcept>
+
 namespace fuzz {
 
-// Each unary builtin with the map that keeps its argument in its smooth domain: "%s" is the
-// operand. tanh bounds a value to (-1, 1) smoothly, so finite differences stay meaningful.
-const std::vector<UnaryFn> kUnary = {
-    {"sin", "%s"},           {"cos", "%s"},           {"tan", "tanh(%s)"},
-    {"exp", "tanh(%s)"},     {"log", "1.5 + tanh(%s)"}, {"sqrt", "1.5 + tanh(%s)"},
-    {"tanh", "%s"},          {"atan", "%s"},          {"sinh", "tanh(%s)"},
-    {"cosh", "tanh(%s)"},    {"erf", "%s"},           {"erfc", "%s"},
-    {"cbrt", "1.5 + tanh(%s)"}, {"log2", "1.5 + tanh(%s)"}, {"log10", "1.5 + tanh(%s)"},
-    {"asin", "0.9 * tanh(%s)"}, {"acos", "0.9 * tanh(%s)"}, {"erfinv", "0.9 * tanh(%s)"},
-    {"erfcinv", "1.0 + 0.9 * tanh(%s)"}, {"degrees", "0.02 * tanh(%s)"}, {"radians", "%s"},
-    {"abs", "%s"},
+namespace {
+struct Domain {
+  bool squash;
+  double scale, offset;
 };
-// atan2(x, y), pow(1.5 + tanh(x), tanh(y)), min, max, clamp(x, -|y|-0.5, |y|+0.5) as
-// clamp(x, y - 1.0, y + 1.0), smoothstep(-1, 1, x) * y, lerp(x, y, 0.3), fma(x, y, 0.3)
-const std::vector<const char*> kBinary = {"atan2", "pow", "min", "max", "clamp", "smoothstep", "lerp", "fma"};
+// The smooth domain of each unary builtin, by name. tanh bounds the argument where the function
+// has poles, overflows or leaves its domain outside (-1, 1).
+const std::map<std::string, Domain> kUnaryDomains = {
+    {"sin", {false, 1, 0}},    {"cos", {false, 1, 0}},      {"tan", {true, 1, 0}},
+    {"exp", {true, 1, 0}},     {"log", {true, 1, 1.5}},     {"sqrt", {true, 1, 1.5}},
+    {"tanh", {false, 1, 0}},   {"atan", {false, 1, 0}},     {"sinh", {true, 1, 0}},
+    {"cosh", {true, 1, 0}},    {"erf", {false, 1, 0}},      {"erfc", {false, 1, 0}},
+    {"cbrt", {true, 1, 1.5}},  {"log2", {true, 1, 1.5}},    {"log10", {true, 1, 1.5}},
+    {"asin", {true, 0.9, 0}},  {"acos", {true, 0.9, 0}},    {"erfinv", {true, 0.9, 0}},
+    {"erfcinv", {true, 0.9, 1.0}}, {"degrees", {true, 0.02, 0}}, {"radians", {false, 1, 0}},
+    {"abs", {false, 1, 0}},
+    {"frac", {true, 0.2, 0.3}},  // (0.1, 0.5): away from the jumps at the integers
+};
+
+std::vector<UnaryFn> unary_builtins() {
+  using namespace kjit::ir;
+  std::vector<UnaryFn> out;
+  const Type f64 = Type::scalar_of(Scalar::F64);
+  for (int i = 0; i < kBuiltinCount; ++i) {
+    const Builtin b = Builtin(i);
+    const BuiltinInfo& info = builtin_info(b);
+    std::string error;
+    if (!info.differentiable || info.category == BuiltinCategory::Operators) continue;
+    const std::optional<Type> result = infer_builtin_type(b, &f64, 1, &error);
+    if (!result || *result != f64) continue;
+    auto d = kUnaryDomains.find(info.name);
+    if (d == kUnaryDomains.end())
+      throw std::logic_error(std::string("tests/fuzz/program.cpp: the unary builtin ") + info.name +
+                             " has no fuzz domain in kUnaryDomains");
+    out.push_back({b, info.name, d->second.squash, d->second.scale, d->second.offset});
+  }
+  if (out.size() != kUnaryDomains.size())
+    throw std::logic_error("tests/fuzz/program.cpp: kUnaryDomains names a builtin that is not unary");
+  return out;
+}
+}  // namespace
+
+const std::vector<UnaryFn> kUnary = unary_builtins();
+namespace {
+BinaryFn binary(kjit::ir::Builtin b, BinaryForm form) { return {b, form, kjit::ir::builtin_info(b).name}; }
+}  // namespace
+const std::vector<BinaryFn> kBinary = {
+    binary(kjit::ir::Builtin::Atan2, BinaryForm::Plain),
+    binary(kjit::ir::Builtin::Pow, BinaryForm::PowBase),
+    binary(kjit::ir::Builtin::Min, BinaryForm::Plain),
+    binary(kjit::ir::Builtin::Max, BinaryForm::Plain),
+    binary(kjit::ir::Builtin::Clamp, BinaryForm::ClampAround),
+    binary(kjit::ir::Builtin::Smoothstep, BinaryForm::StepScaled),
+    binary(kjit::ir::Builtin::Lerp, BinaryForm::ThirdConst),
+    binary(kjit::ir::Builtin::Fma, BinaryForm::ThirdConst),
+};
 // dot, cross, length, normalize, length_sq, cw_mul
 const std::vector<const char*> kVecFn = {"dot", "cross", "length", "normalize", "length_sq", "cw_mul"};
 // outer(V, V), transpose(M), trace(M), determinant(M), skew(V), ddot(M, M), get_diag(M)

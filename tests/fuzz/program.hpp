@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kjit/ir/builtins.hpp"
+
 namespace fuzz {
 
 /// The value types programs compute with (all floating values are float64).
@@ -100,9 +102,31 @@ struct Program {
 
 // Builtin tables the generator draws from and every layer of the fuzzer agrees on. Each entry
 // names its DSL spelling; the walker and printer apply the same domain map (see generator.cpp).
-struct UnaryFn { const char* name; const char* domain; };  ///< domain: printf format around x
+/// A unary builtin and the smooth domain it is fuzzed on: offset + scale * (squash ? tanh(x) : x).
+struct UnaryFn {
+  kjit::ir::Builtin builtin;
+  const char* name;  ///< Warp's name, the DSL spelling
+  bool squash;       ///< tanh bounds the argument to (-1, 1) smoothly: finite differences stay meaningful
+  double scale, offset;
+};
+/// Every differentiable builtin of builtins.def that maps one float64 to a float64 (its type
+/// rule says so), in table order; a builtin without a domain in program.cpp stops the fuzzer.
 extern const std::vector<UnaryFn> kUnary;
-extern const std::vector<const char*> kBinary;  ///< atan2, pow, min, max, ...
+/// How a binary builtin's operands x and y are passed (each form is a smooth use of both).
+enum class BinaryForm {
+  Plain,       ///< f(x, y)
+  PowBase,     ///< pow(1.5 + tanh(x), tanh(y)): a positive base, a bounded exponent
+  ClampAround, ///< clamp(x, y - 1.0, y + 1.0)
+  StepScaled,  ///< smoothstep(-1.0, 1.0, x) * y
+  ThirdConst,  ///< f(x, y, 0.3): lerp's t, fma's addend
+};
+/// A builtin of two float64 operands the generator draws, and its form.
+struct BinaryFn {
+  kjit::ir::Builtin builtin;
+  BinaryForm form;
+  const char* name;  ///< Warp's name (builtins.def), the DSL spelling
+};
+extern const std::vector<BinaryFn> kBinary;
 extern const std::vector<const char*> kVecFn;
 extern const std::vector<const char*> kMatFn;
 /// Device functions (device_functions.hpp): name, parameter types, result type, custom grad.

@@ -140,6 +140,7 @@ struct Interp {
       case Builtin::Erfinv: r.c[0] = erfinv_ref(A(0).c[0]); return r;
       case Builtin::Erfcinv: r.c[0] = erfinv_ref(1.0 - A(0).c[0]); return r;
       case Builtin::Degrees: r.c[0] = A(0).c[0] * (180.0 / M_PI); return r;
+      case Builtin::Frac: r.c[0] = A(0).c[0] - std::trunc(A(0).c[0]); return r;
       case Builtin::Radians: r.c[0] = A(0).c[0] * (M_PI / 180.0); return r;
       case Builtin::Abs: return each([&](int i) { decide(A(0).c[i] < 0); return std::fabs(A(0).c[i]); });
       case Builtin::Atan2: r.c[0] = std::atan2(A(0).c[0], A(1).c[0]); return r;

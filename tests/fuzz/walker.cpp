@@ -44,52 +44,24 @@ struct Walker {
   }
 
   Double unary(int f, const Double& x) {
-    const std::string dom = kUnary[size_t(f)].domain;
-    Double y = x;
-    if (dom == "%s") y = x;
-    else if (dom == "tanh(%s)") y = tanh(x);
-    else if (dom == "1.5 + tanh(%s)") y = 1.5 + tanh(x);
-    else if (dom == "0.9 * tanh(%s)") y = 0.9 * tanh(x);
-    else if (dom == "1.0 + 0.9 * tanh(%s)") y = 1.0 + 0.9 * tanh(x);
-    else if (dom == "0.02 * tanh(%s)") y = 0.02 * tanh(x);
-    else throw std::logic_error("walker: unknown domain " + dom);
-    switch (f) {
-      case 0: return sin(y);
-      case 1: return cos(y);
-      case 2: return tan(y);
-      case 3: return exp(y);
-      case 4: return log(y);
-      case 5: return sqrt(y);
-      case 6: return tanh(y);
-      case 7: return atan(y);
-      case 8: return sinh(y);
-      case 9: return cosh(y);
-      case 10: return erf(y);
-      case 11: return erfc(y);
-      case 12: return cbrt(y);
-      case 13: return log2(y);
-      case 14: return log10(y);
-      case 15: return asin(y);
-      case 16: return acos(y);
-      case 17: return erfinv(y);
-      case 18: return erfcinv(y);
-      case 19: return degrees(y);
-      case 20: return radians(y);
-      case 21: return abs(y);
-    }
-    throw std::logic_error("walker: unary " + std::to_string(f));
+    const UnaryFn& u = kUnary[size_t(f)];
+    Double y = u.squash ? tanh(x) : x;
+    if (u.scale != 1) y = u.scale * y;
+    if (u.offset != 0) y = u.offset + y;
+    const Loc loc = Loc::here();
+    return kjit::dsl::detail::call<double>(u.builtin, loc, y.use(loc));
   }
 
   Double binary(int f, const Double& x, const Double& y) {
-    switch (f) {
-      case 0: return atan2(x, y);
-      case 1: return pow(1.5 + tanh(x), tanh(y));
-      case 2: return min(x, y);
-      case 3: return max(x, y);
-      case 4: return clamp(x, y - 1.0, y + 1.0);
-      case 5: return smoothstep(Double(-1.0), Double(1.0), x) * y;
-      case 6: return lerp(x, y, Double(0.3));
-      case 7: return fma(x, y, Double(0.3));
+    const BinaryFn& fn = kBinary[size_t(f)];
+    const Loc loc = Loc::here();
+    auto call = [&](auto... operands) { return kjit::dsl::detail::call<double>(fn.builtin, loc, operands.use(loc)...); };
+    switch (fn.form) {
+      case BinaryForm::Plain: return call(x, y);
+      case BinaryForm::PowBase: return call(1.5 + tanh(x), tanh(y));
+      case BinaryForm::ClampAround: return call(x, y - 1.0, y + 1.0);
+      case BinaryForm::StepScaled: return call(Double(-1.0), Double(1.0), x) * y;
+      case BinaryForm::ThirdConst: return call(x, y, Double(0.3));
     }
     throw std::logic_error("walker: binary " + std::to_string(f));
   }
