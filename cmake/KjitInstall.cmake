@@ -10,7 +10,8 @@ set(KJIT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/kjit" CACHE STRING
 # <kjit/ffi.hpp> reach, and nothing else. The IR's headers, codegen's and the compiler's API
 # (the kjit tool's, with nlohmann_json) and runtime/compile_input.hpp stay in the build tree;
 # tests/install checks that the installed headers compile and name no nlohmann_json.
-install(DIRECTORY "${PROJECT_SOURCE_DIR}/kernels_dsl/include/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/kernels_dsl/include/" "${PROJECT_SOURCE_DIR}/kernels_dsl/ir/include/"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
         COMPONENT kjit_development FILES_MATCHING PATTERN "*.hpp" PATTERN "*.def"
         REGEX "/kjit/ir/[^/]*\\.hpp$" EXCLUDE)
 install(FILES "${PROJECT_SOURCE_DIR}/codegen/include/kjit/abi.h" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kjit"

@@ -17,7 +17,7 @@ import sys
 cxx, root = sys.argv[1], sys.argv[2]
 DSL_LIMIT = 15000   # issue 14's goal
 KJIT_LIMIT = 30000  # issue 14's goal
-include_dirs = ["kernels_dsl", "codegen", "compiler", "runtime", "ffi"]
+include_dirs = ["kernels_dsl", "kernels_dsl/ir", "codegen", "compiler", "runtime", "ffi"]
 
 
 def preprocess(header):

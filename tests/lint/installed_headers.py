@@ -24,7 +24,7 @@ XLA_ALLOWED = {"ffi/include/kjit/ffi/ffi.hpp"}
 include = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 failed = False
 seen_pending = set()
-for inc_dir in sorted(root.glob("*/include")):
+for inc_dir in sorted([*root.glob("*/include"), *root.glob("*/*/include")]):
     for path in sorted(inc_dir.rglob("*")):
         if not path.is_file() or path.suffix not in (".hpp", ".h", ".def"):
             continue
