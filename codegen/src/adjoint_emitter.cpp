@@ -21,10 +21,10 @@ namespace {
 
 class AdjointEmitter {
  public:
-  AdjointEmitter(SourceWriter& w, const LoweredFunction& fn, PreludeUse& used,
-                 const CodegenOptions& o, int first_loop, const FunctionNames* functions)
-      : w_(w), fn_(fn.jumps_lowered), spans_(fn.sweep_spans), n_(fn_), ex_(n_, used, functions),
-        rules_(fn_, n_, ex_, used), used_(used), o_(o), loops_(fn.adjoint_loops.numbered_from(first_loop)) {
+  AdjointEmitter(SourceWriter& w, const LoweredFunction& fn, const CodegenOptions& o, int first_loop,
+                 const FunctionNames* functions)
+      : w_(w), fn_(fn.jumps_lowered), spans_(fn.sweep_spans), n_(fn_), ex_(n_, functions),
+        rules_(fn_, n_, ex_), o_(o), loops_(fn.adjoint_loops.numbered_from(first_loop)) {
     KJIT_CHECK(o.loop_checkpoints >= 2 && o.loop_checkpoints % 2 == 0,
                "loop_checkpoints must be an even number >= 2");
   }
@@ -35,7 +35,6 @@ class AdjointEmitter {
     analyze(fn_.body);
     const std::vector<SweepSpan>& spans = spans_;
     if (spans.size() > 1) {
-      used_.need("opaque");
       for (const SweepSpan& span : spans) span_locals_.insert(span.locals.begin(), span.locals.end());
     }
     if (open_body) {
@@ -109,7 +108,6 @@ class AdjointEmitter {
         w_.line(var_type(int64_t(var)) + " " + n_.adj_var(int64_t(var)) + " = {};", 1);
     }
     if (!loops_.list.empty()) {
-      used_.need("status");
       w_.line("bool kj_overflow = false;", 1);
     }
     const std::string C = std::to_string(o_.loop_checkpoints);
@@ -536,7 +534,6 @@ class AdjointEmitter {
   Names n_;
   ExprEmitter ex_;
   ReverseRules rules_;
-  PreludeUse& used_;
   const CodegenOptions& o_;
   AdjointLoops loops_;
   const LiveName live_ = [this](int64_t var) { return n_.var(var); };
@@ -562,15 +559,15 @@ std::string strong_zero(const std::string& adj_ret, const std::vector<std::strin
   return "KJ_SZ_IF(" + adj_ret + ") { KJ_SZ_NZ(" + adj_ret + ") " + saves + call + keeps + " }";
 }
 
-void emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
+void emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered,
                               const CodegenOptions& options, int first_loop, const FunctionNames* functions,
                               const std::string& span_prefix, const std::function<void()>& open_body) {
-  AdjointEmitter(w, lowered, used, options, first_loop, functions).run(span_prefix, open_body);
+  AdjointEmitter(w, lowered, options, first_loop, functions).run(span_prefix, open_body);
 }
 
-void emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
+void emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered,
                        const CodegenOptions& options, int first_loop, const FunctionNames* functions) {
-  emit_adjoint_kernel_body(w, lowered, used, options, first_loop, functions, "", nullptr);
+  emit_adjoint_kernel_body(w, lowered, options, first_loop, functions, "", nullptr);
 }
 
 bool function_has_adjoint(const ir::Function& f) {

@@ -16,19 +16,18 @@
 namespace kjit::codegen {
 
 /// Writes the statements of the adjoint body of `lowered` (its jump-lowered form, spans and
-/// loops) between the braces of its body function. `used` records the prelude chunks the code
-/// needs. Its loops are numbered from `first_loop` (each one's id + 1 is the status code it
+/// loops) between the braces of its body function. Its loops are numbered from `first_loop` (each one's id + 1 is the status code it
 /// reports when it passes its checkpoint bound: the module plan's numbering).
-void emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
-                       const CodegenOptions& options, int first_loop, const FunctionNames* functions = nullptr);
+void emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered, const CodegenOptions& options,
+                       int first_loop, const FunctionNames* functions = nullptr);
 
 /// emit_adjoint_body for a kernel whose body function is not open yet: a long body's reverse
 /// spans become functions of their own, named `span_prefix` + their number, written first;
 /// then `open_body()` writes the body function's signature, and the body follows (calling
 /// them). ptxas's time grew with the square of one long function (docs/BENCHMARKS.md,
 /// compile time against kernel size); a span is short.
-void emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered, PreludeUse& used,
-                              const CodegenOptions& options, int first_loop, const FunctionNames* functions,
+void emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered, const CodegenOptions& options,
+                              int first_loop, const FunctionNames* functions,
                               const std::string& span_prefix, const std::function<void()>& open_body);
 
 /// The reverse sweep's call `call` of an adjoint rule under strong-zero semantics (an exactly

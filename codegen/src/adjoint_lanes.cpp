@@ -43,9 +43,9 @@ size_t bytes_of(const ir::Type& t) { return t.is_array() ? 80 : size_t(std::max(
 
 class AdjointLanes : LaneCode {
  public:
-  AdjointLanes(SourceWriter& w, const LoweredFunction& fn, PreludeUse& used, const CodegenOptions& o, int first_loop,
+  AdjointLanes(SourceWriter& w, const LoweredFunction& fn, const CodegenOptions& o, int first_loop,
                const FunctionNames* functions)
-      : LaneCode(w, fn, planned(fn.adjoint_lanes, "adjoint"), used, functions, Mode::Replay, lane_width(*fn.traced)), rules_(fn_, n_, ex_, used),
+      : LaneCode(w, fn, planned(fn.adjoint_lanes, "adjoint"), functions, Mode::Replay, lane_width(*fn.traced)), rules_(fn_, n_, ex_),
         o_(o),
         loops_(fn.adjoint_loops.numbered_from(first_loop)), closure_(fn_.values.size(), false), closure_var_(fn_.vars.size(), false) {
     ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
@@ -586,9 +586,9 @@ class AdjointLanes : LaneCode {
 
 std::string emit_adjoint_lane_function(SourceWriter& w, const LoweredFunction& fn, const std::string& name,
                                        const std::string& threads, const std::string& body,
-                                       const std::vector<EntryParam>& params, PreludeUse& prelude,
+                                       const std::vector<EntryParam>& params,
                                        const CodegenOptions& options, int first_loop, const FunctionNames* functions) {
-  AdjointLanes lanes(w, fn, prelude, options, first_loop, functions);
+  AdjointLanes lanes(w, fn, options, first_loop, functions);
   if (lanes.frame_bytes() > kMaxAdjointLaneFrame) return "";
   w.line("#if !KJ_CUDA");
   lanes.emit(name, body, threads, params);

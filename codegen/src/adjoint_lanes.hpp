@@ -32,7 +32,7 @@ constexpr size_t kMaxAdjointLaneFrame = 512 * 1024;
 /// frame would pass kMaxAdjointLaneFrame.
 std::string emit_adjoint_lane_function(SourceWriter& w, const LoweredFunction& fn, const std::string& name,
                                        const std::string& threads, const std::string& body,
-                                       const std::vector<EntryParam>& params, PreludeUse& prelude,
+                                       const std::vector<EntryParam>& params,
                                        const CodegenOptions& options, int first_loop, const FunctionNames* functions);
 
 }  // namespace kjit::codegen

@@ -141,8 +141,6 @@ std::string ExprEmitter::element(const ir::Stmt& s, size_t count) const {
 }
 
 std::string ExprEmitter::atomic(const ir::Stmt& s) {
-  prelude_.need("array");
-  prelude_.need("atomic");
   const ir::AtomicOp op = s.atomic_op();
   size_t operands = op == ir::AtomicOp::Cas ? 2 : 1;
   if (op == ir::AtomicOp::Add || op == ir::AtomicOp::Sub)
@@ -156,7 +154,6 @@ std::string ExprEmitter::atomic(const ir::Stmt& s) {
 
 std::string ExprEmitter::add_into(const std::string& array, const std::string& element, const std::string& value,
                                   const ir::Type& element_type, bool sub) {
-  prelude_.need("atomic");
   if (privatizable_element(element_type))
     return std::string(sub ? "kj::array_sub(" : "kj::array_add(") + array + ", &" + element + ", " + value + ")";
   return std::string(sub ? "kj::atomic_sub(&" : "kj::atomic_add(&") + element + ", " + value + ")";
@@ -181,7 +178,6 @@ std::string ExprEmitter::call(const ir::Stmt& s) {
     return n_.value(s.args[0]) + " " + op + " " + n_.value(s.args[1]);
   }
   KJIT_CHECK(g.function, std::string("builtin without a function: ") + ir::builtin_info(s.builtin()).name);
-  if (g.chunk) prelude_.need(g.chunk);
   std::string out = std::string(g.function) + "(";
   for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
   if (g.takes_site) out += ", dim, kj_index, \"" + escape(s.loc.short_str()) + "\"";
@@ -192,15 +188,12 @@ std::string ExprEmitter::tangent_call(const ir::Stmt& s) {
   const BuiltinCodegen& g = builtin_codegen(s.builtin());
   const size_t n = size_t(s.bits);
   if (g.tangent_function) {  // f(args..., tangents...)
-    prelude_.need(g.tangent_chunk);
     std::string out = std::string(g.tangent_function) + "(";
     for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
     return out + ")";
   }
   // One evaluation of the forward function on dual numbers seeded with the tangents.
   KJIT_CHECK(g.function, std::string("no function to evaluate on duals for ") + ir::builtin_info(s.builtin()).name);
-  prelude_.need(g.chunk);
-  prelude_.need("dual");
   std::string out = "kj::tangent_part<" + s.type.cpp() + ">(" + g.function + "(";
   size_t next = n;
   for (size_t i = 0; i < n; ++i) {
@@ -222,7 +215,6 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
     case ir::Op::Construct: {
       if (s.args.empty()) return s.type.cpp() + "{}";
       if (s.type.is_array()) {  // an array over a device address
-        prelude_.need("array");
         std::string out = "kj::make_array<" + s.type.element().cpp() + ">(";
         for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
         return out + ")";
@@ -251,7 +243,6 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
     }
     case ir::Op::LoadVar: return n_.var(s.imm);
     case ir::Op::ArrayLoad:
-      prelude_.need("array");
       return element(s, s.args.size() - 1);
     case ir::Op::ArrayShape: return n_.value(s.args[0]) + ".shape[" + std::to_string(s.imm) + "]";
     case ir::Op::TangentCall: return tangent_call(s);

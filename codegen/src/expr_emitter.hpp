@@ -41,12 +41,12 @@ const std::string& field_name(const ir::Type& t, int64_t field);
 /// The setter generated for a user struct's field ("kj::demo__Particle__set_mass").
 std::string field_setter(const ir::Type& t, int64_t field);
 
-/// Writes expressions for value-producing statements and records the prelude chunks they
-/// need.
+/// Writes expressions for value-producing statements (the prelude chunks they call were
+/// planned from the IR: prelude_requirements.hpp).
 class ExprEmitter {
  public:
-  ExprEmitter(const Names& names, PreludeUse& prelude, const FunctionNames* functions = nullptr)
-      : n_(names), prelude_(prelude), functions_(functions) {}
+  explicit ExprEmitter(const Names& names, const FunctionNames* functions = nullptr)
+      : n_(names), functions_(functions) {}
 
   /// Whether `s` produces its value with an expression (rather than being control flow,
   /// a store, an atomic or a print).
@@ -76,7 +76,6 @@ class ExprEmitter {
   /// A TangentCall: the builtin's prelude tangent function, or its forward function on duals.
   std::string tangent_call(const ir::Stmt& s);
   const Names& n_;
-  PreludeUse& prelude_;
   const FunctionNames* functions_;
 };
 

@@ -28,9 +28,9 @@ const LaneAnalysis& planned(const std::optional<LaneAnalysis>& analysis, const c
   return *analysis;
 }
 
-LaneCode::LaneCode(SourceWriter& w, const LoweredFunction& fn, const LaneAnalysis& analysis, PreludeUse& prelude,
+LaneCode::LaneCode(SourceWriter& w, const LoweredFunction& fn, const LaneAnalysis& analysis,
                    const FunctionNames* functions, Mode mode, std::string width)
-    : fn_(fn.jumps_lowered), n_(fn_), ex_(n_, prelude, functions), a_(analysis), mode_(mode), width_(std::move(width)), w_(&w), scratch_("scratch", false), defined_in_(fn_.values.size()),
+    : fn_(fn.jumps_lowered), n_(fn_), ex_(n_, functions), a_(analysis), mode_(mode), width_(std::move(width)), w_(&w), scratch_("scratch", false), defined_in_(fn_.values.size()),
       used_in_(fn_.values.size()), control_use_(fn_.values.size(), false), lane_array_(fn_.values.size(), false) {}
 
 void LaneCode::plan(const std::function<void()>& emit) {

@@ -52,8 +52,8 @@ class LaneCode {
   /// Lane code for `fn` (its jump-lowered form: Break, Continue and Return as flags) under
   /// `analysis`, one of its lane analyses. `width`: the prelude's macro for the lanes per
   /// block, "KJ_LANES" or "KJ_WIDE_LANES".
-  LaneCode(SourceWriter& w, const LoweredFunction& fn, const LaneAnalysis& analysis, PreludeUse& prelude,
-           const FunctionNames* functions, Mode mode, std::string width = "KJ_LANES");
+  LaneCode(SourceWriter& w, const LoweredFunction& fn, const LaneAnalysis& analysis, const FunctionNames* functions,
+           Mode mode, std::string width = "KJ_LANES");
   virtual ~LaneCode() = default;
 
   /// Runs `emit` into scratch text and decides the lane arrays; then the caller writes the

@@ -64,8 +64,8 @@ std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
 
 class LaneEmitter : LaneCode {
  public:
-  LaneEmitter(SourceWriter& w, const LoweredFunction& fn, PreludeUse& prelude, const FunctionNames* functions)
-      : LaneCode(w, fn, planned(fn.forward_lanes, "forward"), prelude, functions, Mode::Forward, lane_width(*fn.traced)) {
+  LaneEmitter(SourceWriter& w, const LoweredFunction& fn, const FunctionNames* functions)
+      : LaneCode(w, fn, planned(fn.forward_lanes, "forward"), functions, Mode::Forward, lane_width(*fn.traced)) {
     blocks_ = block_stores(fn_);
   }
 
@@ -153,9 +153,9 @@ std::string lane_signature(const std::string& name, const std::vector<EntryParam
 }
 
 LaneFunction emit_lane_function(SourceWriter& w, const LoweredFunction& fn, const std::string& name,
-                                const std::vector<EntryParam>& params, PreludeUse& prelude,
+                                const std::vector<EntryParam>& params,
                                 const FunctionNames* functions) {
-  return LaneEmitter(w, fn, prelude, functions).emit(name, params);
+  return LaneEmitter(w, fn, functions).emit(name, params);
 }
 
 }  // namespace kjit::codegen

@@ -40,7 +40,7 @@ struct LaneFunction {
 /// kj::dense_array_t>)`, which runs threads kj_base .. kj_base + block - 1 of `fn`'s forward
 /// body with the results and effects of running each alone.
 LaneFunction emit_lane_function(SourceWriter& w, const LoweredFunction& fn, const std::string& name,
-                                const std::vector<EntryParam>& params, PreludeUse& prelude,
+                                const std::vector<EntryParam>& params,
                                 const FunctionNames* functions);
 
 }  // namespace kjit::codegen

@@ -159,16 +159,15 @@ GeneratedModule generate_module(const std::string& module_name,
   // Before the bounds-checked mode's macros: the wrappers call the rules as the prelude has them.
   if (options.enable_adjoint) w.raw(rule_wrappers(available));
 
-  PreludeUse used;  // what the emitters ask for; must be covered by the plan
   std::set<std::string> entries;
   emit_structs(w, plan, available.count("atomic") != 0);
   if (options.bounds_check) emit_bounds_macros(w);
-  emit_functions(w, plan, used, options, options.enable_adjoint);
+  emit_functions(w, plan, options, options.enable_adjoint);
   for (size_t kernel_index = 0; kernel_index < kernels.size(); ++kernel_index) {
     const ir::Function* fn = kernels[kernel_index];
     generating("kernel '" + fn->name + "'", fn->loc, &w, [&] {
       Names names(*fn);
-      ExprEmitter ex(names, used, &plan.names);
+      ExprEmitter ex(names, &plan.names);
       w.line("");
       w.line("// kernel " + comment_text(fn->name) + " (" + comment_text(fn->loc.short_str()) + ")");
       const std::string fwd = entry_name(fn->name, EntryKind::Forward);
@@ -184,7 +183,7 @@ GeneratedModule generate_module(const std::string& module_name,
       if (wants_forward_lane_function(*fn, options)) {
         lanes = fwd + "_lanes";
         w.line("#if !KJ_CUDA");
-        lane_fn = emit_lane_function(w, plan.lowered.of(*fn), lanes, params, used, &plan.names);
+        lane_fn = emit_lane_function(w, plan.lowered.of(*fn), lanes, params, &plan.names);
         w.line("#endif");
       }
       emit_entry_points(w, fwd, fwd + "_body", params, lanes, "", lane_fn.block, lane_fn.fence);
@@ -196,15 +195,13 @@ GeneratedModule generate_module(const std::string& module_name,
         auto adj_params = entry_params(*fn, names, EntryKind::Adjoint);
         const std::vector<PlannedLoop>& planned_loops = plan.kernel_loops[kernel_index];
         const int first = planned_loops.empty() ? 0 : planned_loops.front().status - 1;
-        emit_adjoint_kernel_body(w, plan.lowered.of(*fn), used, options, first, &plan.names, adj + "_span",
+        emit_adjoint_kernel_body(w, plan.lowered.of(*fn), options, first, &plan.names, adj + "_span",
                                  [&] { open_body_function(w, adj + "_body", adj_params); });
         w.line("}");
-        for (const EntryParam& p : adj_params)
-          if (p.kind == EntryParam::Kind::Sum) used.need("reduce");
         std::string adj_lanes, adj_threads, block;
         if (wants_lane_function(*fn, options))
           block = emit_adjoint_lane_function(w, plan.lowered.of(*fn), adj + "_lanes", adj + "_threads", adj + "_body", adj_params,
-                                             used, options, first, &plan.names);
+                                             options, first, &plan.names);
         if (!block.empty()) {
           adj_lanes = adj + "_lanes";
           adj_threads = adj + "_threads";
@@ -216,9 +213,6 @@ GeneratedModule generate_module(const std::string& module_name,
   }
   out.kernels = describe_planned(kernels, options, plan);
 
-  // Every chunk an emitter used must have been planned (with its requirements) up front.
-  for (const std::string& c : used.chunks())
-    KJIT_CHECK(available.count(c), "codegen used prelude chunk '" + c + "' that was not planned");
   KJIT_CHECK(out.entry_points == entry_points(kernels, options),
              "entry_points disagrees with the generated module");
   out.text = w.text();

@@ -170,8 +170,8 @@ void emit_structs(SourceWriter& w, const ModulePlan& plan, bool with_atomics) {
 
 namespace {
 /// Emits device function `f`: its forward body, its replay and (when it has one) its adjoint.
-void emit_function(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, const CodegenOptions& options,
-                   bool with_adjoint, const ir::Function* f) {
+void emit_function(SourceWriter& w, const ModulePlan& plan, const CodegenOptions& options, bool with_adjoint,
+                   const ir::Function* f) {
   const std::string& name = plan.names.at(f);
   const ir::Type result = f->result_type();
   const std::string R = result.is_void() ? "void" : result.cpp();
@@ -183,7 +183,7 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, co
   };
   auto body = [&](const ir::Function& g, ForwardMode mode) {
     Names n(g);
-    ExprEmitter ex(n, used, &plan.names);
+    ExprEmitter ex(n, &plan.names);
     emit_forward_block(w, ex, n, g.body, 1, mode);
     if (g.body.yield != ir::kNoValue) w.line("return " + n.value(g.body.yield) + ";", 1);
   };
@@ -230,23 +230,22 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, co
       const std::string bound = t.is_differentiable() ? n.adj_param(i) : t.cpp() + "{}";
       w.line("const " + t.cpp() + " " + gn.param(next++) + " = " + bound + ";", 1);
     }
-    ExprEmitter ex(gn, used, &plan.names);
+    ExprEmitter ex(gn, &plan.names);
     emit_forward_block(w, ex, gn, g.body, 1, ForwardMode::UserAdjoint);
     for (size_t i = 0; i < f->params.size() && i < f->out_vars.size(); ++i)
       if (f->out_vars[i] >= 0 && f->params[i].type.is_differentiable() && !f->params[i].type.is_array())
         w.line(n.adj_param(i) + " += " + gn.var(f->out_vars[i]) + ";", 1);
   } else {
-    emit_adjoint_body(w, plan.lowered.of(*f), used, options, plan.function_first_loop.at(f), &plan.names);
+    emit_adjoint_body(w, plan.lowered.of(*f), options, plan.function_first_loop.at(f), &plan.names);
   }
   w.line("}");
 }
 }  // namespace
 
-void emit_functions(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, const CodegenOptions& options,
-                    bool with_adjoint) {
+void emit_functions(SourceWriter& w, const ModulePlan& plan, const CodegenOptions& options, bool with_adjoint) {
   for (const ir::Function* f : plan.functions)
     generating("device function '" + f->name + "'", f->loc, &w,
-               [&] { emit_function(w, plan, used, options, with_adjoint, f); });
+               [&] { emit_function(w, plan, options, with_adjoint, f); });
 }
 
 }  // namespace kjit::codegen

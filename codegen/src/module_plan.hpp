@@ -52,7 +52,6 @@ void emit_structs(SourceWriter& w, const ModulePlan& plan, bool with_atomics);
 
 /// Writes every device function of the plan: the function, its side-effect-free replay and
 /// (when `with_adjoint`) its adjoint.
-void emit_functions(SourceWriter& w, const ModulePlan& plan, PreludeUse& used, const CodegenOptions& options,
-                    bool with_adjoint);
+void emit_functions(SourceWriter& w, const ModulePlan& plan, const CodegenOptions& options, bool with_adjoint);
 
 }  // namespace kjit::codegen

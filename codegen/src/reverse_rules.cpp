@@ -19,8 +19,8 @@ std::string adj_name(const Names& n, const AdjTarget& t) {
   return t.var ? n.adj_var(t.id) : n.adj_value(ir::ValueId(t.id));
 }
 
-ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex, PreludeUse& used)
-    : fn_(fn), names_(names), ex_(ex), used_(used), owned_(fn) {
+ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex)
+    : fn_(fn), names_(names), ex_(ex), owned_(fn) {
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
     if (s.op == ir::Op::Param) param_of_[s.result] = size_t(s.imm);
   });
@@ -74,7 +74,6 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     case ir::Op::Call: {
       const BuiltinCodegen& g = builtin_codegen(s.builtin());
       if (!g.adjoint || !ir::builtin_info(s.builtin()).differentiable || !differentiable(s.result)) break;
-      used_.need(g.adjoint_chunk);
       RuleStep c{K::Call, {}, {rule_by_reference(g.adjoint) + "("}};
       for (ir::ValueId a : s.args) c.text.back() += v(a) + ", ";
       c.text.back() += v(s.result);
@@ -150,7 +149,6 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       std::string elem = "kj::elem(" + a;
       for (size_t i = 1; i < s.args.size(); ++i) elem += ", " + v(s.args[i]);
       elem += ")";
-      used_.need("array");
       r.when = a + ".data";
       if (owned(s.args[0])) {
         r.steps.push_back({K::Effect, {}, {elem + " += " + adj(s.result)}});
@@ -188,7 +186,6 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
           break;
         case ir::AtomicOp::Min:
         case ir::AtomicOp::Max:  // one winner per component (see kj::adj_atomic_select)
-          used_.need("atomic");
           r.steps.push_back({K::Call, {value_target(value)},
                              {"kj::adj_atomic_select(kj::elem(" + v(s.args[0]) + idx + "), " + v(value) + ", ",
                               ", &" + elem + ")"}});

@@ -69,7 +69,7 @@ class OwnedArrays {
 /// Reverse rules of the statements of one lowered function.
 class ReverseRules {
  public:
-  ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex, PreludeUse& used);
+  ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex);
 
   bool differentiable(ir::ValueId v) const;
   bool var_differentiable(int64_t var) const;
@@ -91,7 +91,6 @@ class ReverseRules {
   const ir::Function& fn_;
   const Names& names_;
   ExprEmitter& ex_;
-  PreludeUse& used_;
   std::map<ir::ValueId, size_t> param_of_;
   OwnedArrays owned_;
 };
