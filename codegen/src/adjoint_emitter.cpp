@@ -176,7 +176,7 @@ class AdjointEmitter {
       }
       switch (s.op) {
         case ir::Op::StoreVar:
-          w_.user_line(n_.var(s.imm) + " = " + v(s.args[0]) + ";", indent, s.loc);
+          w_.user_line(n_.var(s.var()) + " = " + v(s.args[0]) + ";", indent, s.loc);
           break;
         case ir::Op::If:
           w_.user_line("if (" + v(s.args[0]) + ") {", indent, s.loc);
@@ -490,7 +490,7 @@ class AdjointEmitter {
     bool any = false;
     ir::for_each_stmt(b, [&](const ir::Stmt& s) {
       if (s.op == ir::Op::For || s.op == ir::Op::While || s.op == ir::Op::CallFunc) any = true;
-      if (s.op == ir::Op::Print && s.bits == 1) any = true;
+      if (s.op == ir::Op::Print && s.prints_values()) any = true;
       if (s.result != ir::kNoValue && differentiable(s.result)) any = true;
       if ((s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic || s.op == ir::Op::StoreVar) &&
           !s.args.empty() && differentiable(s.args.back()))

@@ -128,7 +128,7 @@ class AdjointLanes : LaneCode {
   /// results of statements using them, variables storing them, loads of those variables).
   void close_printed_uniforms() {
     ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-      if (s.op == ir::Op::Print && s.bits == 1)
+      if (s.op == ir::Op::Print && s.prints_values())
         for (ir::ValueId a : s.args) closure_[a] = !a_.varying(a) && rules_.differentiable(a);
     });
     for (bool changed = true; changed;) {
@@ -137,9 +137,9 @@ class AdjointLanes : LaneCode {
         auto mark = [&](std::vector<bool>& flags, size_t i) {
           if (!flags[i]) changed = flags[i] = true;
         };
-        if (s.op == ir::Op::StoreVar && closure_[s.args[0]] && !a_.varying_var(s.imm)) mark(closure_var_, size_t(s.imm));
+        if (s.op == ir::Op::StoreVar && closure_[s.args[0]] && !a_.varying_var(s.var())) mark(closure_var_, size_t(s.var()));
         if (s.result == ir::kNoValue || a_.varying(s.result) || !rules_.differentiable(s.result)) return;
-        if (s.op == ir::Op::LoadVar && closure_var_[size_t(s.imm)]) mark(closure_, s.result);
+        if (s.op == ir::Op::LoadVar && closure_var_[size_t(s.var())]) mark(closure_, s.result);
         for (ir::ValueId a : s.args)
           if (closure_[a]) mark(closure_, s.result);
       });
@@ -165,7 +165,7 @@ class AdjointLanes : LaneCode {
     if (r.empty()) return false;
     if (s.op == ir::Op::ArrayAtomic) return r.atomic || tracked(s.args.back());  // min/max consume the element's adjoint
     if (s.op == ir::Op::ArrayStore) return tracked(s.args.back());
-    if (s.op == ir::Op::StoreVar || s.op == ir::Op::DeclVar) return tracked_var(s.imm);
+    if (s.op == ir::Op::StoreVar || s.op == ir::Op::DeclVar) return tracked_var(s.var());
     if (s.op == ir::Op::Print || s.op == ir::Op::CallFunc) return true;
     return s.result != ir::kNoValue && tracked(s.result);
   }

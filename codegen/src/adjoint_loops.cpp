@@ -26,9 +26,9 @@ AdjointLoops::AdjointLoops(const ir::Function& lowered) {
     info.stmt = &loop;
     for (const ir::Block& r : loop.regions) {
       ir::for_each_stmt(r, [&](const ir::Stmt& s) {
-        if (s.op == ir::Op::DeclVar) declared.insert(s.imm);
-        if (s.op == ir::Op::StoreVar) stored.insert(s.imm);
-        if (s.op == ir::Op::LoadVar) loaded.insert(s.imm);
+        if (s.op == ir::Op::DeclVar) declared.insert(s.var());
+        if (s.op == ir::Op::StoreVar) stored.insert(s.var());
+        if (s.op == ir::Op::LoadVar) loaded.insert(s.var());
         if (s.result == ir::kNoValue) return;
         const ir::Type& t = lowered.type_of(s.result);
         if (!t.is_array() && t.is_differentiable()) info.body_values.push_back(s.result);

@@ -124,7 +124,7 @@ class OverwriteFinder {
     if (fresh)
       for (const ir::Block& r : loop->regions)
         ir::for_each_stmt(r, [&](const ir::Stmt& s) {
-          if (s.op == ir::Op::StoreVar) it->second.insert(s.imm);
+          if (s.op == ir::Op::StoreVar) it->second.insert(s.var());
         });
     return it->second;
   }
@@ -226,7 +226,7 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
                 "second derivatives through " + ir::builtin_info(s.builtin()).name +
                 " are not available; build the tangent module with enable_adjoint = false";
     if (s.op == ir::Op::CallFunc && problem.empty()) {
-      const ir::Function& callee = *fn.callees.at(size_t(s.imm));
+      const ir::Function& callee = *fn.callees.at(s.callee());
       std::vector<ArrayUse> inner;
       std::string p = obstacle_of(callee, inner);
       if (!p.empty()) problem = p + " (called at " + s.loc.str() + ")";

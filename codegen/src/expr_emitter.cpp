@@ -15,7 +15,7 @@ namespace kjit::codegen {
 Names::Names(const ir::Function& f) : fn(f), values(f.values.size()) {
   for (size_t v = 0; v < values.size(); ++v) values[v] = "v" + std::to_string(v);
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) values.at(s.result) = param(size_t(s.imm));
+    if (s.op == ir::Op::Param) values.at(s.result) = param(s.param());
   });
 }
 
@@ -96,7 +96,7 @@ const std::string& ExprEmitter::function_name(const ir::Function& f) const {
 }
 
 std::string ExprEmitter::call_function(const ir::Stmt& s, bool replay) {
-  const ir::Function& f = *n_.fn.callees.at(size_t(s.imm));
+  const ir::Function& f = *n_.fn.callees.at(s.callee());
   std::string out = function_name(f) + (replay ? "_replay" : "") + "(dim, kj_index";
   for (ir::ValueId a : s.args) out += ", " + n_.value(a);
   return out + ")";
@@ -125,7 +125,7 @@ std::string escape(const std::string& text) {
 }  // namespace
 
 std::string ExprEmitter::print(const ir::Stmt& s, bool adjoint) const {
-  std::string text = "printf(\"" + std::string(adjoint ? "adj " : "") + escape(n_.fn.strings.at(size_t(s.imm))) + "\"";
+  std::string text = "printf(\"" + std::string(adjoint ? "adj " : "") + escape(n_.fn.strings.at(s.format())) + "\"";
   for (ir::ValueId a : s.args) {
     const ir::Type& t = n_.fn.type_of(a);
     text += ", " + std::string(print_spec(t.scalar).second);
@@ -186,7 +186,7 @@ std::string ExprEmitter::call(const ir::Stmt& s) {
 
 std::string ExprEmitter::tangent_call(const ir::Stmt& s) {
   const BuiltinCodegen& g = builtin_codegen(s.builtin());
-  const size_t n = size_t(s.bits);
+  const size_t n = s.primal_args();
   if (g.tangent_function) {  // f(args..., tangents...)
     std::string out = std::string(g.tangent_function) + "(";
     for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
@@ -208,8 +208,8 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
   switch (s.op) {
     case ir::Op::Const: return literal_text(s);
     case ir::Op::ThreadId:
-      return s.imm < 0 ? "(kj_int32)kj_index" : "kj::launch_coord(dim, kj_index, " + std::to_string(s.imm) + ")";
-    case ir::Op::LaunchDim: return "dim.shape[" + std::to_string(s.imm) + "]";
+      return s.axis() < 0 ? "(kj_int32)kj_index" : "kj::launch_coord(dim, kj_index, " + std::to_string(s.axis()) + ")";
+    case ir::Op::LaunchDim: return "dim.shape[" + std::to_string(s.axis()) + "]";
     case ir::Op::Call: return call(s);
     case ir::Op::Cast: return "kj::cast<" + s.type.cpp() + ">(" + n_.value(s.args[0]) + ")";
     case ir::Op::Construct: {
@@ -228,7 +228,7 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
     }
     case ir::Op::Extract: {
       const ir::Type& whole = n_.fn.type_of(s.args[0]);
-      if (whole.shape == ir::Shape::Struct) return n_.value(s.args[0]) + "." + field_name(whole, s.imm);
+      if (whole.shape == ir::Shape::Struct) return n_.value(s.args[0]) + "." + field_name(whole, s.field());
       std::string out = "kj::extract(" + n_.value(s.args[0]);
       for (size_t i = 1; i < s.args.size(); ++i) out += ", " + n_.value(s.args[i]);
       return out + ")";
@@ -236,15 +236,15 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
     case ir::Op::Insert: {
       const ir::Type& whole = n_.fn.type_of(s.args[0]);
       if (whole.shape == ir::Shape::Struct)
-        return field_setter(whole, s.imm) + "(" + n_.value(s.args[0]) + ", " + n_.value(s.args[1]) + ")";
+        return field_setter(whole, s.field()) + "(" + n_.value(s.args[0]) + ", " + n_.value(s.args[1]) + ")";
       std::string out = "kj::insert(" + n_.value(s.args[0]);
       for (size_t i = 2; i < s.args.size(); ++i) out += ", " + n_.value(s.args[i]);
       return out + ", " + n_.value(s.args[1]) + ")";
     }
-    case ir::Op::LoadVar: return n_.var(s.imm);
+    case ir::Op::LoadVar: return n_.var(s.var());
     case ir::Op::ArrayLoad:
       return element(s, s.args.size() - 1);
-    case ir::Op::ArrayShape: return n_.value(s.args[0]) + ".shape[" + std::to_string(s.imm) + "]";
+    case ir::Op::ArrayShape: return n_.value(s.args[0]) + ".shape[" + std::to_string(s.dimension()) + "]";
     case ir::Op::TangentCall: return tangent_call(s);
     case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::StoreVar: case ir::Op::ArrayStore:
     case ir::Op::ArrayAtomic: case ir::Op::If: case ir::Op::For: case ir::Op::While:

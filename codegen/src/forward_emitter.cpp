@@ -26,12 +26,12 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
     }
     switch (s.op) {
       case ir::Op::DeclVar: {
-        const ir::Type& t = n.fn.vars.at(size_t(s.imm)).type;
-        w.user_line(t.cpp() + " " + n.var(s.imm) + ";", indent, loc);
+        const ir::Type& t = n.fn.vars.at(size_t(s.var())).type;
+        w.user_line(t.cpp() + " " + n.var(s.var()) + ";", indent, loc);
         break;
       }
       case ir::Op::StoreVar:
-        w.user_line(n.var(s.imm) + " = " + n.value(s.args[0]) + ";", indent, loc);
+        w.user_line(n.var(s.var()) + " = " + n.value(s.args[0]) + ";", indent, loc);
         break;
       case ir::Op::ArrayStore:
         if (!without_effects)

@@ -61,10 +61,10 @@ bool LaneAnalysis::analyze(const ir::Block& b, bool masked) {
         if (s.result != ir::kNoValue && any_varying(s.args)) changed |= set(varying_, s.result);
         break;
       case ir::Op::LoadVar:
-        if (varying_var_.at(size_t(s.imm))) changed |= set(varying_, s.result);
+        if (varying_var_.at(size_t(s.var()))) changed |= set(varying_, s.result);
         break;
       case ir::Op::StoreVar:
-        if (masked || varying(s.args[0])) changed |= set(varying_var_, size_t(s.imm));
+        if (masked || varying(s.args[0])) changed |= set(varying_var_, size_t(s.var()));
         break;
       case ir::Op::If: {
         bool inner = masked || varying(s.args[0]);
@@ -112,7 +112,7 @@ void LaneAnalysis::mark_rematerializable() {
 
 bool LaneAnalysis::is_uniform_stmt(const ir::Stmt& s) const {
   switch (s.op) {
-    case ir::Op::DeclVar: case ir::Op::StoreVar: return !varying_var_.at(size_t(s.imm));
+    case ir::Op::DeclVar: case ir::Op::StoreVar: return !varying_var_.at(size_t(s.var()));
     case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::Print: case ir::Op::CallFunc:
       return false;  // effects run once per lane
     case ir::Op::Call:

@@ -138,16 +138,16 @@ void LaneCode::hoist(const ir::Stmt& s, int indent) {
 void LaneCode::declare_lanes(const ir::Stmt& decl, int indent) {
   if (mode_ == Mode::Replay) return;  // declared at function scope
   // Zeroed so that a lane no store reached still holds a valid value of its type.
-  w_->user_line(lanes_of(fn_.vars.at(size_t(decl.imm)).type) + var_lanes(decl.imm) + " = {};", indent, decl.loc);
+  w_->user_line(lanes_of(fn_.vars.at(size_t(decl.var())).type) + var_lanes(decl.var()) + " = {};", indent, decl.loc);
 }
 
 void LaneCode::emit_uniform(const ir::Stmt& s, int indent) {
   if (s.op == ir::Op::Param) return;
   const bool declared = mode_ == Mode::Replay;  // at function scope
   if (s.op == ir::Op::DeclVar) {
-    if (!declared) w_->user_line(fn_.vars.at(size_t(s.imm)).type.cpp() + " " + n_.var(s.imm) + ";", indent, s.loc);
+    if (!declared) w_->user_line(fn_.vars.at(size_t(s.var())).type.cpp() + " " + n_.var(s.var()) + ";", indent, s.loc);
   } else if (s.op == ir::Op::StoreVar) {
-    w_->user_line(n_.var(s.imm) + " = " + n_.value(s.args[0]) + ";", indent, s.loc);
+    w_->user_line(n_.var(s.var()) + " = " + n_.value(s.args[0]) + ";", indent, s.loc);
   } else {
     w_->user_line((declared ? "" : "const " + s.type.cpp() + " ") + n_.value(s.result) + " = " + ex_.expr(s) + ";",
                   indent, s.loc);
@@ -249,11 +249,11 @@ void LaneCode::emit_lane_stmt(const ir::Stmt& s, const std::string& active, int 
   };
   switch (s.op) {
     case ir::Op::LoadVar:
-      value(var_lanes(s.imm) + ".get(kj_l)");
+      value(var_lanes(s.var()) + ".get(kj_l)");
       break;
     case ir::Op::StoreVar: {
       const std::string v = n_.value(s.args[0]);
-      w_->user_line(var_lanes(s.imm) + (active.empty() ? ".set(kj_l, " : ".select(kj_l, " + active + ", ") + v + ");",
+      w_->user_line(var_lanes(s.var()) + (active.empty() ? ".set(kj_l, " : ".select(kj_l, " + active + ", ") + v + ");",
                     in, s.loc);
       break;
     }

@@ -36,7 +36,7 @@ bool whole_words(const ir::Type& t) {
 std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
   std::map<ir::ValueId, int> param_of;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param && fn.params[size_t(s.imm)].type.is_array()) param_of[s.result] = int(s.imm);
+    if (s.op == ir::Op::Param && fn.params[s.param()].type.is_array()) param_of[s.result] = int(s.param());
   });
   const OwnIndex own_index(fn);
   std::map<int, const ir::Stmt*> store;  // by parameter: its one block store, or null

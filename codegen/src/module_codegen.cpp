@@ -50,7 +50,7 @@ bool has_checks(const ir::Function& fn) {
   bool any = false;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (s.op == ir::Op::Call && s.builtin() == ir::Builtin::ExpectNear) any = true;
-    if (s.op == ir::Op::CallFunc && has_checks(*fn.callees.at(size_t(s.imm)))) any = true;
+    if (s.op == ir::Op::CallFunc && has_checks(*fn.callees.at(s.callee()))) any = true;
   });
   return any;
 }

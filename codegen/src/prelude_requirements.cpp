@@ -83,7 +83,7 @@ void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Func
         break;
       }
       case ir::Op::CallFunc:
-        need_function(use, lowered, *fn.callees.at(size_t(s.imm)), with_adjoint, seen);
+        need_function(use, lowered, *fn.callees.at(s.callee()), with_adjoint, seen);
         break;
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
       case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
@@ -104,7 +104,7 @@ int trig_calls(const ir::Function& fn, std::set<const ir::Function*>& seen) {
   if (!seen.insert(&fn).second) return 0;
   int n = 0;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::CallFunc) n += trig_calls(*fn.callees.at(size_t(s.imm)), seen);
+    if (s.op == ir::Op::CallFunc) n += trig_calls(*fn.callees.at(s.callee()), seen);
     if (s.op != ir::Op::Call) return;
     const ir::Builtin b = s.builtin();
     const ir::Scalar t = s.type.scalar;

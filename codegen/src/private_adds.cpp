@@ -40,7 +40,7 @@ class Analysis {
  public:
   explicit Analysis(const ir::Function& fn) : fn_(fn), own_index_(fn) {
     ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-      if (s.op == ir::Op::Param) param_of_[s.result] = int(s.imm);
+      if (s.op == ir::Op::Param) param_of_[s.result] = int(s.param());
     });
   }
 

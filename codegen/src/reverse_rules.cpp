@@ -22,7 +22,7 @@ std::string adj_name(const Names& n, const AdjTarget& t) {
 ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex)
     : fn_(fn), names_(names), ex_(ex), owned_(fn) {
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) param_of_[s.result] = size_t(s.imm);
+    if (s.op == ir::Op::Param) param_of_[s.result] = s.param();
   });
 }
 
@@ -108,7 +108,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       if (whole.shape == ir::Shape::Struct) {
         if (differentiable(s.result))
           r.steps.push_back({K::Call, {value_target(s.args[0])},
-                             {"", "." + field_name(whole, s.imm) + " += " + adj(s.result)}});
+                             {"", "." + field_name(whole, s.field()) + " += " + adj(s.result)}});
         break;
       }
       if (!differentiable(s.result) || !differentiable(s.args[0])) break;
@@ -120,7 +120,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     case ir::Op::Insert:
       if (!differentiable(s.result)) break;
       if (s.type.shape == ir::Shape::Struct) {
-        const std::string f = field_name(s.type, s.imm);
+        const std::string f = field_name(s.type, s.field());
         if (differentiable(s.args[1])) r.steps.push_back(step(K::Add, value_target(s.args[1]), adj(s.result) + "." + f));
         r.steps.push_back({K::Call, {value_target(s.args[0])},
                            {"{ " + s.type.cpp() + " kj_t = " + adj(s.result) + "; kj_t." + f + " = {}; ", " += kj_t; }"}});
@@ -132,16 +132,16 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       }
       break;
     case ir::Op::LoadVar:
-      if (var_differentiable(s.imm)) r.steps.push_back(step(K::Add, var_target(s.imm), adj(s.result)));
+      if (var_differentiable(s.var())) r.steps.push_back(step(K::Add, var_target(s.var()), adj(s.result)));
       break;
     case ir::Op::StoreVar:
-      if (var_differentiable(s.imm)) {
-        r.steps.push_back(step(K::Add, value_target(s.args[0]), names_.adj_var(s.imm)));
-        r.steps.push_back(step(K::Zero, var_target(s.imm)));
+      if (var_differentiable(s.var())) {
+        r.steps.push_back(step(K::Add, value_target(s.args[0]), names_.adj_var(s.var())));
+        r.steps.push_back(step(K::Zero, var_target(s.var())));
       }
       break;
     case ir::Op::DeclVar:
-      if (var_differentiable(s.imm)) r.steps.push_back(step(K::Zero, var_target(s.imm)));
+      if (var_differentiable(s.var())) r.steps.push_back(step(K::Zero, var_target(s.var())));
       break;
     case ir::Op::ArrayLoad: {
       if (!differentiable(s.result) || !has_adj_array(s.args[0])) break;
@@ -200,12 +200,12 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       break;
     }
     case ir::Op::Print:  // print(): the adjoints of the printed values
-      if (s.bits == 1) r.steps.push_back({K::Effect, {}, {ex_.print(s, true)}});
+      if (s.prints_values()) r.steps.push_back({K::Effect, {}, {ex_.print(s, true)}});
       break;
     case ir::Op::CallFunc: {
       // The adjoint of a device function (see function_codegen.hpp for the signature):
       // arguments, result, the adjoint of each differentiable argument, adj_ret.
-      const ir::Function& f = *fn_.callees.at(size_t(s.imm));
+      const ir::Function& f = *fn_.callees.at(s.callee());
       if (!function_has_adjoint(f)) break;
       RuleStep c{K::Call, {}, {"adj_" + ex_.function_name(f) + "(dim, kj_index"}};
       for (ir::ValueId a : s.args) c.text.back() += ", " + v(a);
@@ -239,7 +239,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       break;
   }
   if (r.empty()) return r;
-  if (s.op == ir::Op::StoreVar) r.reads.push_back(var_target(s.imm));
+  if (s.op == ir::Op::StoreVar) r.reads.push_back(var_target(s.var()));
   if (s.op == ir::Op::Print)
     for (ir::ValueId a : s.args)
       if (fn_.type_of(a).is_float()) r.reads.push_back(value_target(a));

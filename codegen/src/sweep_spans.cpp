@@ -57,7 +57,7 @@ std::vector<SweepSpan> plan_sweep_spans(const ir::Block& body, int span_statemen
     std::set<ir::ValueId> used;
     for (size_t i = span.begin; i < span.end; ++i)
       for_each_within(body.stmts[i], [&](const ir::Stmt& s) {
-        if (s.op == ir::Op::LoadVar) vars.insert(s.imm);
+        if (s.op == ir::Op::LoadVar) vars.insert(s.var());
         if (s.op != ir::Op::Param && s.result != ir::kNoValue) defined[j].push_back(s.result);
         used.insert(s.args.begin(), s.args.end());
         for (const ir::Block& r : s.regions) {

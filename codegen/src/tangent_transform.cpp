@@ -118,7 +118,7 @@ class TangentTransform {
       const bool result_diff = s.result != kZero && differentiable(s.type);
       switch (s.op) {
         case ir::Op::Param:
-          param_of_[s.result] = size_t(s.imm);
+          param_of_[s.result] = s.param();
           if (s.type.is_differentiable()) changed |= mark(s.result);  // a value, or an array with a tangent array
           break;
         case ir::Op::Call:
@@ -132,10 +132,10 @@ class TangentTransform {
           if (result_diff && active_[s.args[0]]) changed |= mark(s.result);
           break;
         case ir::Op::LoadVar:
-          if (active_var_[size_t(s.imm)]) changed |= mark(s.result);
+          if (active_var_[size_t(s.var())]) changed |= mark(s.result);
           break;
         case ir::Op::StoreVar:
-          if (active_[s.args[0]] && !active_var_[size_t(s.imm)]) changed = active_var_[size_t(s.imm)] = true;
+          if (active_[s.args[0]] && !active_var_[size_t(s.var())]) changed = active_var_[size_t(s.var())] = true;
           break;
         case ir::Op::If: case ir::Op::For: case ir::Op::While:
           for (const ir::Block& r : s.regions) changed |= analyze(r);
@@ -189,7 +189,7 @@ class TangentTransform {
     switch (s.op) {
       case ir::Op::Param:
         out.stmts.push_back(s);
-        if (active) tan_[s.result] = emit(out, ir::Op::Param, s.type, {}, s.imm + int64_t(in_.params.size()), loc);
+        if (active) tan_[s.result] = emit(out, ir::Op::Param, s.type, {}, s.param() + int64_t(in_.params.size()), loc);
         break;
       case ir::Op::Call:
         out.stmts.push_back(s);
@@ -233,16 +233,16 @@ class TangentTransform {
       }
       case ir::Op::DeclVar:
         out.stmts.push_back(s);
-        if (tvar_[size_t(s.imm)] >= 0) emit(out, ir::Op::DeclVar, ir::Type::void_type(), {}, tvar_[size_t(s.imm)], loc);
+        if (tvar_[size_t(s.var())] >= 0) emit(out, ir::Op::DeclVar, ir::Type::void_type(), {}, tvar_[size_t(s.var())], loc);
         break;
       case ir::Op::StoreVar:
         out.stmts.push_back(s);
-        if (tvar_[size_t(s.imm)] >= 0)
-          emit(out, ir::Op::StoreVar, ir::Type::void_type(), {tangent_operand(out, s.args[0], loc)}, tvar_[size_t(s.imm)], loc);
+        if (tvar_[size_t(s.var())] >= 0)
+          emit(out, ir::Op::StoreVar, ir::Type::void_type(), {tangent_operand(out, s.args[0], loc)}, tvar_[size_t(s.var())], loc);
         break;
       case ir::Op::LoadVar:
         out.stmts.push_back(s);
-        if (active) tan_[s.result] = emit(out, ir::Op::LoadVar, s.type, {}, tvar_[size_t(s.imm)], loc);
+        if (active) tan_[s.result] = emit(out, ir::Op::LoadVar, s.type, {}, tvar_[size_t(s.var())], loc);
         break;
       case ir::Op::ArrayLoad: {
         out.stmts.push_back(s);
@@ -270,8 +270,8 @@ class TangentTransform {
         break;
       case ir::Op::Print:
         out.stmts.push_back(s);
-        if (s.bits == 1 && any_active(s.args)) {  // print(): the tangents too
-          out_.strings.push_back("tan " + in_.strings.at(size_t(s.imm)));
+        if (s.prints_values() && any_active(s.args)) {  // print(): the tangents too
+          out_.strings.push_back("tan " + in_.strings.at(s.format()));
           std::vector<ir::ValueId> args;
           for (ir::ValueId a : s.args) args.push_back(tangent_operand(out, a, loc));
           emit(out, ir::Op::Print, ir::Type::void_type(), args, int64_t(out_.strings.size() - 1), loc);
@@ -333,7 +333,7 @@ class TangentTransform {
   /// A device function call: through its tangent function when an argument carries a
   /// tangent, which returns the result and its tangent as one struct.
   void call_function(const ir::Stmt& s, ir::Block& out) {
-    const ir::Function& f = *in_.callees.at(size_t(s.imm));
+    const ir::Function& f = *in_.callees.at(s.callee());
     bool any = false;
     for (ir::ValueId a : s.args) any = any || t(a) != kZero;
     if (!any) {
@@ -426,10 +426,10 @@ class TangentTransform {
     auto visit = [&](ir::Block& b, auto& self) -> void {
       for (ir::Stmt& s : b.stmts) {
         if (s.op == ir::Op::CallFunc) {
-          int64_t& to = remap.at(size_t(s.imm));
+          int64_t& to = remap.at(s.callee());
           if (to < 0) {
             to = int64_t(kept.size());
-            kept.push_back(out_.callees[size_t(s.imm)]);
+            kept.push_back(out_.callees[s.callee()]);
           }
           s.imm = to;
         }

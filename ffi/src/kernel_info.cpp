@@ -51,7 +51,7 @@ void fill_param(ParamInfo& p, const KernelParam& kp) {
 void analyse_uses(KernelInfo& k, const ir::Function& fn) {
   std::unordered_map<ir::ValueId, int> param_of;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) param_of[s.result] = int(s.imm);
+    if (s.op == ir::Op::Param) param_of[s.result] = int(s.param());
   });
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (s.op != ir::Op::ArrayLoad && s.op != ir::Op::ArrayStore && s.op != ir::Op::ArrayAtomic) return;

@@ -8,7 +8,7 @@ namespace kjit::detail {
 void array_uses(const ir::Function& fn, std::set<size_t>& read, std::set<size_t>& written) {
   std::map<ir::ValueId, size_t> param_of;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) param_of[s.result] = size_t(s.imm);
+    if (s.op == ir::Op::Param) param_of[s.result] = s.param();
     auto note = [&](ir::ValueId array, std::set<size_t>& into) {
       auto p = param_of.find(array);
       if (p != param_of.end()) into.insert(p->second);
@@ -17,7 +17,7 @@ void array_uses(const ir::Function& fn, std::set<size_t>& read, std::set<size_t>
     if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) note(s.args[0], written);
     if (s.op == ir::Op::CallFunc) {
       std::set<size_t> r, w;
-      array_uses(*fn.callees.at(size_t(s.imm)), r, w);
+      array_uses(*fn.callees.at(s.callee()), r, w);
       for (size_t k : r) note(s.args.at(k), read);
       for (size_t k : w) note(s.args.at(k), written);
     }

@@ -70,7 +70,7 @@ GradCheckRun::GradCheckRun(const KernelDef& k, const Dims& d, const std::vector<
   // passes them to); which parameters it uses at all (values).
   array_uses(fn, read, written);
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) used.insert(size_t(s.imm));
+    if (s.op == ir::Op::Param) used.insert(s.param());
   });
 
   // Host copies (perturbed in place) and device copies (launched); values as their

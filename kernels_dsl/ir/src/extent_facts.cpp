@@ -90,7 +90,7 @@ class Analysis {
 
  private:
   void note_params(const Stmt& s) {
-    if (s.op == Op::Param && s.result != kNoValue && s.type.is_array()) param_of_[s.result] = int(s.imm);
+    if (s.op == Op::Param && s.result != kNoValue && s.type.is_array()) param_of_[s.result] = int(s.param());
   }
 
   /// Marks arrays whose elements the kernel may touch, anywhere in its body.
@@ -121,10 +121,10 @@ class Analysis {
         if (s.type.is_scalar() && s.type.is_integer()) set(s, constant(s.const_int()));
         break;
       case Op::ThreadId:
-        if (s.imm >= -1 && s.imm < 4) {
+        if (s.axis() >= -1 && s.axis() < 4) {
           Affine a;
           a.known = true;
-          a.comp = int(s.imm);
+          a.comp = int(s.axis());
           a.scale = 1;
           set(s, a);
         }

@@ -57,4 +57,50 @@ double Stmt::const_float() const {
 
 int64_t Stmt::const_int() const { return int64_t(bits); }
 
+namespace {
+/// The named accessors check the op: an operand read under another op's meaning is a bug.
+void expect_op(const Stmt& s, std::initializer_list<Op> ops, const char* what) {
+  for (Op op : ops)
+    if (s.op == op) return;
+  KJIT_CHECK(false, std::string("the ") + what + " of a '" + op_name(s.op) + "' statement");
+}
+}  // namespace
+
+int64_t Stmt::var() const {
+  expect_op(*this, {Op::DeclVar, Op::LoadVar, Op::StoreVar}, "variable");
+  return imm;
+}
+size_t Stmt::param() const {
+  expect_op(*this, {Op::Param}, "parameter index");
+  return size_t(imm);
+}
+int64_t Stmt::axis() const {
+  expect_op(*this, {Op::ThreadId, Op::LaunchDim}, "launch axis");
+  return imm;
+}
+int64_t Stmt::dimension() const {
+  expect_op(*this, {Op::ArrayShape}, "array dimension");
+  return imm;
+}
+int64_t Stmt::field() const {
+  expect_op(*this, {Op::Extract, Op::Insert}, "struct field");
+  return imm;
+}
+size_t Stmt::callee() const {
+  expect_op(*this, {Op::CallFunc}, "callee");
+  return size_t(imm);
+}
+size_t Stmt::format() const {
+  expect_op(*this, {Op::Print}, "format");
+  return size_t(imm);
+}
+bool Stmt::prints_values() const {
+  expect_op(*this, {Op::Print}, "print kind");
+  return bits == 1;
+}
+size_t Stmt::primal_args() const {
+  expect_op(*this, {Op::TangentCall}, "primal argument count");
+  return size_t(bits);
+}
+
 }  // namespace kjit::ir

@@ -50,11 +50,11 @@ class Printer : public StmtVisitor<Printer, std::string> {
   }
 
   std::string visit_Const(const Stmt& s) { return "const " + literal(s); }
-  std::string visit_Param(const Stmt& s) { return "param " + fn_.params.at(size_t(s.imm)).name; }
+  std::string visit_Param(const Stmt& s) { return "param " + fn_.params.at(s.param()).name; }
   std::string visit_ThreadId(const Stmt& s) {
-    return s.imm < 0 ? "tid" : "tid." + std::to_string(s.imm);
+    return s.axis() < 0 ? "tid" : "tid." + std::to_string(s.axis());
   }
-  std::string visit_LaunchDim(const Stmt& s) { return "launch_dim." + std::to_string(s.imm); }
+  std::string visit_LaunchDim(const Stmt& s) { return "launch_dim." + std::to_string(s.axis()); }
   std::string visit_Call(const Stmt& s) { return std::string(builtin_info(s.builtin()).name) + " " + args(s, 0); }
   std::string visit_Cast(const Stmt& s) { return "cast " + args(s, 0); }
   std::string visit_Construct(const Stmt& s) {
@@ -67,19 +67,19 @@ class Printer : public StmtVisitor<Printer, std::string> {
     return "insert " + v(s.args[0]) + part(s, 2) + " = " + v(s.args[1]);
   }
   std::string visit_CallFunc(const Stmt& s) {
-    return "call_func " + fn_.callees.at(size_t(s.imm))->name + " " + args(s, 0);
+    return "call_func " + fn_.callees.at(s.callee())->name + " " + args(s, 0);
   }
   std::string visit_TangentCall(const Stmt& s) {
     std::string out = std::string("tangent ") + builtin_info(s.builtin()).name;
-    for (size_t k = 0; k < s.args.size(); ++k) out += (k == s.bits ? " dir " : " ") + v(s.args[k]);
+    for (size_t k = 0; k < s.args.size(); ++k) out += (k == s.primal_args() ? " dir " : " ") + v(s.args[k]);
     return out;
   }
   std::string visit_DeclVar(const Stmt& s) {
-    return "var $" + std::to_string(s.imm) + " : " + fn_.vars.at(size_t(s.imm)).type.str();
+    return "var $" + std::to_string(s.var()) + " : " + fn_.vars.at(size_t(s.var())).type.str();
   }
-  std::string visit_LoadVar(const Stmt& s) { return "load $" + std::to_string(s.imm); }
+  std::string visit_LoadVar(const Stmt& s) { return "load $" + std::to_string(s.var()); }
   std::string visit_StoreVar(const Stmt& s) {
-    return "store $" + std::to_string(s.imm) + " = " + v(s.args[0]);
+    return "store $" + std::to_string(s.var()) + " = " + v(s.args[0]);
   }
   std::string visit_ArrayLoad(const Stmt& s) {
     return "array_load " + v(s.args[0]) + index(s, 1, s.args.size());
@@ -95,7 +95,7 @@ class Printer : public StmtVisitor<Printer, std::string> {
     return text;
   }
   std::string visit_ArrayShape(const Stmt& s) {
-    return "array_shape " + v(s.args[0]) + "." + std::to_string(s.imm);
+    return "array_shape " + v(s.args[0]) + "." + std::to_string(s.dimension());
   }
   std::string visit_If(const Stmt&) { return ""; }
   std::string visit_For(const Stmt&) { return ""; }
@@ -104,7 +104,7 @@ class Printer : public StmtVisitor<Printer, std::string> {
   std::string visit_Continue(const Stmt&) { return "continue"; }
   std::string visit_Return(const Stmt&) { return "return"; }
   std::string visit_Print(const Stmt& s) {
-    return "print \"" + escape(fn_.strings.at(size_t(s.imm))) + "\"" + (s.args.empty() ? "" : " ") + args(s, 0);
+    return "print \"" + escape(fn_.strings.at(s.format())) + "\"" + (s.args.empty() ? "" : " ") + args(s, 0);
   }
 
  private:
@@ -115,7 +115,7 @@ class Printer : public StmtVisitor<Printer, std::string> {
   }
   std::string part(const Stmt& s, size_t from) const {
     const Type& t = fn_.type_of(s.args[0]);
-    if (t.shape == Shape::Struct) return "." + struct_info(t.struct_id).fields.at(size_t(s.imm)).name;
+    if (t.shape == Shape::Struct) return "." + struct_info(t.struct_id).fields.at(size_t(s.field())).name;
     return index(s, from, s.args.size());
   }
   std::string index(const Stmt& s, size_t from, size_t to) const {

@@ -51,13 +51,37 @@ struct Stmt {
   Type type;                  ///< result type (void when the statement yields no value)
   ValueId result = kNoValue;  ///< defined value, if any
   std::vector<ValueId> args;  ///< operands
-  int64_t imm = 0;            ///< small op-specific operand (builtin, param, var, dim, ...)
-  uint64_t bits = 0;          ///< Const: the literal (double bits for floats, int64 otherwise)
+  /// The small op-specific operand, as builders write it and transforms copy it; passes read
+  /// it through the named accessors below, which check that the op has it.
+  int64_t imm = 0;
+  /// Const: the literal (double bits for floats, int64 otherwise); Print: 1 for print() of
+  /// values; TangentCall: the number of primal arguments. Read through the accessors.
+  uint64_t bits = 0;
   std::vector<Block> regions; ///< nested blocks of control flow
   SourceLoc loc;
 
+  /// Call, TangentCall: the builtin.
   Builtin builtin() const { return Builtin(imm); }
+  /// ArrayAtomic: the operation.
   AtomicOp atomic_op() const { return AtomicOp(imm); }
+  /// DeclVar, LoadVar, StoreVar: the local variable (Function::vars).
+  int64_t var() const;
+  /// Param: the parameter's index (Function::params).
+  size_t param() const;
+  /// ThreadId: the launch index component (-1: the flat index); LaunchDim: the dimension.
+  int64_t axis() const;
+  /// ArrayShape: the array's dimension.
+  int64_t dimension() const;
+  /// Extract, Insert of a struct: the field.
+  int64_t field() const;
+  /// CallFunc: the device function (Function::callees).
+  size_t callee() const;
+  /// Print: its format (Function::strings).
+  size_t format() const;
+  /// Print: whether it is print() of values, whose adjoint prints their adjoints.
+  bool prints_values() const;
+  /// TangentCall: how many of args are the primal arguments (the tangents follow).
+  size_t primal_args() const;
   /// Const of a floating type: the literal as a double.
   double const_float() const;
   /// Const of an integer or bool type: the literal as int64.
