@@ -45,6 +45,7 @@ class Gen {
   std::vector<Loop> loops_;
   int next_var_ = 0, next_loop_ = 0, budget_ = 0;
   bool out_stored_ = false, outv_stored_ = false;
+  int minmax_op_ = -1;  ///< atomic_min (0) or atomic_max (1), once chosen
 
   uint64_t pick(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
   bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
@@ -146,20 +147,7 @@ class Gen {
           if (chance(0.5)) return mk(Expr::Comp, Ty::D, {expr(Ty::V3, d)}, int(pick(3)));
           return mk(Expr::Comp, Ty::D, {expr(Ty::M33, d)}, int(pick(3)), int(pick(3)));
         }
-        case 9: {
-          static const int scalar_vec[] = {0, 2, 4};  // dot, length, length_sq
-          int f = scalar_vec[pick(3)];
-          std::vector<Expr> a{expr(Ty::V3, d)};
-          if (f == 0) a.push_back(expr(Ty::V3, d));
-          return mk(Expr::VecFn, Ty::D, std::move(a), f);
-        }
-        case 10: {
-          static const int scalar_mat[] = {2, 3, 5};  // trace, determinant, ddot
-          int f = scalar_mat[pick(3)];
-          std::vector<Expr> a{expr(Ty::M33, d)};
-          if (f == 5) a.push_back(expr(Ty::M33, d));
-          return mk(Expr::MatFn, Ty::D, std::move(a), f);
-        }
+        case 9: case 10: return struct_fn(Ty::D, d);
         case 11: return mk(Expr::Where, Ty::D, {bool_expr(d), expr(Ty::D, d), expr(Ty::D, d)});
         default: return call(Ty::D, d);
       }
@@ -171,14 +159,7 @@ class Gen {
         case 2: return mk(Expr::Mul, Ty::V3, {expr(Ty::V3, d), expr(Ty::D, d)});
         case 3: return mk(Expr::Mul, Ty::V3, {expr(Ty::M33, d), expr(Ty::V3, d)});
         case 4: return mk(Expr::MakeV3, Ty::V3, {expr(Ty::D, d), expr(Ty::D, d), expr(Ty::D, d)});
-        case 5: {
-          static const int vec_vec[] = {1, 3, 5};  // cross, normalize, cw_mul
-          int f = vec_vec[pick(3)];
-          std::vector<Expr> a{expr(Ty::V3, d)};
-          if (f != 3) a.push_back(expr(Ty::V3, d));
-          return mk(Expr::VecFn, Ty::V3, std::move(a), f);
-        }
-        case 6: return mk(Expr::MatFn, Ty::V3, {expr(Ty::M33, d)}, 6);  // get_diag
+        case 5: case 6: return struct_fn(Ty::V3, d);
         default: return call(Ty::V3, d);
       }
     }
@@ -190,10 +171,19 @@ class Gen {
       case 3:
         if (o_.mat_products) return mk(Expr::Mul, Ty::M33, {expr(Ty::M33, d), expr(Ty::M33, d)});
         [[fallthrough]];
-      case 4: return mk(Expr::MatFn, Ty::M33, {expr(Ty::V3, d), expr(Ty::V3, d)}, 0);  // outer
-      case 5: return mk(Expr::MatFn, Ty::M33, {expr(Ty::M33, d)}, 1);  // transpose
-      default: return mk(Expr::MatFn, Ty::M33, {expr(Ty::V3, d)}, 4);  // skew
+      default: return struct_fn(Ty::M33, d);
     }
+  }
+
+  /// A builtin of kStructFns with result type `ty`, on generated operands.
+  Expr struct_fn(Ty ty, int d) {
+    std::vector<int> ok;
+    for (size_t i = 0; i < kStructFns.size(); ++i)
+      if (kStructFns[i].result == ty) ok.push_back(int(i));
+    const int f = ok[pick(ok.size())];
+    std::vector<Expr> a;
+    for (Ty t : kStructFns[size_t(f)].params) a.push_back(expr(t, d));
+    return mk(Expr::StructFn, ty, std::move(a), f);
   }
 
   Expr call(Ty ty, int d) {
@@ -338,7 +328,11 @@ class Gen {
       return s;
     }
     if (r < 97 && o_.atomic_minmax) {
-      s.k = Stmt::AtomicMinMax; s.i1 = int(pick(2));
+      // One of min and max per program: mixed on one element, the result depends on the order
+      // the threads reach them (the reference runs thread after thread, the cpu's lane
+      // functions all lanes' atomic_min before their atomic_max: seed 7251 at 16 threads).
+      if (minmax_op_ < 0) minmax_op_ = int(pick(2));
+      s.k = Stmt::AtomicMinMax; s.i1 = minmax_op_;
       s.e.push_back(expr(Ty::D, 1));
       s.e.push_back(chance(0.5) ? ci(int(pick(2))) : int_expr(1));
       return s;

@@ -72,15 +72,11 @@ struct Printer {
         if (e.a[0].ty == Ty::V3) return "Double(" + A(0) + "[" + std::to_string(e.i0) + "])";
         return "Double(" + A(0) + "(" + std::to_string(e.i0) + ", " + std::to_string(e.i1) + "))";
       case Expr::MakeV3: return "Vec3d(" + A(0) + ", " + A(1) + ", " + A(2) + ")";
-      case Expr::VecFn: {
-        static const char* n[] = {"dot", "cross", "length", "normalize", "length_sq", "cw_mul"};
-        bool two = e.i0 == 0 || e.i0 == 1 || e.i0 == 5;
-        return std::string(n[e.i0]) + "(" + A(0) + (two ? ", " + A(1) : "") + ")";
-      }
-      case Expr::MatFn: {
-        static const char* n[] = {"outer", "transpose", "trace", "determinant", "skew", "ddot", "get_diag"};
-        bool two = e.i0 == 0 || e.i0 == 5;
-        return std::string(n[e.i0]) + "(" + A(0) + (two ? ", " + A(1) : "") + ")";
+      case Expr::StructFn: {
+        const StructFn& f = kStructFns[size_t(e.i0)];
+        std::string out = std::string(f.name) + "(";
+        for (size_t i = 0; i < f.params.size(); ++i) out += (i ? ", " : "") + A(int(i));
+        return out + ")";
       }
       case Expr::Where: return "where(" + A(0) + ", " + A(1) + ", " + A(2) + ")";
       case Expr::Cmp: {

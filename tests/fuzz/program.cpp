@@ -63,10 +63,28 @@ const std::vector<BinaryFn> kBinary = {
     binary(kjit::ir::Builtin::Lerp, BinaryForm::ThirdConst),
     binary(kjit::ir::Builtin::Fma, BinaryForm::ThirdConst),
 };
-// dot, cross, length, normalize, length_sq, cw_mul
-const std::vector<const char*> kVecFn = {"dot", "cross", "length", "normalize", "length_sq", "cw_mul"};
-// outer(V, V), transpose(M), trace(M), determinant(M), skew(V), ddot(M, M), get_diag(M)
-const std::vector<const char*> kMatFn = {"outer", "transpose", "trace", "determinant", "skew", "ddot", "get_diag"};
+namespace {
+StructFn struct_fn(kjit::ir::Builtin b, std::vector<Ty> params, Ty result) {
+  return {b, std::move(params), result, kjit::ir::builtin_info(b).name};
+}
+}  // namespace
+// Smooth on any operands the generator makes (no division by a component, no inverse of a
+// possibly singular matrix, no kinks of norm_l1).
+const std::vector<StructFn> kStructFns = {
+    struct_fn(kjit::ir::Builtin::Dot, {Ty::V3, Ty::V3}, Ty::D),
+    struct_fn(kjit::ir::Builtin::Cross, {Ty::V3, Ty::V3}, Ty::V3),
+    struct_fn(kjit::ir::Builtin::Length, {Ty::V3}, Ty::D),
+    struct_fn(kjit::ir::Builtin::Normalize, {Ty::V3}, Ty::V3),
+    struct_fn(kjit::ir::Builtin::LengthSq, {Ty::V3}, Ty::D),
+    struct_fn(kjit::ir::Builtin::CwMul, {Ty::V3, Ty::V3}, Ty::V3),
+    struct_fn(kjit::ir::Builtin::Outer, {Ty::V3, Ty::V3}, Ty::M33),
+    struct_fn(kjit::ir::Builtin::Transpose, {Ty::M33}, Ty::M33),
+    struct_fn(kjit::ir::Builtin::Trace, {Ty::M33}, Ty::D),
+    struct_fn(kjit::ir::Builtin::Determinant, {Ty::M33}, Ty::D),
+    struct_fn(kjit::ir::Builtin::Skew, {Ty::V3}, Ty::M33),
+    struct_fn(kjit::ir::Builtin::Ddot, {Ty::M33, Ty::M33}, Ty::D),
+    struct_fn(kjit::ir::Builtin::GetDiag, {Ty::M33}, Ty::V3),
+};
 
 const std::vector<FuncInfo> kFuncs = {
     {"fz_mix", {Ty::D, Ty::D}, Ty::D, false, false},

@@ -43,8 +43,7 @@ struct Expr {
     Neg,
     Comp,      ///< a0[i0] of a V3, or a0(i0, i1) of a M33
     MakeV3,    ///< Vec3d(a0, a1, a2)
-    VecFn,     ///< vector builtin i0 of kVecFn
-    MatFn,     ///< matrix builtin i0 of kMatFn
+    StructFn,  ///< vector or matrix builtin i0 of kStructFns
     Where,     ///< where(a0, a1, a2)
     Cmp,       ///< a0 < a1 (i0: 0 <, 1 >, 2 <=, 3 >=) for D or I operands
     Not,       ///< !a0
@@ -127,8 +126,15 @@ struct BinaryFn {
   const char* name;  ///< Warp's name (builtins.def), the DSL spelling
 };
 extern const std::vector<BinaryFn> kBinary;
-extern const std::vector<const char*> kVecFn;
-extern const std::vector<const char*> kMatFn;
+/// A differentiable builtin over vectors and matrices the generator draws: its operand types
+/// and result type, by Builtin (the name comes from builtins.def).
+struct StructFn {
+  kjit::ir::Builtin builtin;
+  std::vector<Ty> params;
+  Ty result;
+  const char* name;
+};
+extern const std::vector<StructFn> kStructFns;
 /// Device functions (device_functions.hpp): name, parameter types, result type, custom grad.
 struct FuncInfo {
   const char* name; std::vector<Ty> params; Ty result; bool custom_grad; bool takes_array;

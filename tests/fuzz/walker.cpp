@@ -66,6 +66,35 @@ struct Walker {
     throw std::logic_error("walker: binary " + std::to_string(f));
   }
 
+  /// A builtin of kStructFns, traced as the call the DSL function of its name makes.
+  H struct_fn(const Expr& e) {
+    const StructFn& f = kStructFns[size_t(e.i0)];
+    const Loc loc = Loc::here();
+    auto arg = [&](size_t i) {
+      switch (f.params[i]) {
+        case Ty::D: return D(e.a[i]).use(loc);
+        case Ty::V3: return V(e.a[i]).use(loc);
+        case Ty::M33: return M(e.a[i]).use(loc);
+        case Ty::I: case Ty::B: break;
+      }
+      throw std::logic_error(std::string("walker: ") + f.name + " takes a vector, matrix or float64");
+    };
+    auto call = [&](auto result) -> H {
+      using R = decltype(result);
+      const kjit::ir::ValueId x = arg(0);  // operands traced in order
+      if (f.params.size() == 1) return kjit::dsl::detail::call<R>(f.builtin, loc, x);
+      const kjit::ir::ValueId y = arg(1);
+      return kjit::dsl::detail::call<R>(f.builtin, loc, x, y);
+    };
+    switch (f.result) {
+      case Ty::D: return call(double());
+      case Ty::V3: return call(vec3d());
+      case Ty::M33: return call(mat33d());
+      case Ty::I: case Ty::B: break;
+    }
+    throw std::logic_error(std::string("walker: ") + f.name + " gives a vector, matrix or float64");
+  }
+
   bool cmp(int op) const { return op >= 0; }
 
   template <class T>
@@ -124,25 +153,7 @@ struct Walker {
         if (e.a[0].ty == Ty::V3) return Double(V(e.a[0])[e.i0]);
         return Double(M(e.a[0])(e.i0, e.i1));
       case Expr::MakeV3: return Vec3d(D(e.a[0]), D(e.a[1]), D(e.a[2]));
-      case Expr::VecFn:
-        switch (e.i0) {
-          case 0: return dot(V(e.a[0]), V(e.a[1]));
-          case 1: return cross(V(e.a[0]), V(e.a[1]));
-          case 2: return length(V(e.a[0]));
-          case 3: return normalize(V(e.a[0]));
-          case 4: return length_sq(V(e.a[0]));
-          default: return cw_mul(V(e.a[0]), V(e.a[1]));
-        }
-      case Expr::MatFn:
-        switch (e.i0) {
-          case 0: return outer(V(e.a[0]), V(e.a[1]));
-          case 1: return transpose(M(e.a[0]));
-          case 2: return trace(M(e.a[0]));
-          case 3: return determinant(M(e.a[0]));
-          case 4: return skew(V(e.a[0]));
-          case 5: return ddot(M(e.a[0]), M(e.a[1]));
-          default: return get_diag(M(e.a[0]));
-        }
+      case Expr::StructFn: return struct_fn(e);
       case Expr::Where: return where(B(e.a[0]), D(e.a[1]), D(e.a[2]));
       case Expr::Cmp:
         if (e.a[0].ty == Ty::I) return compare(e.i0, I(e.a[0]), I(e.a[1]));
