@@ -1,6 +1,7 @@
 // Generated source of the example modules against golden files, which record the codegen
 // version: a change to the generated text without a version bump (stale cache keys) fails.
 #include <doctest/doctest.h>
+#include <algorithm>
 #include <string>
 
 #include "golden.hpp"
@@ -71,6 +72,34 @@ TEST_CASE("generated text: entry points, #line directives, forward-only modules"
   CHECK(fwd.text.find("kj::adj_mul") == std::string::npos);
   CHECK(fwd.text.size() < m.text.size());
   CHECK(fwd.kernels[0]["adjoint"].is_null());
+}
+
+namespace entry_tests {
+using namespace kjit::dsl;
+KJIT_MODULE(codegen_entry_points)
+/// Reads and writes x: its adjoint is refused (an obstacle), so it has a forward entry only.
+KJIT_KERNEL(in_place, (Array<double> x)) {
+  Int i = tid();
+  x[i] = x[i] * 2.0;
+}
+KJIT_KERNEL(scaled, (Array<double> x, Array<double> y)) { y[tid()] = x[tid()] * 3.0; }
+}  // namespace entry_tests
+
+TEST_CASE("entry_points, which a cache hit reads without generating, names what generate_module writes") {
+  (void)entry_tests::in_place.def().ir();
+  (void)entry_tests::scaled.def().ir();
+  for (const char* module : {"springs", "saxpy", "loops", "codegen_entry_points"})
+    for (bool adjoint : {true, false}) {
+      INFO(module << (adjoint ? " with adjoints" : " forward only"));
+      std::vector<const ir::Function*> fns;
+      for (const KernelDef* k : Registry::get().find_module(module)->kernels()) fns.push_back(&k->ir());
+      codegen::CodegenOptions o;
+      o.enable_adjoint = adjoint;
+      CHECK(codegen::entry_points(fns, o) == generate(module, adjoint).entry_points);
+    }
+  const std::vector<std::string> refused = generate("codegen_entry_points").entry_points;
+  CHECK(std::count(refused.begin(), refused.end(), "kjit_entry_tests__in_place_adj") == 0);
+  CHECK(std::count(refused.begin(), refused.end(), "kjit_entry_tests__scaled_adj") == 1);
 }
 
 TEST_CASE("entry names are stable and unique per kernel") {
