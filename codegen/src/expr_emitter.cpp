@@ -9,6 +9,7 @@
 #include "kjit/error.hpp"
 #include "kjit/ir/structs.hpp"
 #include "private_adds.hpp"
+#include "text_escape.hpp"
 
 namespace kjit::codegen {
 
@@ -25,7 +26,7 @@ std::string for_condition(const std::string& i, const std::string& end, const st
   return step + " > 0 ? " + i + " < " + end + " : (" + step + " < 0 && " + i + " > " + end + ")";
 }
 
-std::string literal_text(const ir::Stmt& s) {
+std::string const_literal(const ir::Stmt& s) {
   const ir::Type& t = s.type;
   char buf[64];
   switch (t.scalar) {
@@ -113,19 +114,10 @@ std::pair<const char*, const char*> print_spec(ir::Scalar s) {
     default: return {"%g", "(double)"};
   }
 }
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n') out += "\\n";
-    else if (c == '"' || c == '\\') out += std::string("\\") + c;
-    else out += c;
-  }
-  return out;
-}
 }  // namespace
 
 std::string ExprEmitter::print(const ir::Stmt& s, bool adjoint) const {
-  std::string text = "printf(\"" + std::string(adjoint ? "adj " : "") + escape(n_.fn.strings.at(s.format())) + "\"";
+  std::string text = "printf(\"" + std::string(adjoint ? "adj " : "") + literal_text(n_.fn.strings.at(s.format())) + "\"";
   for (ir::ValueId a : s.args) {
     const ir::Type& t = n_.fn.type_of(a);
     text += ", " + std::string(print_spec(t.scalar).second);
@@ -180,7 +172,7 @@ std::string ExprEmitter::call(const ir::Stmt& s) {
   KJIT_CHECK(g.function, std::string("builtin without a function: ") + ir::builtin_info(s.builtin()).name);
   std::string out = std::string(g.function) + "(";
   for (size_t i = 0; i < s.args.size(); ++i) out += (i ? ", " : "") + n_.value(s.args[i]);
-  if (g.takes_site) out += ", dim, kj_index, \"" + escape(s.loc.short_str()) + "\"";
+  if (g.takes_site) out += ", dim, kj_index, \"" + literal_text(s.loc.short_str()) + "\"";
   return out + ")";
 }
 
@@ -206,7 +198,7 @@ std::string ExprEmitter::tangent_call(const ir::Stmt& s) {
 
 std::string ExprEmitter::expr(const ir::Stmt& s) {
   switch (s.op) {
-    case ir::Op::Const: return literal_text(s);
+    case ir::Op::Const: return const_literal(s);
     case ir::Op::ThreadId:
       return s.axis() < 0 ? "(kj_int32)kj_index" : "kj::launch_coord(dim, kj_index, " + std::to_string(s.axis()) + ")";
     case ir::Op::LaunchDim: return "dim.shape[" + std::to_string(s.axis()) + "]";

@@ -31,7 +31,7 @@ struct Names {
 std::string for_condition(const std::string& i, const std::string& end, const std::string& step);
 
 /// The C++ text of a literal of scalar type `t` (from a Const statement).
-std::string literal_text(const ir::Stmt& s);
+std::string const_literal(const ir::Stmt& s);
 
 /// The C++ names of a module's device functions (kjit/dsl/functions.hpp), by IR function.
 using FunctionNames = std::map<const ir::Function*, std::string>;
