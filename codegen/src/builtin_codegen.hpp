@@ -44,40 +44,34 @@ struct BuiltinCodegen {
   const char* tangent_function = nullptr;
   const char* tangent_chunk = nullptr;
 
-  // The field macros of builtins.def, applied in a record's order. Each may appear once: a
-  // second one fails the build (a throw in a constant expression).
+  // The field macros of builtins.def, applied in a record's order to a copy of the row.
   constexpr BuiltinCodegen with_operator(const char* o, bool integers_only) const {
     BuiltinCodegen r = *this;
-    if (op) throw "builtins.def: a record has two operator fields";
-    r.op = o;
+    r.op = once(op, o);
     r.op_integers_only = integers_only;
     return r;
   }
   constexpr BuiltinCodegen with_forward(const char* f, const char* c) const {
     BuiltinCodegen r = *this;
-    if (function) throw "builtins.def: a record has two KJ_FORWARD fields";
-    r.function = f;
+    r.function = once(function, f);
     r.chunk = c;
     return r;
   }
   constexpr BuiltinCodegen with_adjoint(const char* f, const char* c, bool linear) const {
     BuiltinCodegen r = *this;
-    if (adjoint) throw "builtins.def: a record has two adjoint fields";
-    r.adjoint = f;
+    r.adjoint = once(adjoint, f);
     r.adjoint_chunk = c;
     r.adjoint_linear = linear;
     return r;
   }
   constexpr BuiltinCodegen with_tangent(TangentRule rule) const {
     BuiltinCodegen r = *this;
-    if (tangent.set) throw "builtins.def: a record has two KJ_TANGENT fields";
-    r.tangent = rule;
+    r.tangent = tangent.set ? throw "builtins.def: a record names a field twice" : rule;
     return r;
   }
   constexpr BuiltinCodegen with_tangent_function(const char* f, const char* c) const {
     BuiltinCodegen r = *this;
-    if (tangent_function) throw "builtins.def: a record has two KJ_TANGENT_FUNCTION fields";
-    r.tangent_function = f;
+    r.tangent_function = once(tangent_function, f);
     r.tangent_chunk = c;
     return r;
   }
@@ -85,6 +79,13 @@ struct BuiltinCodegen {
     BuiltinCodegen r = *this;
     r.takes_site = true;
     return r;
+  }
+
+ private:
+  /// `now` for a field that is still unset (`had` null); a record naming one field twice
+  /// fails the build (a throw in a constant expression).
+  static constexpr const char* once(const char* had, const char* now) {
+    return had ? throw "builtins.def: a record names a field twice" : now;
   }
 };
 

@@ -19,7 +19,6 @@ namespace kjit::ir::rules {
 /// Every rule named in builtins.def (repeated declarations are harmless).
 #define KJIT_BUILTIN(E, name, category, rule, ...) KJIT_RULE(rule);
 #include "kjit/ir/builtins.def"
-#undef KJIT_BUILTIN
 
 /// "a, b, c" of the argument types, for messages.
 std::string list(const Type* a, int n);

@@ -2,6 +2,7 @@
 #include "kjit/ir/ir.hpp"
 
 #include <cstring>
+#include <initializer_list>
 
 #include "kjit/error.hpp"
 

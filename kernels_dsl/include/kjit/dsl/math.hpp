@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kjit/dsl/operators.hpp"
+#include "kjit/dsl/preprocessor.hpp"
 
 namespace kjit::dsl {
 
@@ -43,18 +44,13 @@ namespace kjit::dsl {
 #define KJIT_DSL_FORM_OF_ScalarMath_integer_unary ~, 1
 #define KJIT_DSL_SECOND(a, b, ...) b
 #define KJIT_DSL_PROBE(...) KJIT_DSL_SECOND(__VA_ARGS__, 0, )
-#define KJIT_DSL_CAT(a, b) KJIT_DSL_CAT_(a, b)
-#define KJIT_DSL_CAT_(a, b) a##b
 #define KJIT_DSL_EMIT_0(rule, name, builtin)
 #define KJIT_DSL_EMIT_1(rule, name, builtin) KJIT_DSL_FORM_##rule(name, builtin)
 #define KJIT_BUILTIN(E, name, category, rule, ...)                                    \
-  KJIT_DSL_CAT(KJIT_DSL_EMIT_, KJIT_DSL_PROBE(KJIT_DSL_FORM_OF_##category##_##rule))(rule, name, E)
+  KJIT_PP_CAT(KJIT_DSL_EMIT_, KJIT_DSL_PROBE(KJIT_DSL_FORM_OF_##category##_##rule))(rule, name, E)
 #include "kjit/ir/builtins.def"
-#undef KJIT_BUILTIN
 #undef KJIT_DSL_EMIT_1
 #undef KJIT_DSL_EMIT_0
-#undef KJIT_DSL_CAT_
-#undef KJIT_DSL_CAT
 #undef KJIT_DSL_PROBE
 #undef KJIT_DSL_SECOND
 #undef KJIT_DSL_FORM_OF_ScalarMath_integer_unary

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <initializer_list>
 
+#include "kjit/dsl/preprocessor.hpp"
 #include "kjit/dsl/value.hpp"
 
 namespace kjit::dsl::detail {
@@ -32,8 +33,6 @@ uint16_t register_user_struct(const char* pretty_function, size_t size, size_t a
 }  // namespace kjit::dsl::detail
 
 // Preprocessor iteration over up to 24 (type, name) pairs.
-#define KJIT_PP_CAT(a, b) KJIT_PP_CAT_(a, b)
-#define KJIT_PP_CAT_(a, b) a##b
 #define KJIT_PP_COUNT(...) KJIT_PP_COUNT_(__VA_ARGS__, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define KJIT_PP_COUNT_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, _24, N, ...) N
 #define KJIT_PP_EACH(M, C, ...) KJIT_PP_CAT(KJIT_PP_EACH_, KJIT_PP_COUNT(__VA_ARGS__))(M, C, __VA_ARGS__)

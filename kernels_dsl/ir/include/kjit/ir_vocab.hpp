@@ -110,7 +110,6 @@ enum class Op : uint8_t {
 enum class Builtin : uint16_t {
 #define KJIT_BUILTIN(E, ...) E,
 #include "kjit/ir/builtins.def"
-#undef KJIT_BUILTIN
 };
 
 /// The atomic read-modify-write operations on array elements.

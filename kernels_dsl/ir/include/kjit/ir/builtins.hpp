@@ -14,7 +14,6 @@ namespace kjit::ir {
 constexpr int kBuiltinCount = 0
 #define KJIT_BUILTIN(...) +1
 #include "kjit/ir/builtins.def"
-#undef KJIT_BUILTIN
     ;
 
 /// The groups of Warp's builtin reference.
