@@ -2,10 +2,12 @@
 #include "kjit/runtime/ndarray.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "checked_size.hpp"
 #include "memory.hpp"
+#include "write_log.hpp"
 
 namespace kjit {
 
@@ -41,7 +43,10 @@ std::vector<int64_t> row_major(const Shape& shape, int64_t element_bytes) {
 }
 
 detail::SharedResource own(const Device& device, void* p) {
-  return detail::SharedResource(p, device, [](void* q, const Device& d) { detail::deallocate(d, q); });
+  return detail::SharedResource(p, device, [](void* q, const Device& d) {
+    detail::note_release(q);
+    detail::deallocate(d, q);
+  });
 }
 
 }  // namespace
@@ -141,6 +146,111 @@ void NdArray::zero_grad(const Stream& stream) {
 void NdArray::zero(const Stream& stream) {
   if (!is_contiguous()) throw Error(ErrorKind::User, "zero: the array is not contiguous");
   detail::zero_bytes(device_, data_, size_t(size()) * element_bytes(), stream);
+  detail::note_write_lazily(data_, [] { return std::string("NdArray::zero"); });
+}
+
+void NdArray::fill_bytes(const void* value, const Stream& stream) {
+  if (!is_contiguous()) throw Error(ErrorKind::User, "fill: the array is not contiguous");
+  const size_t n = size_t(size()), bytes = element_bytes();
+  if (device_.is_cpu()) {
+    for (size_t i = 0; i < n; ++i) std::memcpy(static_cast<char*>(data_) + i * bytes, value, bytes);
+  } else {
+    std::vector<unsigned char> host(n * bytes);
+    for (size_t i = 0; i < n; ++i) std::memcpy(host.data() + i * bytes, value, bytes);
+    detail::copy_bytes(device_, data_, Device::cpu(), host.data(), host.size(), stream);
+    (stream.device() == device_ ? stream : Stream::default_for(device_)).synchronize();  // the host buffer goes now
+  }
+  detail::note_write_lazily(data_, [] { return std::string("NdArray::fill"); });
+}
+
+void NdArray::copy_strided(const NdArray& src) {
+  // Element by element in row-major order; both on the cpu.
+  const size_t bytes = element_bytes();
+  int64_t index[kj::kMaxDims] = {};
+  for (int64_t n = size(); n > 0; --n) {
+    int64_t to = 0, from = 0;
+    for (int d = 0; d < ndim_; ++d) {
+      to += index[d] * strides_[d];
+      from += index[d] * src.strides_[d];
+    }
+    std::memcpy(static_cast<char*>(data_) + to, static_cast<const char*>(src.data_) + from, bytes);
+    for (int d = ndim_ - 1; d >= 0 && ++index[d] == shape_[d]; --d) index[d] = 0;
+  }
+}
+
+NdArray NdArray::reshape(const Shape& shape) const {
+  if (!defined()) throw Error(ErrorKind::User, "reshape of an empty handle");
+  if (!is_contiguous()) throw Error(ErrorKind::User, "reshape: the array is not contiguous (copy() it first)");
+  Shape target = shape;
+  int64_t known = 1;
+  int inferred = -1;
+  for (size_t d = 0; d < target.size(); ++d) {
+    if (target[d] == -1 && inferred < 0) inferred = int(d);
+    else if (target[d] < 0) throw Error(ErrorKind::User, "reshape to " + detail::shape_text(shape.data(), shape.size()) +
+                                                           ": extents must not be negative (one may be -1)");
+    else known *= target[d];
+  }
+  bool fits = inferred < 0 ? known == size() : known > 0 && size() % known == 0;
+  if (inferred >= 0 && fits) target[size_t(inferred)] = size() / known;
+  if (!fits)
+    throw Error(ErrorKind::User, "reshape of an array of shape " + detail::shape_text(shape_, size_t(ndim_)) + " to " +
+                                     detail::shape_text(shape.data(), shape.size()) + ": " + std::to_string(size()) +
+                                     " elements do not fit");
+  check_shape(target, element_);
+  NdArray v = *this;
+  v.set_layout(target, row_major(target, int64_t(element_bytes())));
+  return v;
+}
+
+NdArray NdArray::slice(int64_t begin, int64_t end) const {
+  if (!defined()) throw Error(ErrorKind::User, "slice of an empty handle");
+  if (begin < 0 || end < begin || end > shape_[0])
+    throw Error(ErrorKind::User, "slice [" + std::to_string(begin) + ", " + std::to_string(end) + ") of an array of shape " +
+                                     detail::shape_text(shape_, size_t(ndim_)) + ": out of range");
+  NdArray v = *this;
+  const int64_t offset = begin * strides_[0];
+  v.data_ = static_cast<char*>(data_) + offset;
+  if (grad_) v.grad_ = static_cast<char*>(grad_) + offset;
+  v.shape_[0] = end - begin;
+  return v;
+}
+
+NdArray NdArray::operator[](int64_t i) const {
+  if (ndim_ < 2)
+    throw Error(ErrorKind::User, "operator[] of a " + std::to_string(ndim_) +
+                                     "-D array: subarrays are of 2-D to 4-D arrays (read elements with to_vector)");
+  if (i < 0 || i >= shape_[0])
+    throw Error(ErrorKind::User, "index " + std::to_string(i) + " of an array of shape " +
+                                     detail::shape_text(shape_, size_t(ndim_)) + ": out of range");
+  NdArray v = slice(i, i + 1);
+  Shape shape(shape_ + 1, shape_ + ndim_);
+  std::vector<int64_t> strides(strides_ + 1, strides_ + ndim_);
+  v.set_layout(shape, strides);
+  return v;
+}
+
+NdArray NdArray::transpose(std::vector<int> axes) const {
+  if (!defined()) throw Error(ErrorKind::User, "transpose of an empty handle");
+  if (axes.empty())
+    for (int d = ndim_ - 1; d >= 0; --d) axes.push_back(d);
+  std::vector<bool> seen(size_t(ndim_), false);
+  if (int(axes.size()) != ndim_) seen.clear();
+  for (int a : axes) {
+    if (seen.empty() || a < 0 || a >= ndim_ || seen[size_t(a)]) {
+      throw Error(ErrorKind::User, "transpose of a " + std::to_string(ndim_) +
+                                       "-D array: the axes must be a permutation of 0.." + std::to_string(ndim_ - 1));
+    }
+    seen[size_t(a)] = true;
+  }
+  Shape shape;
+  std::vector<int64_t> strides;
+  for (int a : axes) {
+    shape.push_back(shape_[size_t(a)]);
+    strides.push_back(strides_[size_t(a)]);
+  }
+  NdArray v = *this;
+  v.set_layout(shape, strides);
+  return v;
 }
 
 NdArray NdArray::to(const Device& device, const Stream& stream) const {
@@ -153,9 +263,14 @@ void NdArray::copy_from(const NdArray& src, const Stream& stream) {
   if (src.element_ != element_ || !same_shape(src))
     throw Error(ErrorKind::User, "copy_from: " + src.element_.str() + " array of another shape or type "
                                      "than this " + element_.str() + " array");
-  if (!is_contiguous() || !src.is_contiguous())
-    throw Error(ErrorKind::User, "copy_from: both arrays must be contiguous");
-  detail::copy_bytes(device_, data_, src.device_, src.data_, size_t(size()) * element_bytes(), stream);
+  if (!is_contiguous() || !src.is_contiguous()) {
+    if (!device_.is_cpu() || !src.device_.is_cpu())
+      throw Error(ErrorKind::User, "copy_from: a non-contiguous array is copied on the cpu only (copy it to the cpu first)");
+    copy_strided(src);
+  } else {
+    detail::copy_bytes(device_, data_, src.device_, src.data_, size_t(size()) * element_bytes(), stream);
+  }
+  detail::note_write_lazily(data_, [] { return std::string("NdArray::copy_from"); });
 }
 
 void NdArray::copy_from_host(const void* src, size_t bytes) {

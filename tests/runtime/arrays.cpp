@@ -83,3 +83,59 @@ TEST_CASE("float16 and bfloat16 convert with round-to-nearest-even") {
   auto back = h.to_vector<half>();
   CHECK(float(back[1]) == -3.0f);
 }
+
+namespace array_view_tests {
+KJIT_MODULE(runtime_array_views)
+using namespace kjit::dsl;
+KJIT_KERNEL(add_index, (Array<Float, 2> a)) {
+  auto [i, j] = tid<2>();
+  a(i, j) = a(i, j) + Float(10 * i + j);
+}
+}  // namespace array_view_tests
+
+TEST_CASE("Warp's array habits: fill, reshape, flatten, slices, subarrays and transposes are views") {
+  auto a = from_vector(std::vector<float>{0, 1, 2, 3, 4, 5}, {2, 3}).requires_grad();
+  a.fill(2.5f);
+  CHECK(a.to_vector<float>() == std::vector<float>(6, 2.5f));
+  auto v = zeros<vec3f>({2});
+  v.fill(vec3f{{1, 2, 3}});
+  CHECK(v.to_vector<vec3f>()[1][1] == 2);
+  CHECK_THROWS_WITH_AS(a.fill(1.0), "fill: the array holds float32, not float64", Error);
+
+  a = from_vector(std::vector<float>{0, 1, 2, 3, 4, 5}, {2, 3}).requires_grad();
+  NdArray r = a.reshape({3, -1});
+  CHECK(r.shape() == Shape{3, 2});
+  CHECK(r.data() == a.data());
+  CHECK(r.grad().data() == a.grad().data());  // the gradient is viewed alike
+  CHECK(a.flatten().shape() == Shape{6});
+  CHECK_THROWS_WITH_AS(a.reshape({4, -1}), "reshape of an array of shape {2, 3} to {4, -1}: 6 elements do not fit", Error);
+  CHECK_THROWS_WITH_AS(a.reshape({5}), "reshape of an array of shape {2, 3} to {5}: 6 elements do not fit", Error);
+  CHECK_THROWS_WITH_AS(a.reshape({-2, 3}), "reshape to {-2, 3}: extents must not be negative (one may be -1)", Error);
+
+  NdArray row1 = a[1];
+  CHECK(row1.shape() == Shape{3});
+  CHECK(row1.to_vector<float>() == std::vector<float>{3, 4, 5});
+  CHECK(a.slice(1, 2).shape() == Shape{1, 3});
+  CHECK_THROWS_WITH_AS(a.slice(1, 3), "slice [1, 3) of an array of shape {2, 3}: out of range", Error);
+  CHECK_THROWS_WITH_AS(a[2], "index 2 of an array of shape {2, 3}: out of range", Error);
+  CHECK_THROWS_WITH_AS(row1[0], doctest::Contains("operator[] of a 1-D array"), Error);
+
+  NdArray t = a.transpose();
+  CHECK(t.shape() == Shape{3, 2});
+  CHECK(t.strides() == std::vector<int64_t>{4, 12});
+  CHECK_FALSE(t.is_contiguous());
+  CHECK(t.copy().to_vector<float>() == std::vector<float>{0, 3, 1, 4, 2, 5});
+  CHECK_THROWS_WITH_AS(t.reshape({6}), "reshape: the array is not contiguous (copy() it first)", Error);
+  CHECK_THROWS_WITH_AS(a.transpose({0, 0}), "transpose of a 2-D array: the axes must be a permutation of 0..1", Error);
+
+  // Kernels write through views: a transposed view's element (i, j) is the array's (j, i).
+  launch(array_view_tests::add_index, Dims{3, 2}, t);
+  CHECK(a.to_vector<float>() == std::vector<float>{0, 1 + 10, 2 + 20, 3 + 1, 4 + 11, 5 + 21});
+  // A view keeps the memory alive.
+  NdArray kept;
+  {
+    auto owner = from_vector(std::vector<float>{7, 8, 9, 10}, {2, 2});
+    kept = owner[1];
+  }
+  CHECK(kept.to_vector<float>() == std::vector<float>{9, 10});
+}

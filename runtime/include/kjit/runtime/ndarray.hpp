@@ -80,13 +80,37 @@ class NdArray {
   bool has_grad() const { return grad_ != nullptr; }
   /// Sets the gradient buffer to zero (gradients accumulate across adjoint launches).
   void zero_grad(const Stream& stream = Stream());
-  /// Sets every element to zero.
+  /// Sets every element to zero (Warp's zero_).
   void zero(const Stream& stream = Stream());
+  /// Sets every element to `value`, of the element type (Warp's fill_): `a.fill(1.0f)`,
+  /// `v.fill(kjit::vec3f(0, 1, 0))`.
+  template <class T>
+  void fill(const T& value, const Stream& stream = Stream()) {
+    check_element(ir_type_of<T>(), "fill");
+    fill_bytes(&value, stream);
+  }
+
+  /// Views of the same memory and gradient buffer (Warp's array views). A view keeps the memory
+  /// alive; writes through it are writes of the array.
+  ///
+  /// The same elements in row-major order under another shape of as many elements; one extent
+  /// may be -1 (inferred). Contiguous arrays only.
+  NdArray reshape(const Shape& shape) const;
+  /// reshape({size()}).
+  NdArray flatten() const { return reshape({size()}); }
+  /// Elements [begin, end) along the outermost dimension (Warp's a[begin:end]).
+  NdArray slice(int64_t begin, int64_t end) const;
+  /// Element `i` of the outermost dimension of a 2-D to 4-D array: an array of one dimension
+  /// less (Warp's a[i]).
+  NdArray operator[](int64_t i) const;
+  /// The dimensions in the order `axes` gives (default: reversed), strides permuted with them.
+  NdArray transpose(std::vector<int> axes = {}) const;
   /// A new array with the same contents on `device`.
   NdArray to(const Device& device, const Stream& stream = Stream()) const;
-  /// A new array with the same contents on the same device.
+  /// A new (contiguous) array with the same contents on the same device.
   NdArray copy(const Stream& stream = Stream()) const { return to(device_, stream); }
-  /// Copies `src` (same element type and shape, any device) into this array.
+  /// Copies `src` (same element type and shape, any device) into this array; strided arrays
+  /// (views) are copied element by element, on the cpu.
   void copy_from(const NdArray& src, const Stream& stream = Stream());
 
   /// The descriptor a kernel receives (kjit/abi.h).
@@ -94,6 +118,9 @@ class NdArray {
 
  private:
   void copy_from_host(const void* src, size_t bytes);
+  /// Sets every element to the element_bytes() at `value`.
+  void fill_bytes(const void* value, const Stream& stream);
+  void copy_strided(const NdArray& src);
   void copy_to_host(void* dst, size_t bytes) const;
   void check_element(const ir::Type& t, const char* what) const;
   void check_value_count(size_t count, const char* what) const;
