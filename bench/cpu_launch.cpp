@@ -4,11 +4,13 @@
 
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "kjit/kjit.hpp"
 #include "kjit/kernel.hpp"
+#include "kjit/runtime/tape.hpp"
 #include "loops.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"
@@ -28,6 +30,27 @@ void BM_LaunchEmpty(benchmark::State& state) {
   const int64_t n = state.range(0);
   launch(bench_kernels::empty, n, x);  // build and load outside the loop
   for (auto _ : state) launch(bench_kernels::empty, n, x);
+}
+
+/// The empty launch while a tape watches memory (state.range(0) = 1: the launch is recorded on
+/// a tape too, which is reset every 4096 launches): the tape's cost per launch.
+void BM_LaunchEmptyTape(benchmark::State& state) {
+  auto x = zeros<float>({1}), y = zeros<float>({1}), out = zeros<float>({1});
+  launch(bench_kernels::empty, 1, x);
+  launch(demo::saxpy, 1, x, y, 2.0f, out);
+  Tape watching;  // holds reads of x and y
+  watching.record_launch(demo::saxpy, 1, {x, y, 2.0f, out});
+  Tape recording;
+  auto on = state.range(0) ? std::optional<Tape::Recording>(recording.record()) : std::nullopt;
+  int64_t k = 0;
+  for (auto _ : state) {
+    launch(bench_kernels::empty, 1, out);
+    if (++k % 4096 == 0 && on) {
+      on->stop();
+      recording.reset();
+      on.emplace(recording.record());
+    }
+  }
 }
 
 struct Saxpy {
@@ -144,6 +167,7 @@ void BM_BoundsCheck(benchmark::State& state) {
 
 BENCHMARK(BM_BoundsCheck)->ArgsProduct({{0, 1, 2}, {0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LaunchEmpty)->Arg(1)->Arg(1 << 16)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LaunchEmptyTape)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MemcpyReference)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SaxpyForward)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SaxpyAdjoint)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -119,17 +119,33 @@ std::vector<NdArray> GradCheckRun::forward() {
   return out;
 }
 
-double GradCheckRun::rtol(const ir::Type& element) const {
+std::vector<int64_t> sample_elements(int64_t count, int max_elements, std::mt19937_64& rng) {
+  std::vector<int64_t> elements(static_cast<size_t>(count));
+  for (size_t e = 0; e < elements.size(); ++e) elements[e] = int64_t(e);
+  if (int64_t(elements.size()) > max_elements) {
+    std::shuffle(elements.begin(), elements.end(), rng);
+    elements.resize(size_t(std::max(0, max_elements)));
+    std::sort(elements.begin(), elements.end());
+  }
+  return elements;
+}
+
+double rtol_for(const GradCheckOptions& options, const ir::Type& element) {
   return options.rtol >= 0 ? options.rtol : (element.scalar == ir::Scalar::F64 ? 1e-6 : 2e-2);
 }
-double GradCheckRun::atol(const ir::Type& element) const {
+double atol_for(const GradCheckOptions& options, const ir::Type& element) {
   return options.atol >= 0 ? options.atol : (element.scalar == ir::Scalar::F64 ? 1e-9 : 1e-3);
 }
-double GradCheckRun::step(const ir::Type& element, double magnitude) const {
+double step_for(const GradCheckOptions& options, const ir::Type& element, double magnitude) {
   bool f64 = element.scalar == ir::Scalar::F64;
   double eps = f64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
   double rel_step = options.step > 0 ? options.step : std::cbrt(eps);
   return rel_step * std::max(1.0, magnitude);
+}
+double GradCheckRun::rtol(const ir::Type& element) const { return rtol_for(options, element); }
+double GradCheckRun::atol(const ir::Type& element) const { return atol_for(options, element); }
+double GradCheckRun::step(const ir::Type& element, double magnitude) const {
+  return step_for(options, element, magnitude);
 }
 
 void compare(GradCheckParam& r, double derivative, double numeric, double rtol, double atol, int64_t index,
@@ -223,13 +239,7 @@ GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
     const bool f64 = element.scalar == ir::Scalar::F64;
     GradCheckParam r;
     r.name = params[p].name;
-    std::vector<int64_t> elements(size_t(is_value(p) ? 1 : host[p].size()));
-    for (size_t e = 0; e < elements.size(); ++e) elements[e] = int64_t(e);
-    if (int64_t(elements.size()) > options.max_elements) {
-      std::shuffle(elements.begin(), elements.end(), run.rng);
-      elements.resize(size_t(std::max(0, options.max_elements)));
-      std::sort(elements.begin(), elements.end());
-    }
+    std::vector<int64_t> elements = detail::sample_elements(is_value(p) ? 1 : host[p].size(), options.max_elements, run.rng);
     // Component c of element e of the input, read and written where the launch sees it.
     auto get_input = [&](int64_t e, int c) {
       return is_value(p) ? run.values[p][size_t(c)] : detail::component(run.host[p], e, c);

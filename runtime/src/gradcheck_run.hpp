@@ -22,6 +22,14 @@ double value_component(const LaunchArg& a, int c);
 /// A value of floating type `t` holding `comps`.
 LaunchArg value_of(const ir::Type& t, const std::vector<double>& comps);
 
+/// The elements of an input of `count` elements a check compares: all, or `max_elements` of
+/// them at random, in order.
+std::vector<int64_t> sample_elements(int64_t count, int max_elements, std::mt19937_64& rng);
+/// The options' tolerances and finite-difference step for `element`, or the precision's defaults.
+double rtol_for(const GradCheckOptions& options, const ir::Type& element);
+double atol_for(const GradCheckOptions& options, const ir::Type& element);
+double step_for(const GradCheckOptions& options, const ir::Type& element, double magnitude);
+
 /// One check_gradients call in progress.
 struct GradCheckRun {
   GradCheckRun(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,

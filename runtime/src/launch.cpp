@@ -6,6 +6,7 @@
 #include "kjit/runtime/internal/entry_run.hpp"
 #include "kjit/runtime/internal/module_table.hpp"
 #include "param_packer.hpp"
+#include "tape_hooks.hpp"
 
 namespace kjit {
 
@@ -76,6 +77,7 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   detail::check_extents(kernel, bounds, args, adj_args);
   run.params = params.pointers();
   detail::run_entry(run, [](void* sums, int64_t) { return static_cast<detail::ValueSums*>(sums); }, &sums);
+  if (!run.adjoint) detail::after_forward_launch(kernel, dims, args, options, run.device);
 }
 
 }  // namespace

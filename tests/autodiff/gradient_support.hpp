@@ -11,12 +11,13 @@
 
 namespace autodiff_support {
 
-/// `n` values uniform in [lo, hi), the same for the same seed.
-inline std::vector<double> random_values(int n, double lo, double hi, unsigned seed) {
+/// `n` values uniform in [lo, hi) (drawn in double, rounded to T), the same for the same seed.
+template <class T = double>
+std::vector<T> random_values(int n, double lo, double hi, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = u(rng);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (T& x : v) x = T(u(rng));
   return v;
 }
 

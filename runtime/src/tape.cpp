@@ -1,0 +1,378 @@
+// kjit::Tape: recording launches, host steps and checkpoints, and running their adjoints in
+// reverse with each array's gradient buffer.
+#include "kjit/runtime/tape.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "array_uses.hpp"
+#include "checked_size.hpp"
+#include "kjit/kernel.hpp"
+#include "kjit/runtime/internal/module_table.hpp"
+#include "param_packer.hpp"
+#include "tape_hooks.hpp"
+#include "write_log.hpp"
+
+namespace kjit {
+
+struct Tape::Step {
+  enum class Kind { Launch, Func, Checkpoint };
+  Kind kind = Kind::Launch;
+  // A launch: what it ran, and which of its parameters it reads / writes as arrays.
+  const KernelDef* kernel = nullptr;
+  Shape dims;
+  std::vector<LaunchArg> args;
+  LaunchOptions options;
+  std::vector<size_t> written;
+  // What the step read, as it was when recorded: a launch's parameter (read_params[k]) or a
+  // checkpoint's input (inputs[k]).
+  std::vector<detail::WatchedRead> reads;
+  std::vector<size_t> read_params;
+  // A function's backward, or a checkpoint's forward.
+  std::function<void()> fn;
+  // A function: the arrays zero() clears. A checkpoint: the arrays it read that it had not
+  // written first (its inputs, kept alive for the replay).
+  std::vector<NdArray> arrays;
+  // A checkpoint: the memory it wrote.
+  std::vector<const void*> wrote;
+
+  ~Step() {
+    for (const detail::WatchedRead& r : reads) detail::unwatch(r);
+  }
+  /// The array a read was of.
+  const NdArray& read_array(size_t k) const {
+    return kind == Kind::Launch ? args[read_params[k]].array() : arrays[k];
+  }
+  std::string what(size_t number) const {
+    std::string s = "step " + std::to_string(number) + " (";
+    switch (kind) {
+      case Kind::Launch: return s + "kernel '" + kernel->name() + "')";
+      case Kind::Func: return s + "a recorded function)";
+      case Kind::Checkpoint: return s + "a checkpoint)";
+    }
+    return s + ")";
+  }
+  std::string read_name(size_t k) const {
+    if (kind == Kind::Launch) return "array argument '" + kernel->params()[read_params[k]].name + "'";
+    return "input array " + std::to_string(k);
+  }
+};
+
+/// The gradient buffers of one backward: by data address, the arrays' own and the tape's.
+struct Tape::Gradients {
+  std::unordered_map<const void*, NdArray> own;    ///< from arrays that have one
+  std::unordered_map<const void*, NdArray> owned;  ///< the tape's, for intermediates
+  std::vector<NdArray> extra;  ///< recorded functions' arrays' gradients (zero())
+};
+
+namespace {
+
+/// The tapes this thread records on, outermost first.
+thread_local std::vector<Tape*> recording_stack;
+
+/// Makes the thread record on exactly `tapes` until it goes (a checkpoint's replay and probe
+/// are not recorded by the tapes around them).
+class RecordingSwap {
+ public:
+  explicit RecordingSwap(std::vector<Tape*> tapes) : saved_(std::exchange(recording_stack, std::move(tapes))) {}
+  ~RecordingSwap() { recording_stack = std::move(saved_); }
+
+ private:
+  std::vector<Tape*> saved_;
+};
+
+}  // namespace
+
+struct TapeAccess {
+  static void add(Tape& t, std::unique_ptr<Tape::Step> s) { t.add(std::move(s)); }
+  static std::vector<std::unique_ptr<Tape::Step>>& steps(Tape& t) { return t.steps_; }
+  static void set_parent(Tape& t, const Tape* parent) { t.parent_ = parent; }
+};
+
+namespace detail {
+
+bool recording_tape() noexcept { return !recording_stack.empty(); }
+
+std::string writer_of(const KernelDef& kernel, size_t param) {
+  return "a launch of kernel '" + kernel.name() + "', argument '" + kernel.params()[param].name + "'";
+}
+
+namespace {
+
+struct Uses {
+  std::set<size_t> read, written;
+};
+Uses uses_of(const KernelDef& kernel) {
+  Uses u;
+  array_uses(kernel.ir(), u.read, u.written);
+  return u;
+}
+void note_writes(const KernelDef& kernel, const std::vector<LaunchArg>& args, const std::set<size_t>& written) {
+  for (size_t p : written)
+    if (p < args.size() && args[p].is_array()) note_write(args[p].array().data(), writer_of(kernel, p));
+}
+
+}  // namespace
+
+void note_launch_writes(const KernelDef& kernel, const std::vector<LaunchArg>& args) {
+  if (any_watched()) note_writes(kernel, args, uses_of(kernel).written);
+}
+
+void after_forward_launch(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
+                          const LaunchOptions& options, const Device& device) {
+  const bool watched = any_watched();
+  if (!watched && recording_stack.empty()) return;
+  const Uses uses = uses_of(kernel);
+  if (watched) note_writes(kernel, args, uses.written);
+  for (Tape* tape : recording_stack) {
+    auto step = std::make_unique<Tape::Step>();
+    step->kernel = &kernel;
+    step->dims = dims.shape();
+    step->args = args;
+    step->options = options;
+    step->options.device = device;
+    for (size_t p : uses.written)
+      if (p < args.size() && args[p].is_array()) step->written.push_back(p);
+    for (size_t p : uses.read) {
+      if (p >= args.size() || !args[p].is_array()) continue;
+      step->reads.push_back(watch(args[p].array().data()));
+      step->read_params.push_back(p);
+    }
+    TapeAccess::add(*tape, std::move(step));
+  }
+}
+
+}  // namespace detail
+
+Tape::Tape() : grads_(std::make_unique<Gradients>()) {}
+
+Tape::~Tape() { stop_recording(); }
+
+Tape::Recording::~Recording() { stop(); }
+
+void Tape::Recording::stop() {
+  if (tape_) std::exchange(tape_, nullptr)->stop_recording();
+}
+
+Tape::Recording Tape::record() {
+  if (recording_) throw Error(ErrorKind::User, "Tape::record: this tape is already recording");
+  if (in_backward_) throw Error(ErrorKind::User, "Tape::record: the tape is running backward()");
+  recording_stack.push_back(this);
+  recording_ = true;
+  return Recording(this);
+}
+
+void Tape::stop_recording() noexcept {
+  if (!recording_) return;
+  auto& s = recording_stack;
+  s.erase(std::remove(s.begin(), s.end(), this), s.end());
+  recording_ = false;
+}
+
+void Tape::add(std::unique_ptr<Step> step) { steps_.push_back(std::move(step)); }
+
+void Tape::record_launch(const KernelDef& kernel, const Dims& dims, std::vector<LaunchArg> args,
+                         const LaunchOptions& options) {
+  const Device device = detail::launch_device(kernel, args, nullptr, options);
+  RecordingSwap only({this});
+  detail::after_forward_launch(kernel, dims, args, options, device);
+}
+
+void Tape::record_func(std::function<void()> backward, std::vector<NdArray> arrays) {
+  if (!backward) throw Error(ErrorKind::User, "Tape::record_func: the backward function is empty");
+  auto step = std::make_unique<Step>();
+  step->kind = Step::Kind::Func;
+  step->fn = std::move(backward);
+  step->arrays = std::move(arrays);
+  add(std::move(step));
+}
+
+void Tape::record_checkpoint(std::function<void()> forward) {
+  if (!forward) throw Error(ErrorKind::User, "Tape::record_checkpoint: the forward function is empty");
+  auto step = std::make_unique<Step>();
+  step->kind = Step::Kind::Checkpoint;
+  {
+    // The segment runs on a probe tape of its own: what it read before writing it are its
+    // inputs; the probe goes with the arrays the segment allocated.
+    Tape probe;
+    {
+      RecordingSwap only({});
+      auto on = probe.record();
+      forward();
+    }
+    std::unordered_set<const void*> wrote, inputs;
+    for (auto& s : probe.steps_) {
+      if (s->kind != Step::Kind::Launch) continue;
+      for (size_t k = 0; k < s->reads.size(); ++k) {
+        const NdArray& a = s->read_array(k);
+        if (wrote.count(a.data()) || !inputs.insert(a.data()).second) continue;
+        step->reads.push_back(std::exchange(s->reads[k], detail::WatchedRead{}));
+        step->arrays.push_back(a);
+      }
+      for (size_t p : s->written)
+        if (wrote.insert(s->args[p].array().data()).second)
+          step->wrote.push_back(s->args[p].array().data());
+    }
+    // The probe's steps unwatch only what was not handed over.
+    for (auto& s : probe.steps_) {
+      auto& r = s->reads;
+      r.erase(std::remove_if(r.begin(), r.end(), [](const detail::WatchedRead& w) { return !w.data; }), r.end());
+    }
+  }
+  step->fn = std::move(forward);
+  add(std::move(step));
+}
+
+NdArray Tape::gradient_of(const NdArray& array) const {
+  if (!array.defined()) return {};
+  if (array.has_grad()) return array.grad();
+  for (const Tape* t = this; t; t = t->parent_) {
+    auto own = t->grads_->own.find(array.data());
+    if (own != t->grads_->own.end()) return own->second;
+    auto owned = t->grads_->owned.find(array.data());
+    if (owned != t->grads_->owned.end()) return owned->second;
+  }
+  return {};
+}
+
+NdArray Tape::gradient(const NdArray& array) const { return gradient_of(array); }
+
+void Tape::assign_gradients() {
+  Gradients& g = *grads_;
+  std::unordered_set<const void*> written;
+  auto need = [&](const NdArray& a) {
+    if (!a.defined() || a.has_grad() || !a.element().is_differentiable() || gradient_of(a).defined()) return;
+    if (!written.count(a.data())) return;
+    g.owned.emplace(a.data(), NdArray::zeros(a.element(), a.shape(), a.device()));
+  };
+  for (auto& s : steps_) {
+    for (const LaunchArg& a : s->args)
+      if (a.is_array() && a.array().has_grad()) g.own.emplace(a.array().data(), a.array().grad());
+    for (const NdArray& a : s->arrays)
+      if (a.has_grad()) g.own.emplace(a.data(), a.grad());
+    for (size_t k = 0; k < s->reads.size(); ++k) need(s->read_array(k));
+    for (size_t p : s->written) written.insert(s->args[p].array().data());
+    written.insert(s->wrote.begin(), s->wrote.end());
+  }
+}
+
+void Tape::backward(const NdArray& loss) {
+  if (!loss.defined() || loss.size() != 1 || loss.element().lanes() != 1 ||
+      (loss.element().scalar != ir::Scalar::F32 && loss.element().scalar != ir::Scalar::F64))
+    throw Error(ErrorKind::User, "Tape::backward: the loss must be a one-element float32 or float64 array, not " +
+                                     (loss.defined() ? loss.element().str() + " array of " + std::to_string(loss.size()) +
+                                                           " elements" : std::string("an empty handle")));
+  NdArray one = loss.element().scalar == ir::Scalar::F64 ? from_vector<double>({1.0}, loss.shape())
+                                                         : from_vector<float>({1.0f}, loss.shape());
+  backward({{loss, one}});
+}
+
+void Tape::backward(const std::vector<std::pair<NdArray, NdArray>>& seeds) {
+  for (const auto& [array, seed] : seeds)
+    if (!array.defined() || !seed.defined() || seed.element() != array.element() || !seed.same_shape(array))
+      throw Error(ErrorKind::User, "Tape::backward: a seed must be a gradient of its array's element type and shape");
+  check_replayable();
+  for (const auto& [array, seed] : seeds) {
+    // An array without a gradient buffer that no step wrote gets the tape's: the loss of a
+    // program whose last launch writes it.
+    if (!array.has_grad() && !grads_->owned.count(array.data()))
+      grads_->owned.emplace(array.data(), NdArray::zeros(array.element(), array.shape(), array.device()));
+  }
+  assign_gradients();
+  for (const auto& [array, seed] : seeds) {
+    NdArray g = gradient_of(array);
+    g.copy_from(seed.device() == g.device() ? seed : seed.to(g.device()));
+  }
+  backward();
+}
+
+void Tape::check_replayable() const {
+  if (recording_) throw Error(ErrorKind::User, "Tape::backward: the tape is still recording; stop its Recording first");
+  if (in_backward_) throw Error(ErrorKind::User, "Tape::backward: called from within this tape's backward()");
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = *steps_[i];
+    for (size_t k = 0; k < s.reads.size(); ++k) {
+      std::string writer;
+      if (detail::read_state(s.reads[k], &writer) != detail::ReadState::Written) continue;
+      throw Error(ErrorKind::User,
+                  "Tape::backward: " + s.what(i) + " read its " + s.read_name(k) +
+                      ", which has been overwritten since the step was recorded (last by " + writer +
+                      "); its adjoint would replay with the new values and give a wrong gradient. Nothing was run: "
+                      "write the new values to another array, or keep a copy of the old ones for the tape");
+    }
+    if (s.kind == Step::Kind::Launch) {
+      const detail::KernelEntry& entry = detail::kernel_entry(*s.kernel, *s.options.device);
+      if (!entry.adjoint) throw Error(ErrorKind::User, "Tape::backward: " + s.what(i) + ": " + entry.adjoint_error);
+    }
+  }
+}
+
+void Tape::backward() {
+  // Everything is checked before anything runs: a wrong gradient is never half computed.
+  check_replayable();
+  assign_gradients();
+  in_backward_ = true;
+  struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{in_backward_};
+  for (size_t i = steps_.size(); i-- > 0;) {
+    Step& s = *steps_[i];
+    switch (s.kind) {
+      case Step::Kind::Launch: {
+        std::vector<LaunchArg> adj(s.args.size());
+        for (size_t p = 0; p < s.args.size(); ++p)
+          if (s.args[p].is_array()) adj[p] = gradient_of(s.args[p].array());
+        launch_adjoint(*s.kernel, Dims(s.dims), s.args, adj, s.options);
+        break;
+      }
+      case Step::Kind::Func:
+        s.fn();
+        break;
+      case Step::Kind::Checkpoint: {
+        Tape replay;
+        TapeAccess::set_parent(replay, this);
+        {
+          RecordingSwap only({});
+          auto on = replay.record();
+          s.fn();
+        }
+        replay.backward();
+        break;
+      }
+    }
+  }
+}
+
+void Tape::zero() {
+  assign_gradients();
+  for (auto& [data, g] : grads_->own) g.zero();
+  for (auto& [data, g] : grads_->owned) g.zero();
+  for (auto& s : steps_)
+    if (s->kind == Step::Kind::Func)
+      for (NdArray& a : s->arrays) a.zero_grad();
+}
+
+void Tape::reset() {
+  zero();
+  steps_.clear();
+  grads_ = std::make_unique<Gradients>();
+}
+
+size_t Tape::size() const { return steps_.size(); }
+
+std::string Tape::str() const {
+  std::string out;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = *steps_[i];
+    out += s.what(i);
+    if (s.kind == Step::Kind::Launch) {
+      out += " over " + detail::shape_text(s.dims.data(), s.dims.size()) + " on " + s.options.device->name();
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace kjit
