@@ -142,11 +142,6 @@ double step_for(const GradCheckOptions& options, const ir::Type& element, double
   double rel_step = options.step > 0 ? options.step : std::cbrt(eps);
   return rel_step * std::max(1.0, magnitude);
 }
-double GradCheckRun::rtol(const ir::Type& element) const { return rtol_for(options, element); }
-double GradCheckRun::atol(const ir::Type& element) const { return atol_for(options, element); }
-double GradCheckRun::step(const ir::Type& element, double magnitude) const {
-  return step_for(options, element, magnitude);
-}
 
 void compare(GradCheckParam& r, double derivative, double numeric, double rtol, double atol, int64_t index,
              int component, double& worst_score) {
@@ -249,37 +244,20 @@ GradCheckReport check_gradients(const KernelDef& kernel, const Dims& dims,
       run.values[p][size_t(c)] = f64 ? v : double(float(v));
       run.launch_args[p] = detail::value_of(element, run.values[p]);
     };
-    int lanes = element.lanes();
-    double worst_score = -1;
-    for (int64_t e : elements) {
-      for (int c = 0; c < lanes; ++c) {
-        double x0 = get_input(e, c);
-        // The central difference with step h: outputs are differenced one by one, weighted
-        // and summed, so no large sums cancel.
-        auto central = [&](double h) {
-          set_input(e, c, x0 + h);
-          double hp = get_input(e, c) - x0;  // the step actually taken (float rounding)
-          auto plus = run.forward();
-          set_input(e, c, x0 - h);
-          double hm = x0 - get_input(e, c);
-          auto minus = run.forward();
-          set_input(e, c, x0);
-          double diff = 0;
-          for (size_t o : run.outputs) {
-            int ol = host[o].element().lanes();
-            for (int64_t k = 0; k < host[o].size(); ++k)
-              for (int oc = 0; oc < ol; ++oc)
-                diff += detail::component(run.weights[o], k, oc) *
-                        (detail::component(plus[o], k, oc) - detail::component(minus[o], k, oc));
-          }
-          return diff / (hp + hm);
-        };
-        double h = run.step(element, std::fabs(x0));
-        double numeric = central(h);
-        if (options.richardson) numeric = (4.0 * central(h / 2) - numeric) / 3.0;
-        detail::compare(r, detail::component(g, e, c), numeric, run.rtol(element), run.atol(element), e, c, worst_score);
+    // Outputs are differenced one by one, weighted and summed, so no large sums cancel.
+    auto difference = [&](const std::vector<NdArray>& plus, const std::vector<NdArray>& minus) {
+      double diff = 0;
+      for (size_t o : run.outputs) {
+        int ol = host[o].element().lanes();
+        for (int64_t k = 0; k < host[o].size(); ++k)
+          for (int oc = 0; oc < ol; ++oc)
+            diff += detail::component(run.weights[o], k, oc) *
+                    (detail::component(plus[o], k, oc) - detail::component(minus[o], k, oc));
       }
-    }
+      return diff;
+    };
+    detail::check_components(r, options, element, elements, get_input, set_input, [&] { return run.forward(); },
+                             difference, [&](int64_t e, int c) { return detail::component(g, e, c); });
     report.params.push_back(r);
   }
   if (options.tangents) detail::check_tangents(run, grads, report);

@@ -3,6 +3,7 @@
 // and the comparison of a derivative with its finite difference.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -52,17 +53,45 @@ struct GradCheckRun {
   /// Runs the forward pass on the current inputs (host arrays and launch values); returns
   /// the outputs on the host.
   std::vector<NdArray> forward();
-  /// The tolerances of element type `element` (the options', or the precision's defaults).
-  double rtol(const ir::Type& element) const;
-  double atol(const ir::Type& element) const;
-  /// The finite-difference step for inputs around |x| = `magnitude`.
-  double step(const ir::Type& element, double magnitude) const;
 };
 
 /// Adds one comparison of `derivative` against `numeric` to `row` (its error and, when it
 /// is the worst so far by the tolerances, where it is).
 void compare(GradCheckParam& row, double derivative, double numeric, double rtol, double atol, int64_t index,
              int component, double& worst_score);
+
+/// Checks `derivative(e, c)` for every component c of each of `elements` of an input of type
+/// `element` against the central difference of a function of the input: `get(e, c)` and
+/// `set(e, c, x)` read and write the component where the function sees it, `evaluate()` runs
+/// the function and `difference(plus, minus)` says how much its result changed. The step is
+/// the options' for the component's magnitude, taken as the input actually moved (rounding),
+/// Richardson-extrapolated when the options ask; the component is restored after.
+template <class Get, class Set, class Evaluate, class Difference, class Derivative>
+void check_components(GradCheckParam& row, const GradCheckOptions& options, const ir::Type& element,
+                      const std::vector<int64_t>& elements, Get get, Set set, Evaluate evaluate,
+                      Difference difference, Derivative derivative) {
+  double worst_score = -1;
+  for (int64_t e : elements) {
+    for (int c = 0; c < element.lanes(); ++c) {
+      const double x0 = get(e, c);
+      auto central = [&](double h) {
+        set(e, c, x0 + h);
+        double hp = get(e, c) - x0;
+        auto plus = evaluate();
+        set(e, c, x0 - h);
+        double hm = x0 - get(e, c);
+        auto minus = evaluate();
+        set(e, c, x0);
+        return difference(plus, minus) / (hp + hm);
+      };
+      double h = step_for(options, element, std::fabs(x0));
+      double numeric = central(h);
+      if (options.richardson) numeric = (4.0 * central(h / 2) - numeric) / 3.0;
+      compare(row, derivative(e, c), numeric, rtol_for(options, element), atol_for(options, element), e, c,
+              worst_score);
+    }
+  }
+}
 
 /// Forward mode: the tangent of every differentiable input against the finite difference of
 /// the forward along a random direction, and (when `adjoint_grads` has the input's

@@ -11,6 +11,7 @@
 #include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/runtime/internal/cuda_entry_launch.hpp"
 #include "kjit/compiler/build.hpp"
+#include "array_uses.hpp"
 #include "module_input.hpp"
 
 namespace kjit::detail {
@@ -24,6 +25,8 @@ constexpr int kSlots = 1 + kMaxCudaDevices;
 struct KernelRuntime {
   const ModuleDef* module = nullptr;
   std::atomic<const KernelEntry*> slots[kSlots] = {};
+  std::once_flag uses_once;
+  ArrayUses uses;  ///< kernel_array_uses, once uses_once has run
 };
 
 int slot_of(const Device& d) {
@@ -48,6 +51,16 @@ KernelRuntime& runtime_of(const KernelDef& k) {
   }
   return *fresh;
 }
+
+}  // namespace
+
+const ArrayUses& kernel_array_uses(const KernelDef& kernel) {
+  KernelRuntime& r = runtime_of(kernel);
+  std::call_once(r.uses_once, [&] { array_uses(kernel.ir(), r.uses.read, r.uses.written); });
+  return r.uses;
+}
+
+namespace {
 
 /// All loaded modules: one slot per (module, device), each building at most once at a time.
 struct Table {

@@ -146,7 +146,7 @@ void NdArray::zero_grad(const Stream& stream) {
 void NdArray::zero(const Stream& stream) {
   if (!is_contiguous()) throw Error(ErrorKind::User, "zero: the array is not contiguous");
   detail::zero_bytes(device_, data_, size_t(size()) * element_bytes(), stream);
-  detail::note_write_lazily(data_, [] { return std::string("NdArray::zero"); });
+  detail::note_write(data_, [](const void*) { return std::string("NdArray::zero"); });
 }
 
 void NdArray::fill_bytes(const void* value, const Stream& stream) {
@@ -160,7 +160,7 @@ void NdArray::fill_bytes(const void* value, const Stream& stream) {
     detail::copy_bytes(device_, data_, Device::cpu(), host.data(), host.size(), stream);
     (stream.device() == device_ ? stream : Stream::default_for(device_)).synchronize();  // the host buffer goes now
   }
-  detail::note_write_lazily(data_, [] { return std::string("NdArray::fill"); });
+  detail::note_write(data_, [](const void*) { return std::string("NdArray::fill"); });
 }
 
 void NdArray::copy_strided(const NdArray& src) {
@@ -183,14 +183,15 @@ NdArray NdArray::reshape(const Shape& shape) const {
   if (!is_contiguous()) throw Error(ErrorKind::User, "reshape: the array is not contiguous (copy() it first)");
   Shape target = shape;
   int64_t known = 1;
+  bool overflow = false;  // extents whose product passes int64 fit no array
   int inferred = -1;
   for (size_t d = 0; d < target.size(); ++d) {
     if (target[d] == -1 && inferred < 0) inferred = int(d);
     else if (target[d] < 0) throw Error(ErrorKind::User, "reshape to " + detail::shape_text(shape.data(), shape.size()) +
                                                            ": extents must not be negative (one may be -1)");
-    else known *= target[d];
+    else overflow = overflow || __builtin_mul_overflow(known, target[d], &known);
   }
-  bool fits = inferred < 0 ? known == size() : known > 0 && size() % known == 0;
+  bool fits = !overflow && (inferred < 0 ? known == size() : known > 0 && size() % known == 0);
   if (inferred >= 0 && fits) target[size_t(inferred)] = size() / known;
   if (!fits)
     throw Error(ErrorKind::User, "reshape of an array of shape " + detail::shape_text(shape_, size_t(ndim_)) + " to " +
@@ -270,7 +271,7 @@ void NdArray::copy_from(const NdArray& src, const Stream& stream) {
   } else {
     detail::copy_bytes(device_, data_, src.device_, src.data_, size_t(size()) * element_bytes(), stream);
   }
-  detail::note_write_lazily(data_, [] { return std::string("NdArray::copy_from"); });
+  detail::note_write(data_, [](const void*) { return std::string("NdArray::copy_from"); });
 }
 
 void NdArray::copy_from_host(const void* src, size_t bytes) {

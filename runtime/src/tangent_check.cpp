@@ -126,8 +126,8 @@ void check_tangents(GradCheckRun& run, const std::vector<NdArray>& grads, GradCh
     };
     // The tolerances of the less precise of the input and the output: a float32 input's
     // steps are rounded to float32 even when the kernel computes in float64.
-    auto rtol = [&](size_t q) { return std::max(run.rtol(in.element), run.rtol(run.host[q].element())); };
-    auto atol = [&](size_t q) { return std::max(run.atol(in.element), run.atol(run.host[q].element())); };
+    auto rtol = [&](size_t q) { return std::max(rtol_for(run.options, in.element), rtol_for(run.options, run.host[q].element())); };
+    auto atol = [&](size_t q) { return std::max(atol_for(run.options, in.element), atol_for(run.options, run.host[q].element())); };
     auto passes = [&](size_t q, int64_t k, int c, double numeric) {
       double t = component(jv[q], k, c);
       return std::fabs(t - numeric) <= atol(q) + rtol(q) * std::max(std::fabs(t), std::fabs(numeric));
@@ -136,7 +136,7 @@ void check_tangents(GradCheckRun& run, const std::vector<NdArray>& grads, GradCh
     // that steps along single components miss (atan2's cut near one of them, in float32):
     // components that fail are measured again with steps 4 and 16 times smaller, and pass
     // when one of them agrees. A wrong tangent agrees with none.
-    const double h = run.step(in.element, magnitude);
+    const double h = step_for(run.options, in.element, magnitude);
     auto numeric = estimate(h);
     for (double shrink : {4.0, 16.0}) {
       bool all = true;

@@ -63,7 +63,6 @@ struct Tape::Step {
 struct Tape::Gradients {
   std::unordered_map<const void*, NdArray> own;    ///< from arrays that have one
   std::unordered_map<const void*, NdArray> owned;  ///< the tape's, for intermediates
-  std::vector<NdArray> extra;  ///< recorded functions' arrays' gradients (zero())
 };
 
 namespace {
@@ -86,45 +85,33 @@ class RecordingSwap {
 
 struct TapeAccess {
   static void add(Tape& t, std::unique_ptr<Tape::Step> s) { t.add(std::move(s)); }
-  static std::vector<std::unique_ptr<Tape::Step>>& steps(Tape& t) { return t.steps_; }
-  static void set_parent(Tape& t, const Tape* parent) { t.parent_ = parent; }
 };
 
 namespace detail {
 
-bool recording_tape() noexcept { return !recording_stack.empty(); }
-
-std::string writer_of(const KernelDef& kernel, size_t param) {
-  return "a launch of kernel '" + kernel.name() + "', argument '" + kernel.params()[param].name + "'";
-}
-
 namespace {
 
-struct Uses {
-  std::set<size_t> read, written;
+/// Who wrote argument `param` of a launch of `kernel`, for an overwritten read's report.
+struct LaunchWriter {
+  const KernelDef* kernel;
+  size_t param;
 };
-Uses uses_of(const KernelDef& kernel) {
-  Uses u;
-  array_uses(kernel.ir(), u.read, u.written);
-  return u;
-}
-void note_writes(const KernelDef& kernel, const std::vector<LaunchArg>& args, const std::set<size_t>& written) {
-  for (size_t p : written)
-    if (p < args.size() && args[p].is_array()) note_write(args[p].array().data(), writer_of(kernel, p));
+std::string describe_launch_write(const void* context) {
+  const auto& w = *static_cast<const LaunchWriter*>(context);
+  return "a launch of kernel '" + w.kernel->name() + "', argument '" + w.kernel->params()[w.param].name + "'";
 }
 
 }  // namespace
 
-void note_launch_writes(const KernelDef& kernel, const std::vector<LaunchArg>& args) {
-  if (any_watched()) note_writes(kernel, args, uses_of(kernel).written);
-}
-
 void after_forward_launch(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
                           const LaunchOptions& options, const Device& device) {
-  const bool watched = any_watched();
-  if (!watched && recording_stack.empty()) return;
-  const Uses uses = uses_of(kernel);
-  if (watched) note_writes(kernel, args, uses.written);
+  if (!any_watched() && recording_stack.empty()) return;
+  const ArrayUses& uses = kernel_array_uses(kernel);
+  for (size_t p : uses.written) {
+    if (p >= args.size() || !args[p].is_array()) continue;
+    const LaunchWriter writer{&kernel, p};
+    note_write(args[p].array().data(), describe_launch_write, &writer);
+  }
   for (Tape* tape : recording_stack) {
     auto step = std::make_unique<Tape::Step>();
     step->kernel = &kernel;
@@ -214,17 +201,12 @@ void Tape::record_checkpoint(std::function<void()> forward) {
         if (wrote.insert(s->args[p].array().data()).second)
           step->wrote.push_back(s->args[p].array().data());
     }
-    // The probe's steps unwatch only what was not handed over.
-    for (auto& s : probe.steps_) {
-      auto& r = s->reads;
-      r.erase(std::remove_if(r.begin(), r.end(), [](const detail::WatchedRead& w) { return !w.data; }), r.end());
-    }
   }
   step->fn = std::move(forward);
   add(std::move(step));
 }
 
-NdArray Tape::gradient_of(const NdArray& array) const {
+NdArray Tape::gradient(const NdArray& array) const {
   if (!array.defined()) return {};
   if (array.has_grad()) return array.grad();
   for (const Tape* t = this; t; t = t->parent_) {
@@ -236,13 +218,11 @@ NdArray Tape::gradient_of(const NdArray& array) const {
   return {};
 }
 
-NdArray Tape::gradient(const NdArray& array) const { return gradient_of(array); }
-
 void Tape::assign_gradients() {
   Gradients& g = *grads_;
   std::unordered_set<const void*> written;
   auto need = [&](const NdArray& a) {
-    if (!a.defined() || a.has_grad() || !a.element().is_differentiable() || gradient_of(a).defined()) return;
+    if (!a.defined() || a.has_grad() || !a.element().is_differentiable() || gradient(a).defined()) return;
     if (!written.count(a.data())) return;
     g.owned.emplace(a.data(), NdArray::zeros(a.element(), a.shape(), a.device()));
   };
@@ -272,6 +252,7 @@ void Tape::backward(const std::vector<std::pair<NdArray, NdArray>>& seeds) {
   for (const auto& [array, seed] : seeds)
     if (!array.defined() || !seed.defined() || seed.element() != array.element() || !seed.same_shape(array))
       throw Error(ErrorKind::User, "Tape::backward: a seed must be a gradient of its array's element type and shape");
+  // Everything is checked before anything runs: a wrong gradient is never half computed.
   check_replayable();
   for (const auto& [array, seed] : seeds) {
     // An array without a gradient buffer that no step wrote gets the tape's: the loss of a
@@ -281,11 +262,13 @@ void Tape::backward(const std::vector<std::pair<NdArray, NdArray>>& seeds) {
   }
   assign_gradients();
   for (const auto& [array, seed] : seeds) {
-    NdArray g = gradient_of(array);
+    NdArray g = gradient(array);
     g.copy_from(seed.device() == g.device() ? seed : seed.to(g.device()));
   }
-  backward();
+  run_reverse();
 }
+
+void Tape::backward() { backward(std::vector<std::pair<NdArray, NdArray>>{}); }
 
 void Tape::check_replayable() const {
   if (recording_) throw Error(ErrorKind::User, "Tape::backward: the tape is still recording; stop its Recording first");
@@ -308,10 +291,7 @@ void Tape::check_replayable() const {
   }
 }
 
-void Tape::backward() {
-  // Everything is checked before anything runs: a wrong gradient is never half computed.
-  check_replayable();
-  assign_gradients();
+void Tape::run_reverse() {
   in_backward_ = true;
   struct Done {
     bool& flag;
@@ -323,7 +303,7 @@ void Tape::backward() {
       case Step::Kind::Launch: {
         std::vector<LaunchArg> adj(s.args.size());
         for (size_t p = 0; p < s.args.size(); ++p)
-          if (s.args[p].is_array()) adj[p] = gradient_of(s.args[p].array());
+          if (s.args[p].is_array()) adj[p] = gradient(s.args[p].array());
         launch_adjoint(*s.kernel, Dims(s.dims), s.args, adj, s.options);
         break;
       }
@@ -332,7 +312,7 @@ void Tape::backward() {
         break;
       case Step::Kind::Checkpoint: {
         Tape replay;
-        TapeAccess::set_parent(replay, this);
+        replay.parent_ = this;
         {
           RecordingSwap only({});
           auto on = replay.record();

@@ -45,37 +45,18 @@ GradCheckReport check_gradients(const std::function<void(Tape&)>& program, const
   std::mt19937_64 rng(options.seed);
   for (size_t k = 0; k < inputs.size(); ++k) {
     NdArray input = inputs[k];
-    NdArray original = input.to(cpu), perturbed = input.to(cpu);
+    NdArray perturbed = input.to(cpu);  // perturbed on the host, copied to the input; restored by the check
     const ir::Type element = input.element();
     GradCheckParam row;
     row.name = "input " + std::to_string(k);
-    double worst_score = -1;
-    // The input with component c of element e at x, where the program reads it; returns the
-    // value it actually holds (float rounding).
+    auto get = [&](int64_t e, int c) { return detail::component(perturbed, e, c); };
     auto set = [&](int64_t e, int c, double x) {
       detail::set_component(perturbed, e, c, x);
       input.copy_from(perturbed);
-      return detail::component(perturbed, e, c);
     };
-    for (int64_t e : detail::sample_elements(input.size(), options.max_elements, rng)) {
-      for (int c = 0; c < element.lanes(); ++c) {
-        const double x0 = detail::component(original, e, c);
-        auto central = [&](double h) {
-          double hp = set(e, c, x0 + h) - x0;
-          double plus = loss_value();
-          double hm = x0 - set(e, c, x0 - h);
-          double minus = loss_value();
-          set(e, c, x0);
-          return (plus - minus) / (hp + hm);
-        };
-        double h = detail::step_for(options, element, std::fabs(x0));
-        double numeric = central(h);
-        if (options.richardson) numeric = (4.0 * central(h / 2) - numeric) / 3.0;
-        detail::compare(row, detail::component(grads[k], e, c), numeric, detail::rtol_for(options, element),
-                        detail::atol_for(options, element), e, c, worst_score);
-      }
-    }
-    input.copy_from(original);
+    detail::check_components(row, options, element, detail::sample_elements(input.size(), options.max_elements, rng),
+                             get, set, loss_value, [](double plus, double minus) { return plus - minus; },
+                             [&](int64_t e, int c) { return detail::component(grads[k], e, c); });
     report.params.push_back(row);
   }
   loss_value();  // the program's outputs as they were for the unperturbed inputs

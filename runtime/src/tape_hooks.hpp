@@ -13,9 +13,5 @@ namespace kjit::detail {
 /// atomic read when no tape records or watches.
 void after_forward_launch(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
                           const LaunchOptions& options, const Device& device);
-/// Notes the writes of watched memory a launch of `kernel` over `args` makes.
-void note_launch_writes(const KernelDef& kernel, const std::vector<LaunchArg>& args);
-/// Whether this thread is recording on a tape.
-bool recording_tape() noexcept;
 
 }  // namespace kjit::detail

@@ -47,6 +47,7 @@ WatchedRead watch(const void* data) {
 }
 
 void unwatch(const WatchedRead& read) {
+  if (!read.data) return;  // handed over (a checkpoint takes its probe's reads)
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   auto it = t.entries.find(read.data);
@@ -67,13 +68,13 @@ ReadState read_state(const WatchedRead& read, std::string* writer) {
   return ReadState::Written;
 }
 
-void note_write(const void* data, const std::string& writer) {
+void note_watched_write(const void* data, DescribeWrite describe, const void* context) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   auto it = t.entries.find(data);
   if (it == t.entries.end()) return;
   it->second.stamp = t.next_stamp++;
-  it->second.writer = writer;
+  it->second.writer = describe(context);
 }
 
 void note_release(const void* data) noexcept {

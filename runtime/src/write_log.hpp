@@ -21,18 +21,21 @@ enum class ReadState { Unchanged, Written, Released };
 
 /// Starts watching `data` (or adds a watcher) and returns its current life and stamp.
 WatchedRead watch(const void* data);
-/// Drops one watcher of `read` (the entry goes with its last watcher).
+/// Drops one watcher of `read` (the entry goes with its last watcher); nothing for an empty
+/// read.
 void unwatch(const WatchedRead& read);
 /// Whether `read` still sees the memory as it was; when written, `writer` gets who wrote it.
 ReadState read_state(const WatchedRead& read, std::string* writer);
 
 /// Whether any memory is watched: writers skip the bookkeeping below when none is.
 bool any_watched() noexcept;
-/// Records a write of `data` by `writer` (a description made only when `data` is watched).
-void note_write(const void* data, const std::string& writer);
-template <class Describe>
-void note_write_lazily(const void* data, const Describe& describe) {
-  if (any_watched()) note_write(data, describe());
+/// Says who wrote, for the report; called only when the written memory is watched.
+using DescribeWrite = std::string (*)(const void* context);
+/// Records a write of `data` (a stamp, and `describe(context)` as its writer) when it is
+/// watched.
+void note_watched_write(const void* data, DescribeWrite describe, const void* context);
+inline void note_write(const void* data, DescribeWrite describe, const void* context = nullptr) {
+  if (any_watched()) note_watched_write(data, describe, context);
 }
 /// Records that the memory at `data` was freed.
 void note_release(const void* data) noexcept;

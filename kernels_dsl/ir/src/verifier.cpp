@@ -69,6 +69,14 @@ class Verifier {
     for (uint32_t v : vars_here) var_live_[v] = false;
   }
 
+  /// The statement's builtin accepts arguments of types `ts` and gives the statement's type.
+  void expect_builtin_result(const Stmt& s, const std::vector<Type>& ts) {
+    std::string err;
+    auto r = infer_builtin_type(s.builtin(), ts.data(), int(ts.size()), &err);
+    if (!r) problem(s, err);
+    else if (*r != s.type) problem(s, "result typed " + s.type.str() + ", the rule gives " + r->str());
+  }
+
   void expect_args(const Stmt& s, size_t n) {
     if (s.args.size() != n)
       problem(s, "expects " + std::to_string(n) + " operands, has " + std::to_string(s.args.size()));
@@ -127,10 +135,7 @@ class Verifier {
         if (s.imm < 0 || s.imm >= kBuiltinCount) { problem(s, "no such builtin"); break; }
         std::vector<Type> ts;
         for (ValueId a : s.args) ts.push_back(type(a));
-        std::string err;
-        auto r = infer_builtin_type(s.builtin(), ts.data(), int(ts.size()), &err);
-        if (!r) problem(s, err);
-        else if (*r != s.type) problem(s, "result typed " + s.type.str() + ", the rule gives " + r->str());
+        expect_builtin_result(s, ts);
         break;
       }
       case Op::Cast: {
@@ -260,10 +265,7 @@ class Verifier {
         for (const Type& t : ts)
           if (t.is_float()) expected.push_back(t);
         if (tangents != expected) problem(s, "expects one tangent of each floating argument's type");
-        std::string err;
-        auto r = infer_builtin_type(s.builtin(), ts.data(), int(ts.size()), &err);
-        if (!r) problem(s, err);
-        else if (*r != s.type) problem(s, "result typed " + s.type.str() + ", the rule gives " + r->str());
+        expect_builtin_result(s, ts);
         break;
       }
       case Op::CallFunc: {

@@ -107,10 +107,11 @@ class Tape {
   void add(std::unique_ptr<Step> step);
   /// Throws when a recorded read was overwritten or a recorded kernel has no adjoint.
   void check_replayable() const;
+  /// Runs the steps' adjoints and backward functions in reverse order (checked and seeded).
+  void run_reverse();
   /// The gradient buffers of the recorded arrays, by data address; intermediates without their
   /// own get the tape's.
   void assign_gradients();
-  NdArray gradient_of(const NdArray& array) const;
 
   std::vector<std::unique_ptr<Step>> steps_;
   struct Gradients;
