@@ -32,8 +32,6 @@ KJ_MATH1(log, logf, log)
 KJ_MATH1(sqrt, sqrtf, sqrt)
 KJ_MATH1(floor, floorf, floor)
 KJ_MATH1(ceil, ceilf, ceil)
-KJ_MATH1(asin, asinf, asin)
-KJ_MATH1(acos, acosf, acos)
 KJ_MATH1(atan, atanf, atan)
 KJ_MATH1(sinh, sinhf, sinh)
 KJ_MATH1(cosh, coshf, cosh)
@@ -56,8 +54,9 @@ KJ_MATH2(atan2, atan2f, atan2)
 KJ_MATH2(copysign, copysignf, copysign)
 #undef KJ_MATH2
 
-template <class T> KJ_FUNC T degrees(T x) { return x * T(57.29577951308232); }
-template <class T> KJ_FUNC T radians(T x) { return x * T(0.017453292519943295); }
+/// The product in double, rounded once (Warp's: its constants are double literals).
+template <class T> KJ_FUNC T degrees(T x) { return T(double(x) * 57.29577951308232); }
+template <class T> KJ_FUNC T radians(T x) { return T(double(x) * 0.017453292519943295); }
 /// The fractional part, with the sign of x: x - trunc(x).
 template <class T> KJ_FUNC T frac(T x) { return x - trunc(x); }
 
@@ -71,8 +70,16 @@ template <class T> KJ_FUNC void adj_pow(T x, T y, T ret, T& adj_x, T& adj_y, T a
   adj_x += adj_ret * y * pow(x, y - T(1));
   if (x > T(0)) adj_y += adj_ret * ret * log(x);
 }
-template <class T> KJ_FUNC void adj_asin(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret / sqrt(T(1) - x * x); }
-template <class T> KJ_FUNC void adj_acos(T x, T ret, T& adj_x, T adj_ret) { adj_x -= adj_ret / sqrt(T(1) - x * x); }
+/// asin and acos clamp their argument to [-1, 1] first, with clamp's NaN rule, as Warp's
+/// (acos(NaN) is pi, acos(3) is 0); outside the interval the gradient is 0.
+KJ_FUNC float asin(float x) { return ::asinf(x <= -1.0f ? -1.0f : x >= 1.0f ? 1.0f : x == x ? x : -1.0f); }
+KJ_FUNC double asin(double x) { return ::asin(x <= -1.0 ? -1.0 : x >= 1.0 ? 1.0 : x == x ? x : -1.0); }
+template <class T> KJ_FUNC T asin(T x) { return T(asin(float(x))); }
+KJ_FUNC float acos(float x) { return ::acosf(x <= -1.0f ? -1.0f : x >= 1.0f ? 1.0f : x == x ? x : -1.0f); }
+KJ_FUNC double acos(double x) { return ::acos(x <= -1.0 ? -1.0 : x >= 1.0 ? 1.0 : x == x ? x : -1.0); }
+template <class T> KJ_FUNC T acos(T x) { return T(acos(float(x))); }
+template <class T> KJ_FUNC void adj_asin(T x, T ret, T& adj_x, T adj_ret) { T d = sqrt(T(1) - x * x); if (d > T(0)) adj_x += adj_ret / d; }
+template <class T> KJ_FUNC void adj_acos(T x, T ret, T& adj_x, T adj_ret) { T d = sqrt(T(1) - x * x); if (d > T(0)) adj_x -= adj_ret / d; }
 template <class T> KJ_FUNC void adj_atan(T x, T ret, T& adj_x, T adj_ret) { adj_x += adj_ret / (T(1) + x * x); }
 template <class T> KJ_FUNC void adj_atan2(T y, T x, T ret, T& adj_y, T& adj_x, T adj_ret) {
   T r2 = x * x + y * y;
@@ -126,8 +133,20 @@ template <class T> KJ_FUNC_BIG T erfinv(T y) {
 }
 template <class T> KJ_FUNC_BIG T erfcinv(T y) {
   if (y <= T(0) || y >= T(2)) return y == T(0) ? T(1) / T(0) : (y == T(2) ? T(-1) / T(0) : T(0) / T(0));
-  T x = erfinv_start(-log(y * (T(2) - y)), T(1) - y);
-  for (int k = 0; k < 2; ++k) x += (erfc(x) - y) / (T(1.1283791670955126) * exp(-x * x));
+  T w = -log(y * (T(2) - y));
+  // Past the approximation's range (y below ~5e-8): the tail's asymptote erfc(x) ~
+  // exp(-x^2) / (x sqrt(pi)), solved by two fixed-point steps, and one Newton step more.
+  T x = erfinv_start(w, T(1) - y);
+  int steps = 2;
+  if (w > T(16)) {
+    x = sqrt(-log(y));
+    for (int k = 0; k < 2; ++k) x = sqrt(-log(y * x * T(1.7724538509055159)));
+    steps = 3;
+  }
+  for (int k = 0; k < steps; ++k) {
+    T slope = T(1.1283791670955126) * exp(-x * x);  // 0 in the far tail of float: keep the start
+    if (slope > T(0)) x += (erfc(x) - y) / slope;
+  }
   return x;
 }
 template <class T> KJ_FUNC void adj_erfinv(T y, T ret, T& adj_y, T adj_ret) { adj_y += T(0.886226925452758) * exp(ret * ret) * adj_ret; }
@@ -176,6 +195,14 @@ template <class T> KJ_FUNC T bit_count(T x) {
 //@chunk abs requires core
 namespace kj {
 template <class T> KJ_FUNC T abs(T x) { return x < T(0) ? -x : x; }
+/// Floats clear the sign bit (abs(-0) is +0, as C's fabs and Warp's).
+#if KJ_CUDA
+KJ_FUNC float abs(float x) { return ::fabsf(x); }
+KJ_FUNC double abs(double x) { return ::fabs(x); }
+#else
+KJ_FUNC float abs(float x) { return __builtin_fabsf(x); }
+KJ_FUNC double abs(double x) { return __builtin_fabs(x); }
+#endif
 template <int N, class T> KJ_FUNC vec_t<N, T> abs(vec_t<N, T> v) { for (int i = 0; i < N; ++i) v.c[i] = abs(v.c[i]); return v; }
 template <class T> KJ_FUNC void adj_abs(T x, T ret, T& adj_x, T adj_ret) {
   if (x > T(0)) adj_x += adj_ret; else if (x < T(0)) adj_x -= adj_ret;
@@ -187,16 +214,18 @@ template <int N, class T> KJ_FUNC void adj_abs(const vec_t<N, T>& x, const vec_t
 
 //@chunk minmax requires core
 namespace kj {
-template <class T> KJ_FUNC T min(T a, T b) { return b < a ? b : a; }
-template <class T> KJ_FUNC T max(T a, T b) { return a < b ? b : a; }
+/// Warp's rules (C's fmin/fmax on floats): a NaN operand is a missing value, so the other
+/// operand is returned and NaN only when both are; ties return the first operand.
+template <class T> KJ_FUNC T min(T a, T b) { return a <= b ? a : (b == b ? b : a); }
+template <class T> KJ_FUNC T max(T a, T b) { return a >= b ? a : (b == b ? b : a); }
 template <int N, class T> KJ_FUNC vec_t<N, T> min(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] = min(a.c[i], b.c[i]); return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T> max(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] = max(a.c[i], b.c[i]); return a; }
 /// The smallest / largest component of a vector.
 template <int N, class T> KJ_FUNC T min(const vec_t<N, T>& v) { T m = v.c[0]; for (int i = 1; i < N; ++i) m = min(m, v.c[i]); return m; }
 template <int N, class T> KJ_FUNC T max(const vec_t<N, T>& v) { T m = v.c[0]; for (int i = 1; i < N; ++i) m = max(m, v.c[i]); return m; }
 // The gradient goes to the operand that was selected (the first one on ties).
-template <class T> KJ_FUNC void adj_min(T a, T b, T ret, T& adj_a, T& adj_b, T adj_ret) { if (b < a) adj_b += adj_ret; else adj_a += adj_ret; }
-template <class T> KJ_FUNC void adj_max(T a, T b, T ret, T& adj_a, T& adj_b, T adj_ret) { if (a < b) adj_b += adj_ret; else adj_a += adj_ret; }
+template <class T> KJ_FUNC void adj_min(T a, T b, T ret, T& adj_a, T& adj_b, T adj_ret) { if (a <= b || b != b) adj_a += adj_ret; else adj_b += adj_ret; }
+template <class T> KJ_FUNC void adj_max(T a, T b, T ret, T& adj_a, T& adj_b, T adj_ret) { if (a >= b || b != b) adj_a += adj_ret; else adj_b += adj_ret; }
 template <int N, class T> KJ_FUNC void adj_min(const vec_t<N, T>& a, const vec_t<N, T>& b, const vec_t<N, T>& ret, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b, const vec_t<N, T>& adj_ret) { for (int i = 0; i < N; ++i) adj_min(a.c[i], b.c[i], ret.c[i], adj_a.c[i], adj_b.c[i], adj_ret.c[i]); }
 template <int N, class T> KJ_FUNC void adj_max(const vec_t<N, T>& a, const vec_t<N, T>& b, const vec_t<N, T>& ret, vec_t<N, T>& adj_a, vec_t<N, T>& adj_b, const vec_t<N, T>& adj_ret) { for (int i = 0; i < N; ++i) adj_max(a.c[i], b.c[i], ret.c[i], adj_a.c[i], adj_b.c[i], adj_ret.c[i]); }
 // One vector: the gradient goes to the first component holding the extreme value.
@@ -204,10 +233,16 @@ template <int N, class T> KJ_FUNC void adj_min(const vec_t<N, T>& v, T ret, vec_
 template <int N, class T> KJ_FUNC void adj_max(const vec_t<N, T>& v, T ret, vec_t<N, T>& adj_v, T adj_ret) { for (int i = 0; i < N; ++i) if (v.c[i] == ret) { adj_v.c[i] += adj_ret; return; } }
 }  // namespace kj
 
-//@chunk clamp requires core
+//@chunk clamp requires minmax
 namespace kj {
-template <class T> KJ_FUNC T clamp(T x, T lo, T hi) { return x < lo ? lo : (hi < x ? hi : x); }
+/// min(max(lo, x), hi) with min's and max's NaN rules, as Warp's: a NaN x gives lo, and
+/// hi wins when lo > hi.
+template <class T> KJ_FUNC T clamp(T x, T lo, T hi) { return min(max(lo, x), hi); }
+/// The gradient goes to the bound that was selected; to x on ties.
 template <class T> KJ_FUNC void adj_clamp(T x, T lo, T hi, T ret, T& adj_x, T& adj_lo, T& adj_hi, T adj_ret) {
-  if (x < lo) adj_lo += adj_ret; else if (hi < x) adj_hi += adj_ret; else adj_x += adj_ret;
+  T m = max(lo, x);
+  if (!(m <= hi) && hi == hi) adj_hi += adj_ret;
+  else if (x < lo || (x != x && lo == lo)) adj_lo += adj_ret;
+  else adj_x += adj_ret;
 }
 }  // namespace kj

@@ -2,8 +2,9 @@
 // the device-side check expect_near, which reports failures through the status word.
 //@chunk lerp requires core
 namespace kj {
-/// a + (b - a) t, for any floating value type with a scalar t.
-template <class X, class T> KJ_FUNC X lerp(const X& a, const X& b, T t) { return a + (b - a) * t; }
+/// a (1 - t) + b t (Warp's form: exact at t = 0 and t = 1), for any floating value type
+/// with a scalar t.
+template <class X, class T> KJ_FUNC X lerp(const X& a, const X& b, T t) { return a * (T(1) - t) + b * t; }
 template <class X, class T> KJ_FUNC void adj_lerp(const X& a, const X& b, T t, const X& ret, X& adj_a, X& adj_b, T& adj_t, const X& adj_ret) {
   adj_a += adj_ret * (T(1) - t);
   adj_b += adj_ret * t;
@@ -40,12 +41,12 @@ template <class X, class T> KJ_FUNC void adj_fma(const X& a, T b, const X& c, co
 }
 }  // namespace kj
 
-//@chunk smoothstep requires core
+//@chunk smoothstep requires clamp
 namespace kj {
-/// Hermite step from 0 (x <= a) to 1 (x >= b): t^2 (3 - 2t) with t = clamp((x - a) / (b - a)).
+/// Hermite step from 0 (x <= a) to 1 (x >= b): t^2 (3 - 2t) with t = clamp((x - a) / (b - a))
+/// (clamp's NaN rule: a NaN t is 0, as Warp's).
 template <class T> KJ_FUNC T smoothstep(T a, T b, T x) {
-  T t = (x - a) / (b - a);
-  t = t < T(0) ? T(0) : (t > T(1) ? T(1) : t);
+  T t = clamp((x - a) / (b - a), T(0), T(1));
   return t * t * (T(3) - T(2) * t);
 }
 template <class T> KJ_FUNC void adj_smoothstep(T a, T b, T x, T ret, T& adj_a, T& adj_b, T& adj_x, T adj_ret) {

@@ -1,5 +1,5 @@
-// Forward-value cases: random draws (the same integer stream computed here) and noise (the
-// same lattice and fade functions, in float64; curl noise from finite differences).
+// Forward-value cases: random draws (the same integer stream computed here) and noise (Warp's
+// lattice gradients, summed over the cell's corners in float64; curl noise from its exact gradients).
 #include <cstdint>
 
 #include "forward_cases.hpp"
@@ -44,7 +44,7 @@ std::vector<FwdCase> random_cases() {
                    [](uint32_t s, const Inputs& in) { uint32_t n = pcg(s); return Lanes{in[1][0] + (in[2][0] - in[1][0]) * unit(n), double(n)}; }));
   c.push_back(draw("randn", {}, [](uint32_t s, const Inputs&) {
                      uint32_t a = pcg(s), b = pcg(a);
-                     return Lanes{std::sqrt(-2 * std::log(1 - unit(a))) * std::cos(2 * M_PI * unit(b)), double(b)};
+                     return Lanes{std::sqrt(-2 * std::log(unit(a) + double(5.96e-8f))) * std::cos(2 * M_PI * unit(b)), double(b)};  // Warp's: u1 + 2^-24 > 0
                    }, 2e-6));
   c.push_back(draw("poisson", {Fixed(Type::scalar_of(Scalar::F32), {0.5, 3, 9.5, 15, 60, 0})},
                    [](uint32_t s, const Inputs& in) { auto [k, n] = poisson(s, float(in[1][0])); return Lanes{double(k), double(n)}; }, 0));

@@ -1,4 +1,6 @@
-// Replicas of the prelude's random stream, Poisson sampler and Perlin noise.
+// Warp's random stream, Poisson sampler and Perlin noise restated for the tests: the noise
+// as a sum over the cell's corners weighted by products of fades (the prelude interpolates
+// pairwise instead), in float64 from Warp's float32 lattice gradients.
 #include "random_reference.hpp"
 
 namespace kjit::test::rng {
@@ -6,14 +8,14 @@ namespace kjit::test::rng {
 std::pair<uint32_t, uint32_t> poisson(uint32_t state, float lam) {
   auto uf = [](uint32_t s) { return (float)(s >> 8) * (1.0f / 16777216.0f); };
   uint32_t s = state;
-  if (!(lam > 0.0f)) return {0u, s};
-  if (lam < 10.0f) {
+  if (lam == 0.0f) return {0u, s};
+  if (!(lam >= 10.0f)) {  // negative and NaN rates too: one draw, then 0
     float limit = std::exp(-lam), p = 1.0f;
     uint32_t k = 0;
     for (;;) {
       s = pcg(s);
       p *= uf(s);
-      if (p <= limit) return {k, s};
+      if (!(p > limit)) return {k, s};
       ++k;
     }
   }
@@ -34,17 +36,26 @@ std::pair<uint32_t, uint32_t> poisson(uint32_t state, float lam) {
 }
 
 namespace {
+/// Warp's lattice gradient: the cell's hash (coordinates times primes, xor-ed; the state added
+/// to the last product), then 2u - 1 in 1-D or the normalized unit-square/cube/hypercube draw.
 std::vector<double> gradient(uint32_t seed, const std::vector<int>& cell) {
-  uint32_t h = seed * 0x9E3779B9u + 0x7F4A7C15u;
-  for (int c : cell) {
-    h ^= uint32_t(c) + 0x9E3779B9u + (h << 6) + (h >> 2);
-    h = h * 747796405u + 2891336453u;
-    h = ((h >> ((h >> 28u) + 4u)) ^ h) * 277803737u;
-    h = (h >> 22u) ^ h;
+  const uint32_t primes[4] = {73856093u, 19349663u, 53471161u, 10000019u};
+  const size_t n = cell.size();
+  uint32_t h = uint32_t(cell[n - 1]) * primes[n - 1] + seed;
+  for (size_t d = 0; d + 1 < n; ++d) h ^= uint32_t(cell[d]) * primes[d];
+  auto uf = [](uint32_t s) { return float(s >> 8) * (1.0f / 16777216.0f); };
+  if (n == 1) return {double(2.0f * uf(pcg(h)) - 1.0f)};
+  std::vector<float> g(n);
+  float len2 = 0;
+  for (size_t d = 0; d < n; ++d) {
+    h = pcg(h);
+    g[d] = uf(h) - 0.5f;
+    len2 += g[d] * g[d];
   }
-  std::vector<double> g;
-  for (size_t d = 0; d < cell.size(); ++d) g.push_back(double((float)((h >> (8 * d)) & 0xffu) * (2.0f / 255.0f) - 1.0f));
-  return g;
+  float len = std::sqrt(len2);
+  std::vector<double> out;
+  for (float v : g) out.push_back(len > 0 ? double(v / len) : 0.0);
+  return out;
 }
 double fade(double t) { return t * t * t * (t * (t * 6 - 15) + 10); }
 double dfade(double t) { return 30 * t * t * (t * (t - 2) + 1); }
@@ -61,7 +72,10 @@ Perlin perlin(uint32_t seed, const std::vector<double>& x, const std::vector<int
       int bit = (corner >> d) & 1;
       double fl = std::floor(x[d]), t = x[d] - fl;
       cell[d] = int(fl) + bit;
-      if (period) { int p = (*period)[d]; cell[d] = ((cell[d] % p) + p) % p; }
+      if (period) {  // Warp's wrap: C's remainder (negative cells stay negative), x1 = (x0 + 1) % p
+        int p = (*period)[d], x0 = int(fl) % p;
+        cell[d] = bit ? (x0 + 1) % p : x0;
+      }
       off[d] = t - bit;
       w[d] = bit ? fade(t) : 1 - fade(t);
       dw[d] = bit ? dfade(t) : -dfade(t);
@@ -81,27 +95,24 @@ Perlin perlin(uint32_t seed, const std::vector<double>& x, const std::vector<int
 
 std::vector<double> curl(uint32_t seed, const std::vector<double>& x, uint32_t octaves, double lacunarity, double gain) {
   const size_t n = x.size();
-  std::vector<double> out(n == 2 ? 2 : 3, 0.0);
+  std::vector<double> sum[3] = {std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
   double freq = 1, amp = 1;
+  uint32_t state = seed;
   for (uint32_t o = 0; o < octaves; ++o) {
     std::vector<double> xs = x;
     for (double& v : xs) v *= freq;
-    // gradients of the potentials (exact, from perlin()) scaled by the chain rule
-    if (n == 2) {
-      auto g = perlin(seed, xs, nullptr).g;
-      out[0] += amp * freq * g[1];
-      out[1] -= amp * freq * g[0];
-    } else {
-      std::vector<double> g[3];
-      for (uint32_t k = 0; k < 3; ++k) g[k] = perlin(seed + k, xs, nullptr).g;
-      out[0] += amp * freq * (g[2][1] - g[1][2]);
-      out[1] += amp * freq * (g[0][2] - g[2][0]);
-      out[2] += amp * freq * (g[1][0] - g[0][1]);
+    // Warp's gradients at the scaled point (no chain-rule factor); 3-D and 4-D: three fields,
+    // each the next in rand_init(state, 10019689), rand_init(state, 13112221), octave after octave.
+    for (int f = 0; f < (n == 2 ? 1 : 3); ++f) {
+      if (f > 0) state = pcg(state + pcg(f == 1 ? 10019689u : 13112221u));
+      auto g = perlin(state, xs, nullptr).g;
+      for (size_t k = 0; k < n; ++k) sum[f][k] += amp * g[k];
     }
     freq *= lacunarity;
     amp *= gain;
   }
-  return out;
+  if (n == 2) return {-sum[0][1], sum[0][0]};
+  return {sum[2][1] - sum[1][2], sum[0][2] - sum[2][0], sum[1][0] - sum[0][1]};
 }
 
 }  // namespace kjit::test::rng
