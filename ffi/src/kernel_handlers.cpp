@@ -31,6 +31,7 @@ kjit::detail::EntryRun entry_run(Plan& plan, const Device& device, void* stream)
   run.block_dim = plan.block_dim;  // the call's kjit_block_dim, else the kernel's own, else its module's
   run.params = plan.pointers;
   run.batches = plan.batch_count;
+  run.deterministic = kjit::deterministic_launches();
   if (!(plan.adjoint ? run.entry->adjoint : run.entry->forward))
     invalid("kjit adjoint of kernel '" + plan.kernel->name + "': " + run.entry->adjoint_error);
   return run;

@@ -24,4 +24,13 @@ void array_uses(const ir::Function& fn, std::set<size_t>& read, std::set<size_t>
   });
 }
 
+bool has_atomics(const ir::Function& fn) {
+  bool found = false;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::ArrayAtomic) found = true;
+    if (s.op == ir::Op::CallFunc && !found) found = has_atomics(*fn.callees.at(s.callee()));
+  });
+  return found;
+}
+
 }  // namespace kjit::detail

@@ -49,11 +49,11 @@ float updated_cost(float previous, float sample) {
 }
 
 void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, const CpuPrivateAdds* adds,
-                   int64_t align) {
+                   int64_t align, bool in_order) {
   if (size <= 0) return;
   ThreadPool& pool = ThreadPool::global();
   const float ns = cost.ns_per_index.load(std::memory_order_relaxed);
-  const bool pooled = use_pool(ns, size, pool.size());
+  const bool pooled = !in_order && use_pool(ns, size, pool.size());
   std::optional<PrivateLaunch> private_launch;
   if (adds && !adds->targets.empty()) {
     private_launch.emplace(*adds, params, size, pooled ? pool.size() : 1u);

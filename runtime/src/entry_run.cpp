@@ -6,6 +6,7 @@
 #include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/runtime/internal/cuda_entry_launch.hpp"
 #include "kjit/runtime/internal/launch_status.hpp"
+#include "array_uses.hpp"
 
 namespace kjit::detail {
 
@@ -19,6 +20,15 @@ void run_entry(const EntryRun& run, SelectBatch select, void* context) {
   void* fn = entry_function(run);
   auto* bounds = static_cast<kj::launch_bounds_t*>(run.params[0]);
   if (bounds->size == 0 || run.batches == 0) return;
+  // Atomics apply in the order threads reach them: only index order is the same for every
+  // thread count. Adjoints add gradients atomically, so they count as having atomics.
+  const bool in_order = run.deterministic && (run.adjoint || kernel_array_uses(*run.kernel).atomics);
+  if (in_order && !run.device.is_cpu())
+    throw Error(ErrorKind::User, "kernel '" + run.kernel->name() + "'" + (run.adjoint ? " (adjoint)" : "") +
+                                     ": a deterministic launch on " + run.device.name() +
+                                     " is not available for an entry point with atomic updates (their order "
+                                     "follows the GPU's schedule); launch it on the cpu device, or without "
+                                     "LaunchOptions::deterministic / KJIT_DETERMINISTIC");
   const int slot = run.adjoint ? 1 : 0;
   bool wanted = run.entry->module->reports(run.adjoint);
   if (wanted && run.device.is_cuda() && run.stream) wanted = !cuda::stream_capturing(run.device.ordinal(), run.stream);
@@ -29,7 +39,7 @@ void run_entry(const EntryRun& run, SelectBatch select, void* context) {
     if (run.device.is_cpu()) {
       if (sums) sums->prepare(bounds->size);
       run_cpu_entry(reinterpret_cast<CpuEntry>(fn), run.params, bounds->size, run.entry->cpu_cost[slot],
-                    &run.entry->cpu_private[slot], sums ? sums->align(bounds->size) : 1);
+                    &run.entry->cpu_private[slot], sums ? sums->align(bounds->size) : 1, in_order);
       // A launch that reports a failure leaves its adjoints partial anyway (AUTODIFF.md): the
       // sums are added before the report is read, as the arrays' gradients were.
       if (sums) sums->finish();

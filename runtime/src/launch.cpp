@@ -1,6 +1,9 @@
 // Forward and adjoint launches on the cpu (the thread pool) and on CUDA devices.
 #include "kjit/runtime/launch.hpp"
 
+#include <atomic>
+#include <cstdlib>
+
 #include "checked_size.hpp"
 #include "extent_check.hpp"
 #include "kjit/runtime/internal/entry_run.hpp"
@@ -69,6 +72,7 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   run.device = detail::launch_device(kernel, args, adj_args, options);
   run.stream = launch_stream(kernel, run.device, options.stream);
   run.block_dim = options.block_dim;
+  run.deterministic = options.deterministic || deterministic_launches();
   run.entry = &detail::kernel_entry(kernel, run.device);
   detail::entry_function(run);  // a missing adjoint is reported before the arguments
   detail::PackedParams params;
@@ -81,6 +85,19 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
 }
 
 }  // namespace
+
+namespace {
+std::atomic<bool>& deterministic_slot() {
+  static std::atomic<bool> on{[] {
+    const char* env = std::getenv("KJIT_DETERMINISTIC");
+    return env && env[0] == '1' && !env[1];
+  }()};
+  return on;
+}
+}  // namespace
+
+void set_deterministic(bool on) { deterministic_slot().store(on, std::memory_order_relaxed); }
+bool deterministic_launches() { return deterministic_slot().load(std::memory_order_relaxed); }
 
 void launch(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>& args,
             const LaunchOptions& options) {

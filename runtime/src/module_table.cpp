@@ -56,7 +56,10 @@ KernelRuntime& runtime_of(const KernelDef& k) {
 
 const ArrayUses& kernel_array_uses(const KernelDef& kernel) {
   KernelRuntime& r = runtime_of(kernel);
-  std::call_once(r.uses_once, [&] { array_uses(kernel.ir(), r.uses.read, r.uses.written); });
+  std::call_once(r.uses_once, [&] {
+    array_uses(kernel.ir(), r.uses.read, r.uses.written);
+    r.uses.atomics = has_atomics(kernel.ir());
+  });
   return r.uses;
 }
 

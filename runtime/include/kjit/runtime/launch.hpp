@@ -93,7 +93,19 @@ struct LaunchOptions {
   Stream stream;
   /// Threads per CUDA block; 0 = the module's block_dim.
   int block_dim = 0;
+  /// The same bits for any thread count and schedule (Warp's wp.config.deterministic): on the
+  /// cpu an entry point with atomic updates (float adds, min, max, counters whose returned
+  /// slot is used; every adjoint, which adds gradients) runs its threads in index order; on
+  /// CUDA such a launch is refused with a User error. Also on for every launch when
+  /// set_deterministic(true) was called or KJIT_DETERMINISTIC=1 is set.
+  bool deterministic = false;
 };
+
+/// Makes every launch deterministic (LaunchOptions::deterministic), or stops; the default is
+/// KJIT_DETERMINISTIC=1 in the environment.
+void set_deterministic(bool on);
+/// Whether every launch is deterministic (set_deterministic / KJIT_DETERMINISTIC).
+bool deterministic_launches();
 
 /// Runs `kernel` forward over `dims`, checking the arguments against its parameters (count,
 /// array element types and dimensionality, value types, devices); a mismatch is a User error

@@ -49,8 +49,9 @@ float updated_cost(float previous, float sample);
 /// `adds` (the entry's add-only arrays), the arrays the rule picks get a private copy per
 /// thread that runs part of the launch, merged into them before this returns. Every call's
 /// `begin` is a multiple of `align` (an adjoint's value sums need whole blocks:
-/// ValueSums::align).
+/// ValueSums::align). `in_order`: one call over [0, size) on the calling thread whatever the
+/// costs (deterministic launches).
 void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost,
-                   const CpuPrivateAdds* adds = nullptr, int64_t align = 1);
+                   const CpuPrivateAdds* adds = nullptr, int64_t align = 1, bool in_order = false);
 
 }  // namespace kjit::detail

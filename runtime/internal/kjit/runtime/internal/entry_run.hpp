@@ -21,6 +21,9 @@ struct EntryRun {
   int block_dim = 0;         ///< CUDA: the launch's block size (0: the kernel's, else the module's)
   void** params = nullptr;   ///< the packed parameters; params[0] is the kj::launch_bounds_t
   int64_t batches = 1;       ///< batch items, each launched over the same bounds
+  /// Same bits for any thread count and schedule (LaunchOptions::deterministic): an entry
+  /// point with atomics runs its threads in index order on the cpu, and is refused on CUDA.
+  bool deterministic = false;
 };
 
 /// Selects batch item `b`'s buffers in the packed parameters and returns the value sums its
