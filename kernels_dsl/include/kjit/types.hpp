@@ -27,7 +27,7 @@ struct bfloat16 {
 
 /// A vector of N components of T, as kernels store it (no padding). Built like Warp's:
 /// `vec3f(1, 2, 3)`, `vec3f(s)` (every component s), `vec3f()` (zero), and `vec3f{{1, 2, 3}}`
-/// (the array of components).
+/// (the array of components). Arithmetic and Warp's builtins: kjit/host_math.hpp.
 template <int N, class T>
 struct vec {
   T c[N];
@@ -268,3 +268,5 @@ constexpr bool is_floating_v<T, std::enable_if_t<type_traits<T>::known>> =
     is_float_scalar_v<typename type_traits<T>::scalar>;
 
 }  // namespace kjit
+
+#include "kjit/host_math.hpp"
