@@ -190,15 +190,15 @@ TEST_CASE("host types: Warp's constructors, indexing, and the layout kernels rea
   static_assert(sizeof(vec3f) == 12 && sizeof(vec3d) == 24 && sizeof(vec3h) == 6 && sizeof(mat33f) == 36 &&
                 sizeof(mat44d) == 128 && sizeof(quatf) == 16 && sizeof(transformf) == 28 && sizeof(transformd) == 56);
   static_assert(offsetof(transformf, q) == 12 && offsetof(quatf, w) == 12);
-  static_assert(std::is_standard_layout_v<vec3f> && std::is_trivially_copyable_v<vec3f> &&
-                std::is_standard_layout_v<mat33f> && std::is_trivially_copyable_v<mat33f> &&
-                std::is_standard_layout_v<quatd> && std::is_trivially_copyable_v<quatd> &&
-                std::is_standard_layout_v<transformh> && std::is_trivially_copyable_v<transformh>);
+  static_assert(std::is_standard_layout_v<vec3f> && std::is_trivial_v<vec3f> &&
+                std::is_standard_layout_v<mat33f> && std::is_trivial_v<mat33f> && std::is_standard_layout_v<quatd> &&
+                std::is_trivial_v<quatd> && std::is_standard_layout_v<transformh> && std::is_trivially_copyable_v<transformh>);
+  // (kjit::half zeroes its bits by default, so its vectors are trivially copyable, not trivial.)
   // constexpr: usable as compile-time constants.
   static_assert(vec3i(1, 2, 3)[2] == 3 && dot(vec3i(1, 2, 3), vec3i(4, 5, 6)) == 32 && mat<2, 2, int>(1, 2, 3, 4)(1, 0) == 3 &&
                 determinant(mat<2, 2, int>(1, 2, 3, 4)) == -2 && quat_identity<double>()[3] == 1.0);
 
-  vec3f a(1, 2, 3), b{{4, 5, 6}}, fill(2.5f), zero, mixed(1, 2.5, 3.0f);
+  vec3f a(1, 2, 3), b{{4, 5, 6}}, fill(2.5f), zero{}, mixed(1, 2.5, 3.0f);
   float raw[3];
   std::memcpy(raw, &a, sizeof a);
   CHECK((raw[0] == 1 && raw[1] == 2 && raw[2] == 3));

@@ -42,12 +42,12 @@ template <class T> constexpr T quot(T a, T b) {
 // 16-bit floats (and small integers) compute in float (int), as they do in kernels.
 #define KJIT_HOST_ZIP(name, op)                                                                            \
   template <int N, class T> constexpr vec<N, T> name(const vec<N, T>& a, const vec<N, T>& b) {             \
-    vec<N, T> r;                                                                                           \
+    vec<N, T> r{};                                                                                         \
     for (int i = 0; i < N; ++i) r.c[i] = T(a.c[i] op b.c[i]);                                              \
     return r;                                                                                              \
   }                                                                                                        \
   template <int R, int C, class T> constexpr mat<R, C, T> name(const mat<R, C, T>& a, const mat<R, C, T>& b) { \
-    mat<R, C, T> r;                                                                                        \
+    mat<R, C, T> r{};                                                                                      \
     for (int i = 0; i < R; ++i)                                                                            \
       for (int j = 0; j < C; ++j) r.c[i][j] = T(a.c[i][j] op b.c[i][j]);                                   \
     return r;                                                                                              \
@@ -102,7 +102,7 @@ template <int N, class T, detail::if_real<T> = 0> vec<N, T> normalize(const vec<
 }
 /// The outer product a b^T.
 template <int R, int C, class T> constexpr mat<R, C, T> outer(const vec<R, T>& a, const vec<C, T>& b) {
-  mat<R, C, T> m;
+  mat<R, C, T> m{};
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < C; ++j) m.c[i][j] = T(a.c[i] * b.c[j]);
   return m;
@@ -111,12 +111,12 @@ template <int R, int C, class T> constexpr mat<R, C, T> outer(const vec<R, T>& a
 // Matrices.
 /// Matrix times column vector, row vector times matrix, matrix times matrix.
 template <int R, int C, class T> constexpr vec<R, T> operator*(const mat<R, C, T>& m, const vec<C, T>& v) {
-  vec<R, T> r;
+  vec<R, T> r{};
   for (int i = 0; i < R; ++i) r.c[i] = dot(vec<C, T>(m.c[i]), v);
   return r;
 }
 template <int R, int C, class T> constexpr vec<C, T> operator*(const vec<R, T>& v, const mat<R, C, T>& m) {
-  vec<C, T> r;
+  vec<C, T> r{};
   for (int j = 0; j < C; ++j) {
     T s = T(0);
     for (int i = 0; i < R; ++i) s = T(s + v.c[i] * m.c[i][j]);
@@ -125,7 +125,7 @@ template <int R, int C, class T> constexpr vec<C, T> operator*(const vec<R, T>& 
   return r;
 }
 template <int R, int C, int K, class T> constexpr mat<R, K, T> operator*(const mat<R, C, T>& a, const mat<C, K, T>& b) {
-  mat<R, K, T> r;
+  mat<R, K, T> r{};
   for (int i = 0; i < R; ++i)
     for (int k = 0; k < K; ++k) {
       T s = T(0);
@@ -135,7 +135,7 @@ template <int R, int C, int K, class T> constexpr mat<R, K, T> operator*(const m
   return r;
 }
 template <int R, int C, class T> constexpr mat<C, R, T> transpose(const mat<R, C, T>& m) {
-  mat<C, R, T> t;
+  mat<C, R, T> t{};
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < C; ++j) t.c[j][i] = m.c[i][j];
   return t;
@@ -153,12 +153,12 @@ template <int N, class T> constexpr T trace(const mat<N, N, T>& m) {
   return s;
 }
 template <int N, class T> constexpr vec<N, T> get_diag(const mat<N, N, T>& m) {
-  vec<N, T> v;
+  vec<N, T> v{};
   for (int i = 0; i < N; ++i) v.c[i] = m.c[i][i];
   return v;
 }
 template <int N, class T> constexpr mat<N, N, T> diag(const vec<N, T>& v) {
-  mat<N, N, T> m;
+  mat<N, N, T> m{};
   for (int i = 0; i < N; ++i) m.c[i][i] = v.c[i];
   return m;
 }
@@ -172,7 +172,7 @@ template <class T> constexpr T determinant(const mat<3, 3, T>& m) {
 template <class T> constexpr T determinant(const mat<4, 4, T>& m) {
   T s = T(0);
   for (int k = 0; k < 4; ++k) {
-    mat<3, 3, T> minor;
+    mat<3, 3, T> minor{};
     for (int i = 1; i < 4; ++i)
       for (int j = 0, c = 0; j < 4; ++j)
         if (j != k) minor.c[i - 1][c++] = m.c[i][j];
@@ -285,7 +285,7 @@ template <class T> constexpr mat<3, 3, T> quat_to_matrix(const quat<T>& q) {
 /// its upper-left 3x3.
 template <class T, detail::if_real<T> = 0> quat<T> quat_from_matrix(const mat<3, 3, T>& m) {
   T tr = m.c[0][0] + m.c[1][1] + m.c[2][2];
-  quat<T> q;
+  quat<T> q{};
   if (tr > T(0)) {
     T s = detail::host_sqrt(tr + T(1)) * T(2);
     q = quat<T>((m.c[2][1] - m.c[1][2]) / s, (m.c[0][2] - m.c[2][0]) / s, (m.c[1][0] - m.c[0][1]) / s, T(0.25) * s);
@@ -303,7 +303,7 @@ template <class T, detail::if_real<T> = 0> quat<T> quat_from_matrix(const mat<3,
   return normalize(q);
 }
 template <class T, detail::if_real<T> = 0> quat<T> quat_from_matrix(const mat<4, 4, T>& m) {
-  mat<3, 3, T> r;
+  mat<3, 3, T> r{};
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) r.c[i][j] = m.c[i][j];
   return quat_from_matrix(r);
@@ -339,19 +339,19 @@ template <class T> constexpr transform<T> transform_inverse(const transform<T>& 
 template <class T> constexpr vec<3, T> transform_point(const transform<T>& t, const vec<3, T>& p) { return quat_rotate(t.q, p) + t.p; }
 template <class T> constexpr vec<3, T> transform_vector(const transform<T>& t, const vec<3, T>& v) { return quat_rotate(t.q, v); }
 template <class T> constexpr vec<3, T> transform_point(const mat<4, 4, T>& m, const vec<3, T>& p) {
-  vec<3, T> r;
+  vec<3, T> r{};
   for (int i = 0; i < 3; ++i) r.c[i] = m.c[i][0] * p.c[0] + m.c[i][1] * p.c[1] + m.c[i][2] * p.c[2] + m.c[i][3];
   return r;
 }
 template <class T> constexpr vec<3, T> transform_vector(const mat<4, 4, T>& m, const vec<3, T>& v) {
-  vec<3, T> r;
+  vec<3, T> r{};
   for (int i = 0; i < 3; ++i) r.c[i] = m.c[i][0] * v.c[0] + m.c[i][1] * v.c[1] + m.c[i][2] * v.c[2];
   return r;
 }
 /// The 4x4 matrix of a transform, and the transform of a rigid 4x4 matrix.
 template <class T> constexpr mat<4, 4, T> transform_to_matrix(const transform<T>& t) {
   mat<3, 3, T> r = quat_to_matrix(t.q);
-  mat<4, 4, T> m;
+  mat<4, 4, T> m{};
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j) m.c[i][j] = r.c[i][j];  // the kernels scale by 1 here: the same bits
     m.c[i][3] = t.p.c[i];

@@ -31,7 +31,9 @@ struct bfloat16 {
 template <int N, class T>
 struct vec {
   T c[N];
-  constexpr vec() : c{} {}
+  /// Trivial, as the aggregate was: `vec3f()` and `vec3f{}` are zero, `vec3f v;` is not
+  /// initialized. (A user-provided one would make memcpy into vectors warn: -Wclass-memaccess.)
+  vec() = default;
   /// The components as an array, so the aggregate spelling `vec3f{{1, 2, 3}}` still builds.
   constexpr vec(const T (&a)[N]) : c{} { for (int i = 0; i < N; ++i) c[i] = a[i]; }
   /// N components, converted to T (ints or doubles for a vec3f, as Warp takes them).
@@ -50,7 +52,8 @@ struct vec {
 template <int R, int C, class T>
 struct mat {
   T c[R][C];
-  constexpr mat() : c{} {}
+  /// Trivial, as for vec: `mat33f()` and `mat33f{}` are zero.
+  mat() = default;
   constexpr mat(const T (&a)[R][C]) : c{} {
     for (int i = 0; i < R; ++i)
       for (int j = 0; j < C; ++j) c[i][j] = a[i][j];
@@ -79,7 +82,7 @@ struct mat {
   /// The identity (square matrices only).
   static constexpr mat identity() {
     static_assert(R == C, "kjit: identity() is for square matrices");
-    mat m;
+    mat m{};
     for (int i = 0; i < R; ++i) m.c[i][i] = T(1);
     return m;
   }
@@ -101,7 +104,7 @@ struct mat {
 template <class T>
 struct quat {
   T x, y, z, w;
-  constexpr quat() : x(), y(), z(), w() {}
+  quat() = default;  // trivial: quatf() and quatf{} are zero
   constexpr quat(T x_, T y_, T z_, T w_) : x(x_), y(y_), z(z_), w(w_) {}
   constexpr quat(const vec<3, T>& v, T w_) : x(v.c[0]), y(v.c[1]), z(v.c[2]), w(w_) {}
   static constexpr quat identity() { return quat(T(0), T(0), T(0), T(1)); }
@@ -118,7 +121,7 @@ template <class T>
 struct transform {
   vec<3, T> p;
   quat<T> q;
-  constexpr transform() : p(), q() {}
+  transform() = default;  // trivial: transformf() and transformf{} are zero
   constexpr transform(const vec<3, T>& p_, const quat<T>& q_) : p(p_), q(q_) {}
   static constexpr transform identity() { return transform(vec<3, T>(), quat<T>::identity()); }
   constexpr T& operator[](int i) { return i < 3 ? p.c[i] : q[i - 3]; }
@@ -128,8 +131,8 @@ struct transform {
 static_assert(sizeof(vec<3, float>) == 12 && sizeof(mat<3, 3, float>) == 36 && sizeof(quat<float>) == 16 &&
                   sizeof(transform<float>) == 28 && sizeof(transform<double>) == 56,
               "kjit: host element types are packed as kernels read them");
-static_assert(std::is_standard_layout_v<transform<float>> && std::is_trivially_copyable_v<transform<float>> &&
-                  std::is_standard_layout_v<mat<3, 3, double>> && std::is_trivially_copyable_v<mat<3, 3, double>>,
+static_assert(std::is_standard_layout_v<transform<float>> && std::is_trivial_v<transform<float>> &&
+                  std::is_standard_layout_v<mat<3, 3, double>> && std::is_trivial_v<mat<3, 3, double>>,
               "kjit: host element types are copied as bytes into kernel arguments and arrays");
 
 }  // namespace kjit
