@@ -25,34 +25,115 @@ struct bfloat16 {
   operator float() const;
 };
 
-/// A vector of N components of T, as kernels store it (no padding).
+/// A vector of N components of T, as kernels store it (no padding). Built like Warp's:
+/// `vec3f(1, 2, 3)`, `vec3f(s)` (every component s), `vec3f()` (zero), and `vec3f{{1, 2, 3}}`
+/// (the array of components). Arithmetic and Warp's builtins: kjit/host_math.hpp.
 template <int N, class T>
 struct vec {
   T c[N];
+  /// Trivial, as the aggregate was: `vec3f()` and `vec3f{}` are zero, `vec3f v;` is not
+  /// initialized. (A user-provided one would make memcpy into vectors warn: -Wclass-memaccess.)
+  vec() = default;
+  /// The components as an array, so the aggregate spelling `vec3f{{1, 2, 3}}` still builds.
+  constexpr vec(const T (&a)[N]) : c{} { for (int i = 0; i < N; ++i) c[i] = a[i]; }
+  /// N components, converted to T (ints or doubles for a vec3f, as Warp takes them).
+  template <class... A, std::enable_if_t<sizeof...(A) == N && (std::is_convertible_v<A, T> && ...), int> = 0>
+  constexpr vec(A... a) : c{static_cast<T>(a)...} {}
+  /// Every component `s`; explicit, so that a scalar never turns into a vector unasked.
+  template <int M = N, std::enable_if_t<(M > 1), int> = 0>
+  constexpr explicit vec(T s) : c{} { for (int i = 0; i < N; ++i) c[i] = s; }
   constexpr T& operator[](int i) { return c[i]; }
   constexpr const T& operator[](int i) const { return c[i]; }
 };
 
-/// An R x C matrix of T, row-major, as kernels store it.
+/// An R x C matrix of T, row-major, as kernels store it. Built from R * C scalars (row-major),
+/// from 2 to 4 row vectors, from the nested array (`mat22f{{{1, 2}, {3, 4}}}`), or zero;
+/// `mat33f::identity()`. `m[i][j]` and `m(i, j)` are element (i, j).
 template <int R, int C, class T>
 struct mat {
   T c[R][C];
+  /// Trivial, as for vec: `mat33f()` and `mat33f{}` are zero.
+  mat() = default;
+  constexpr mat(const T (&a)[R][C]) : c{} {
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < C; ++j) c[i][j] = a[i][j];
+  }
+  template <class... A, std::enable_if_t<sizeof...(A) == R * C && (R * C > 1) && (std::is_convertible_v<A, T> && ...), int> = 0>
+  constexpr mat(A... a) : c{} {
+    const T flat[] = {static_cast<T>(a)...};
+    for (int k = 0; k < R * C; ++k) c[k / C][k % C] = flat[k];
+  }
+  // One constructor per row count (not a pack), so rows can be braced: `mat22f({1, 2}, {3, 4})`.
+  template <int M = R, std::enable_if_t<M == 2, int> = 0>
+  constexpr mat(const vec<C, T>& r0, const vec<C, T>& r1) : c{} {
+    const vec<C, T>* rows[] = {&r0, &r1};
+    set_rows(rows);
+  }
+  template <int M = R, std::enable_if_t<M == 3, int> = 0>
+  constexpr mat(const vec<C, T>& r0, const vec<C, T>& r1, const vec<C, T>& r2) : c{} {
+    const vec<C, T>* rows[] = {&r0, &r1, &r2};
+    set_rows(rows);
+  }
+  template <int M = R, std::enable_if_t<M == 4, int> = 0>
+  constexpr mat(const vec<C, T>& r0, const vec<C, T>& r1, const vec<C, T>& r2, const vec<C, T>& r3) : c{} {
+    const vec<C, T>* rows[] = {&r0, &r1, &r2, &r3};
+    set_rows(rows);
+  }
+  /// The identity (square matrices only).
+  static constexpr mat identity() {
+    static_assert(R == C, "kjit: identity() is for square matrices");
+    mat m{};
+    for (int i = 0; i < R; ++i) m.c[i][i] = T(1);
+    return m;
+  }
   constexpr T* operator[](int r) { return c[r]; }
   constexpr const T* operator[](int r) const { return c[r]; }
+  constexpr T& operator()(int i, int j) { return c[i][j]; }
+  constexpr const T& operator()(int i, int j) const { return c[i][j]; }
+
+ private:
+  constexpr void set_rows(const vec<C, T>* const* rows) {
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < C; ++j) c[i][j] = rows[i]->c[j];
+  }
 };
 
-/// A quaternion (x, y, z, w), the real part last.
+/// A quaternion (x, y, z, w), the real part last: `quatf(x, y, z, w)`, `quatf(v, w)`, zero by
+/// default (`quat_identity<float>()` or `quatf::identity()` is the identity rotation); `q[i]`
+/// is component i in that order.
 template <class T>
 struct quat {
   T x, y, z, w;
+  quat() = default;  // trivial: quatf() and quatf{} are zero
+  constexpr quat(T x_, T y_, T z_, T w_) : x(x_), y(y_), z(z_), w(w_) {}
+  constexpr quat(const vec<3, T>& v, T w_) : x(v.c[0]), y(v.c[1]), z(v.c[2]), w(w_) {}
+  static constexpr quat identity() { return quat(T(0), T(0), T(0), T(1)); }
+  // Named members, not an array, as kernels store it; the index picks one (no pointer
+  // arithmetic across members).
+  constexpr T& operator[](int i) { return i == 0 ? x : i == 1 ? y : i == 2 ? z : w; }
+  constexpr const T& operator[](int i) const { return i == 0 ? x : i == 1 ? y : i == 2 ? z : w; }
 };
 
-/// A rigid transform: translation p, then rotation q.
+/// A rigid transform: translation p, then rotation q. `transformf(p, q)`, zero by default
+/// (`transform_identity<float>()` or `transformf::identity()` is the identity); `t[i]` is
+/// component i of (p, q), seven in all, as Warp indexes a transform.
 template <class T>
 struct transform {
   vec<3, T> p;
   quat<T> q;
+  transform() = default;  // trivial: transformf() and transformf{} are zero
+  constexpr transform(const vec<3, T>& p_, const quat<T>& q_) : p(p_), q(q_) {}
+  static constexpr transform identity() { return transform(vec<3, T>(), quat<T>::identity()); }
+  constexpr T& operator[](int i) { return i < 3 ? p.c[i] : q[i - 3]; }
+  constexpr const T& operator[](int i) const { return i < 3 ? p.c[i] : q[i - 3]; }
 };
+
+static_assert(sizeof(vec<3, float>) == 12 && sizeof(mat<3, 3, float>) == 36 && sizeof(quat<float>) == 16 &&
+                  sizeof(transform<float>) == 28 && sizeof(transform<double>) == 56,
+              "kjit: host element types are packed as kernels read them");
+static_assert(std::is_standard_layout_v<transform<float>> && std::is_trivial_v<transform<float>> &&
+                  std::is_standard_layout_v<mat<3, 3, double>> && std::is_trivial_v<mat<3, 3, double>>,
+              "kjit: host element types are copied as bytes into kernel arguments and arrays");
 
 }  // namespace kjit
 
@@ -190,3 +271,5 @@ constexpr bool is_floating_v<T, std::enable_if_t<type_traits<T>::known>> =
     is_float_scalar_v<typename type_traits<T>::scalar>;
 
 }  // namespace kjit
+
+#include "kjit/host_math.hpp"

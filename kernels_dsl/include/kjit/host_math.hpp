@@ -1,0 +1,366 @@
+// kjit/host_math.hpp — Warp's arithmetic and builtins on host element types (vec, mat, quat, transform), with the kernel prelude's formulas.
+// Included by kjit/types.hpp. Each function repeats the operation order of its counterpart in
+// codegen/prelude/*.h (kernels_dsl cannot include codegen), so that float32 results on the
+// host are bit-identical to a cpu kernel's (tests/runtime/host_math.cpp checks that). Every
+// overload takes vec/mat/quat/transform parameters by pattern, or is constrained to float and
+// double: none can deduce from a traced kjit::dsl::Value, which ADL also brings here.
+#pragma once
+
+#include "kjit/types.hpp"
+
+namespace kjit {
+
+namespace detail {
+/// Blocks deduction through a parameter, so a scalar operand converts to the vector's T (`v * 2`).
+template <class T> struct nodeduce { using type = T; };
+template <class T> using nodeduce_t = typename nodeduce<T>::type;
+/// The functions that need a square root, sine or cosine compute in float or double only.
+template <class T> using if_real = std::enable_if_t<std::is_same_v<T, float> || std::is_same_v<T, double>, int>;
+// The compiler's builtins, not <cmath>: kjit.hpp stays free of <cmath> (tests/lint/header_size.py).
+// Unless constant-folded they are the C library's sqrtf/sinf/cosf, the functions cpu kernels call.
+inline float host_sqrt(float x) { return __builtin_sqrtf(x); }
+inline double host_sqrt(double x) { return __builtin_sqrt(x); }
+inline float host_sin(float x) { return __builtin_sinf(x); }
+inline double host_sin(double x) { return __builtin_sin(x); }
+inline float host_cos(float x) { return __builtin_cosf(x); }
+inline double host_cos(double x) { return __builtin_cos(x); }
+/// Division as kernels define it (prelude core.h `quot`): an integer divided by 0 is 0 and
+/// MIN / -1 wraps to MIN, where C++ would trap.
+template <class T> constexpr T quot(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == T(0)) return T(0);
+    if constexpr (std::is_signed_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      if (b == T(-1)) return T(U(0) - U(a));
+    }
+  }
+  return T(a / b);
+}
+}  // namespace detail
+
+// Componentwise arithmetic of vectors and matrices. The results are cast back to T because
+// 16-bit floats (and small integers) compute in float (int), as they do in kernels.
+#define KJIT_HOST_ZIP(name, op)                                                                            \
+  template <int N, class T> constexpr vec<N, T> name(const vec<N, T>& a, const vec<N, T>& b) {             \
+    vec<N, T> r{};                                                                                         \
+    for (int i = 0; i < N; ++i) r.c[i] = T(a.c[i] op b.c[i]);                                              \
+    return r;                                                                                              \
+  }                                                                                                        \
+  template <int R, int C, class T> constexpr mat<R, C, T> name(const mat<R, C, T>& a, const mat<R, C, T>& b) { \
+    mat<R, C, T> r{};                                                                                      \
+    for (int i = 0; i < R; ++i)                                                                            \
+      for (int j = 0; j < C; ++j) r.c[i][j] = T(a.c[i][j] op b.c[i][j]);                                   \
+    return r;                                                                                              \
+  }
+/// a + b, a - b componentwise.
+KJIT_HOST_ZIP(operator+, +)
+KJIT_HOST_ZIP(operator-, -)
+/// Warp's componentwise product and quotient (plain division, as the kernels' cw_div).
+KJIT_HOST_ZIP(cw_mul, *)
+KJIT_HOST_ZIP(cw_div, /)
+#undef KJIT_HOST_ZIP
+
+// A vector or matrix with a scalar: `v * s`, `s * v` and `v / s` (the kernels' integer
+// division), and the unary signs.
+#define KJIT_HOST_MAP(X, TPL, LOOP, E)                                                                    \
+  TPL constexpr X operator*(X a, detail::nodeduce_t<T> s) { LOOP a.E = T(a.E * s); return a; }           \
+  TPL constexpr X operator*(detail::nodeduce_t<T> s, X a) { LOOP a.E = T(s * a.E); return a; }           \
+  TPL constexpr X operator/(X a, detail::nodeduce_t<T> s) { LOOP a.E = detail::quot(a.E, s); return a; } \
+  TPL constexpr X operator-(X a) { LOOP a.E = T(-a.E); return a; }                                       \
+  TPL constexpr X operator+(const X& a) { return a; }                                                    \
+  TPL constexpr X& operator+=(X& a, const X& b) { return a = a + b; }                                    \
+  TPL constexpr X& operator-=(X& a, const X& b) { return a = a - b; }                                    \
+  TPL constexpr X& operator*=(X& a, detail::nodeduce_t<T> s) { return a = a * s; }                       \
+  TPL constexpr X& operator/=(X& a, detail::nodeduce_t<T> s) { return a = a / s; }                       \
+  TPL constexpr bool operator==(const X& a, const X& b) { LOOP if (!(a.E == b.E)) return false; return true; } \
+  TPL constexpr bool operator!=(const X& a, const X& b) { return !(a == b); }
+#define KJIT_HOST_COMMA ,
+KJIT_HOST_MAP(vec<N KJIT_HOST_COMMA T>, template <int N KJIT_HOST_COMMA class T>, for (int i = 0; i < N; ++i), c[i])
+KJIT_HOST_MAP(mat<R KJIT_HOST_COMMA C KJIT_HOST_COMMA T>, template <int R KJIT_HOST_COMMA int C KJIT_HOST_COMMA class T>,
+              for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j), c[i][j])
+#undef KJIT_HOST_COMMA
+#undef KJIT_HOST_MAP
+
+// Vectors.
+/// The sum of the componentwise products (accumulated from 0 in component order).
+template <int N, class T> constexpr T dot(const vec<N, T>& a, const vec<N, T>& b) {
+  T s = T(0);
+  for (int i = 0; i < N; ++i) s = T(s + a.c[i] * b.c[i]);
+  return s;
+}
+template <class T> constexpr vec<3, T> cross(const vec<3, T>& a, const vec<3, T>& b) {
+  return vec<3, T>(T(a.c[1] * b.c[2] - a.c[2] * b.c[1]), T(a.c[2] * b.c[0] - a.c[0] * b.c[2]), T(a.c[0] * b.c[1] - a.c[1] * b.c[0]));
+}
+/// |v|^2 and |v|.
+template <int N, class T> constexpr T length_sq(const vec<N, T>& v) { return dot(v, v); }
+template <int N, class T, detail::if_real<T> = 0> T length(const vec<N, T>& v) { return detail::host_sqrt(dot(v, v)); }
+/// v / |v|; the zero vector when |v| is not > 0 (Warp's rule).
+template <int N, class T, detail::if_real<T> = 0> vec<N, T> normalize(const vec<N, T>& v) {
+  T l = detail::host_sqrt(dot(v, v));
+  if (l > T(0)) return v / l;
+  return vec<N, T>();
+}
+/// The outer product a b^T.
+template <int R, int C, class T> constexpr mat<R, C, T> outer(const vec<R, T>& a, const vec<C, T>& b) {
+  mat<R, C, T> m{};
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < C; ++j) m.c[i][j] = T(a.c[i] * b.c[j]);
+  return m;
+}
+
+// Matrices.
+/// Matrix times column vector, row vector times matrix, matrix times matrix.
+template <int R, int C, class T> constexpr vec<R, T> operator*(const mat<R, C, T>& m, const vec<C, T>& v) {
+  vec<R, T> r{};
+  for (int i = 0; i < R; ++i) r.c[i] = dot(vec<C, T>(m.c[i]), v);
+  return r;
+}
+template <int R, int C, class T> constexpr vec<C, T> operator*(const vec<R, T>& v, const mat<R, C, T>& m) {
+  vec<C, T> r{};
+  for (int j = 0; j < C; ++j) {
+    T s = T(0);
+    for (int i = 0; i < R; ++i) s = T(s + v.c[i] * m.c[i][j]);
+    r.c[j] = s;
+  }
+  return r;
+}
+template <int R, int C, int K, class T> constexpr mat<R, K, T> operator*(const mat<R, C, T>& a, const mat<C, K, T>& b) {
+  mat<R, K, T> r{};
+  for (int i = 0; i < R; ++i)
+    for (int k = 0; k < K; ++k) {
+      T s = T(0);
+      for (int j = 0; j < C; ++j) s = T(s + a.c[i][j] * b.c[j][k]);
+      r.c[i][k] = s;
+    }
+  return r;
+}
+template <int R, int C, class T> constexpr mat<C, R, T> transpose(const mat<R, C, T>& m) {
+  mat<C, R, T> t{};
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < C; ++j) t.c[j][i] = m.c[i][j];
+  return t;
+}
+/// The N x N identity: `identity<3, float>()` (or `mat33f::identity()`).
+// The empty trailing pack makes the DSL's identity<N, S>(Loc) the more specialized candidate
+// where kjit and kjit::dsl are both open (partial ordering's tie-break against a trailing
+// function parameter pack): kernel code keeps the traced one instead of an ambiguous call.
+template <int N, class T = float, class... None, std::enable_if_t<sizeof...(None) == 0, int> = 0>
+constexpr mat<N, N, T> identity(None...) { return mat<N, N, T>::identity(); }
+/// The sum of the diagonal, the diagonal as a vector, and the diagonal matrix of a vector.
+template <int N, class T> constexpr T trace(const mat<N, N, T>& m) {
+  T s = T(0);
+  for (int i = 0; i < N; ++i) s = T(s + m.c[i][i]);
+  return s;
+}
+template <int N, class T> constexpr vec<N, T> get_diag(const mat<N, N, T>& m) {
+  vec<N, T> v{};
+  for (int i = 0; i < N; ++i) v.c[i] = m.c[i][i];
+  return v;
+}
+template <int N, class T> constexpr mat<N, N, T> diag(const vec<N, T>& v) {
+  mat<N, N, T> m{};
+  for (int i = 0; i < N; ++i) m.c[i][i] = v.c[i];
+  return m;
+}
+/// The determinant of a 2x2, 3x3 (cofactors of the first row) or 4x4 matrix (expansion along
+/// the first row over 3x3 minors).
+template <class T> constexpr T determinant(const mat<2, 2, T>& m) { return T(m.c[0][0] * m.c[1][1] - m.c[0][1] * m.c[1][0]); }
+template <class T> constexpr T determinant(const mat<3, 3, T>& m) {
+  return T(m.c[0][0] * (m.c[1][1] * m.c[2][2] - m.c[1][2] * m.c[2][1]) - m.c[0][1] * (m.c[1][0] * m.c[2][2] - m.c[1][2] * m.c[2][0]) +
+           m.c[0][2] * (m.c[1][0] * m.c[2][1] - m.c[1][1] * m.c[2][0]));
+}
+template <class T> constexpr T determinant(const mat<4, 4, T>& m) {
+  T s = T(0);
+  for (int k = 0; k < 4; ++k) {
+    mat<3, 3, T> minor{};
+    for (int i = 1; i < 4; ++i)
+      for (int j = 0, c = 0; j < 4; ++j)
+        if (j != k) minor.c[i - 1][c++] = m.c[i][j];
+    T d = T(m.c[0][k] * determinant(minor));
+    s = T((k % 2) ? s - d : s + d);
+  }
+  return s;
+}
+/// The inverse by Gauss-Jordan elimination with partial pivoting; zeros for a singular matrix
+/// (as Warp and the kernels).
+template <int N, class T, detail::if_real<T> = 0> constexpr mat<N, N, T> inverse(mat<N, N, T> a) {
+  mat<N, N, T> inv = mat<N, N, T>::identity();
+  auto mag = [](T x) { return x < T(0) ? -x : x; };  // the kernels' abs
+  for (int col = 0; col < N; ++col) {
+    int p = col;
+    for (int r = col + 1; r < N; ++r)
+      if (mag(a.c[r][col]) > mag(a.c[p][col])) p = r;
+    if (a.c[p][col] == T(0)) return mat<N, N, T>();
+    for (int j = 0; j < N; ++j) {
+      T t = a.c[col][j];
+      a.c[col][j] = a.c[p][j];
+      a.c[p][j] = t;
+      t = inv.c[col][j];
+      inv.c[col][j] = inv.c[p][j];
+      inv.c[p][j] = t;
+    }
+    T s = T(1) / a.c[col][col];
+    for (int j = 0; j < N; ++j) {
+      a.c[col][j] *= s;
+      inv.c[col][j] *= s;
+    }
+    for (int r = 0; r < N; ++r) {
+      if (r == col) continue;
+      T f = a.c[r][col];
+      for (int j = 0; j < N; ++j) {
+        a.c[r][j] -= f * a.c[col][j];
+        inv.c[r][j] -= f * inv.c[col][j];
+      }
+    }
+  }
+  return inv;
+}
+
+// Quaternions (x, y, z, w).
+/// The Hamilton product a b: the rotation b, then a.
+template <class T> constexpr quat<T> operator*(const quat<T>& a, const quat<T>& b) {
+  return quat<T>(a.w * b.x + b.w * a.x + a.y * b.z - b.y * a.z, a.w * b.y + b.w * a.y + a.z * b.x - b.z * a.x,
+                 a.w * b.z + b.w * a.z + a.x * b.y - b.x * a.y, a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z);
+}
+template <class T> constexpr quat<T> operator+(const quat<T>& a, const quat<T>& b) { return quat<T>(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+template <class T> constexpr quat<T> operator-(const quat<T>& a, const quat<T>& b) { return quat<T>(a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w); }
+template <class T> constexpr quat<T> operator-(const quat<T>& a) { return quat<T>(-a.x, -a.y, -a.z, -a.w); }
+template <class T> constexpr quat<T> operator+(const quat<T>& a) { return a; }
+template <class T> constexpr quat<T> operator*(const quat<T>& a, detail::nodeduce_t<T> s) { return quat<T>(a.x * s, a.y * s, a.z * s, a.w * s); }
+template <class T> constexpr quat<T> operator*(detail::nodeduce_t<T> s, const quat<T>& a) { return a * s; }
+template <class T> constexpr quat<T> operator/(const quat<T>& a, detail::nodeduce_t<T> s) { return quat<T>(a.x / s, a.y / s, a.z / s, a.w / s); }
+template <class T> constexpr quat<T>& operator+=(quat<T>& a, const quat<T>& b) { return a = a + b; }
+template <class T> constexpr quat<T>& operator-=(quat<T>& a, const quat<T>& b) { return a = a - b; }
+template <class T> constexpr bool operator==(const quat<T>& a, const quat<T>& b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
+template <class T> constexpr bool operator!=(const quat<T>& a, const quat<T>& b) { return !(a == b); }
+template <class T> constexpr T dot(const quat<T>& a, const quat<T>& b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+template <class T> constexpr T length_sq(const quat<T>& q) { return dot(q, q); }
+template <class T, detail::if_real<T> = 0> T length(const quat<T>& q) { return detail::host_sqrt(dot(q, q)); }
+/// q / |q|; the zero quaternion when |q| is not > 0.
+template <class T, detail::if_real<T> = 0> quat<T> normalize(const quat<T>& q) {
+  T l = length(q);
+  if (l > T(0)) return q / l;
+  return quat<T>();
+}
+/// The identity rotation (0, 0, 0, 1): `quat_identity<float>()`. (The trailing pack: see identity.)
+template <class T = float, class... None, std::enable_if_t<sizeof...(None) == 0, int> = 0>
+constexpr quat<T> quat_identity(None...) { return quat<T>::identity(); }
+/// The conjugate: the inverse of a unit quaternion.
+template <class T> constexpr quat<T> quat_inverse(const quat<T>& q) { return quat<T>(-q.x, -q.y, -q.z, q.w); }
+/// Rotation of `angle` radians about `axis` (used as given: pass a unit axis).
+template <class T, detail::if_real<T> = 0> quat<T> quat_from_axis_angle(const vec<3, T>& axis, detail::nodeduce_t<T> angle) {
+  T h = angle * T(0.5);
+  return quat<T>(axis * detail::host_sin(h), detail::host_cos(h));
+}
+/// Roll about X, then pitch about Y, then yaw about Z, all about the fixed axes: the product
+/// of three axis rotations, q = qz(yaw) qy(pitch) qx(roll), as the kernels compute it (Warp's
+/// quat_rpy multiplies the same half-angle sines and cosines out).
+template <class T, detail::if_real<T> = 0> quat<T> quat_rpy(T roll, detail::nodeduce_t<T> pitch, detail::nodeduce_t<T> yaw) {
+  const T angle[3] = {roll, pitch, yaw};
+  quat<T> r[3];
+  for (int a = 0; a < 3; ++a) {
+    vec<3, T> axis(T(0), T(0), T(0));
+    axis.c[a] = T(1);
+    r[a] = quat_from_axis_angle(axis, angle[a]);
+  }
+  return r[2] * r[1] * r[0];
+}
+/// q p q* and q* p q, for a unit q (Warp's formula: for other q it scales the result).
+template <class T> constexpr vec<3, T> quat_rotate(const quat<T>& q, const vec<3, T>& p) {
+  vec<3, T> v(q.x, q.y, q.z);
+  return p * (T(2) * q.w * q.w - T(1)) + cross(v, p) * (q.w * T(2)) + v * (dot(v, p) * T(2));
+}
+template <class T> constexpr vec<3, T> quat_rotate_inv(const quat<T>& q, const vec<3, T>& p) {
+  vec<3, T> v(q.x, q.y, q.z);
+  return p * (T(2) * q.w * q.w - T(1)) - cross(v, p) * (q.w * T(2)) + v * (dot(v, p) * T(2));
+}
+/// The rotation matrix of a unit quaternion.
+template <class T> constexpr mat<3, 3, T> quat_to_matrix(const quat<T>& q) {
+  T x = q.x, y = q.y, z = q.z, w = q.w;
+  return mat<3, 3, T>(T(1) - T(2) * (y * y + z * z), T(2) * (x * y - z * w), T(2) * (x * z + y * w),
+                      T(2) * (x * y + z * w), T(1) - T(2) * (x * x + z * z), T(2) * (y * z - x * w),
+                      T(2) * (x * z - y * w), T(2) * (y * z + x * w), T(1) - T(2) * (x * x + y * y));
+}
+/// The unit quaternion (w >= 0) of a rotation matrix, Shepperd's method; a 4x4 gives that of
+/// its upper-left 3x3.
+template <class T, detail::if_real<T> = 0> quat<T> quat_from_matrix(const mat<3, 3, T>& m) {
+  T tr = m.c[0][0] + m.c[1][1] + m.c[2][2];
+  quat<T> q{};
+  if (tr > T(0)) {
+    T s = detail::host_sqrt(tr + T(1)) * T(2);
+    q = quat<T>((m.c[2][1] - m.c[1][2]) / s, (m.c[0][2] - m.c[2][0]) / s, (m.c[1][0] - m.c[0][1]) / s, T(0.25) * s);
+  } else if (m.c[0][0] > m.c[1][1] && m.c[0][0] > m.c[2][2]) {
+    T s = detail::host_sqrt(T(1) + m.c[0][0] - m.c[1][1] - m.c[2][2]) * T(2);
+    q = quat<T>(T(0.25) * s, (m.c[0][1] + m.c[1][0]) / s, (m.c[0][2] + m.c[2][0]) / s, (m.c[2][1] - m.c[1][2]) / s);
+  } else if (m.c[1][1] > m.c[2][2]) {
+    T s = detail::host_sqrt(T(1) + m.c[1][1] - m.c[0][0] - m.c[2][2]) * T(2);
+    q = quat<T>((m.c[0][1] + m.c[1][0]) / s, T(0.25) * s, (m.c[1][2] + m.c[2][1]) / s, (m.c[0][2] - m.c[2][0]) / s);
+  } else {
+    T s = detail::host_sqrt(T(1) + m.c[2][2] - m.c[0][0] - m.c[1][1]) * T(2);
+    q = quat<T>((m.c[0][2] + m.c[2][0]) / s, (m.c[1][2] + m.c[2][1]) / s, T(0.25) * s, (m.c[1][0] - m.c[0][1]) / s);
+  }
+  if (q.w < T(0)) q = -q;
+  return normalize(q);
+}
+template <class T, detail::if_real<T> = 0> quat<T> quat_from_matrix(const mat<4, 4, T>& m) {
+  mat<3, 3, T> r{};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r.c[i][j] = m.c[i][j];
+  return quat_from_matrix(r);
+}
+
+// Transforms (p, q): the point x maps to q x q* + p.
+/// The identity transform: `transform_identity<float>()`. (The trailing pack: see identity.)
+template <class T = float, class... None, std::enable_if_t<sizeof...(None) == 0, int> = 0>
+constexpr transform<T> transform_identity(None...) { return transform<T>::identity(); }
+template <class T> constexpr vec<3, T> transform_get_translation(const transform<T>& t) { return t.p; }
+template <class T> constexpr quat<T> transform_get_rotation(const transform<T>& t) { return t.q; }
+template <class T> constexpr transform<T> transform_set_translation(transform<T> t, const vec<3, T>& p) {
+  t.p = p;
+  return t;
+}
+template <class T> constexpr transform<T> transform_set_rotation(transform<T> t, const quat<T>& q) {
+  t.q = q;
+  return t;
+}
+template <class T> constexpr bool operator==(const transform<T>& a, const transform<T>& b) { return a.p == b.p && a.q == b.q; }
+template <class T> constexpr bool operator!=(const transform<T>& a, const transform<T>& b) { return !(a == b); }
+/// The composition a b (b first, then a); `a * b` is the same.
+template <class T> constexpr transform<T> transform_multiply(const transform<T>& a, const transform<T>& b) {
+  return transform<T>(quat_rotate(a.q, b.p) + a.p, a.q * b.q);
+}
+template <class T> constexpr transform<T> operator*(const transform<T>& a, const transform<T>& b) { return transform_multiply(a, b); }
+template <class T> constexpr transform<T> transform_inverse(const transform<T>& t) {
+  quat<T> qi = quat_inverse(t.q);
+  return transform<T>(-quat_rotate(qi, t.p), qi);
+}
+/// A point (rotated, then translated) and a vector (rotated) through a transform, or through
+/// a 4x4 matrix as (p, 1) and (v, 0).
+template <class T> constexpr vec<3, T> transform_point(const transform<T>& t, const vec<3, T>& p) { return quat_rotate(t.q, p) + t.p; }
+template <class T> constexpr vec<3, T> transform_vector(const transform<T>& t, const vec<3, T>& v) { return quat_rotate(t.q, v); }
+template <class T> constexpr vec<3, T> transform_point(const mat<4, 4, T>& m, const vec<3, T>& p) {
+  vec<3, T> r{};
+  for (int i = 0; i < 3; ++i) r.c[i] = m.c[i][0] * p.c[0] + m.c[i][1] * p.c[1] + m.c[i][2] * p.c[2] + m.c[i][3];
+  return r;
+}
+template <class T> constexpr vec<3, T> transform_vector(const mat<4, 4, T>& m, const vec<3, T>& v) {
+  vec<3, T> r{};
+  for (int i = 0; i < 3; ++i) r.c[i] = m.c[i][0] * v.c[0] + m.c[i][1] * v.c[1] + m.c[i][2] * v.c[2];
+  return r;
+}
+/// The 4x4 matrix of a transform, and the transform of a rigid 4x4 matrix.
+template <class T> constexpr mat<4, 4, T> transform_to_matrix(const transform<T>& t) {
+  mat<3, 3, T> r = quat_to_matrix(t.q);
+  mat<4, 4, T> m{};
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) m.c[i][j] = r.c[i][j];  // the kernels scale by 1 here: the same bits
+    m.c[i][3] = t.p.c[i];
+  }
+  m.c[3][3] = T(1);
+  return m;
+}
+template <class T, detail::if_real<T> = 0> transform<T> transform_from_matrix(const mat<4, 4, T>& m) {
+  return transform<T>(vec<3, T>(m.c[0][3], m.c[1][3], m.c[2][3]), quat_from_matrix(m));
+}
+
+}  // namespace kjit
