@@ -131,9 +131,13 @@ template <class T> KJ_FUNC quat_t<T> axis_rotation(int a, T angle) {
 template <class T> KJ_FUNC quat_t<T> quat_from_euler(const vec_t<3, T>& e, int i, int j, int k) {
   return axis_rotation(k, e.c[k]) * axis_rotation(j, e.c[j]) * axis_rotation(i, e.c[i]);
 }
-/// Roll about X, then pitch about Y, then yaw about Z (fixed axes).
+/// Roll about X, then pitch about Y, then yaw about Z (fixed axes): the product of the three
+/// axis rotations multiplied out, in Warp's order of operations (so float32 gives its bits).
 template <class T> KJ_FUNC quat_t<T> quat_rpy(T roll, T pitch, T yaw) {
-  return axis_rotation(2, yaw) * axis_rotation(1, pitch) * axis_rotation(0, roll);
+  T cy = cos(yaw * T(0.5)), sy = sin(yaw * T(0.5)), cr = cos(roll * T(0.5)), sr = sin(roll * T(0.5));
+  T cp = cos(pitch * T(0.5)), sp = sin(pitch * T(0.5));
+  return quat_t<T>{cy * sr * cp - sy * cr * sp, cy * cr * sp + sy * sr * cp, sy * cr * cp - cy * sr * sp,
+                   cy * cr * cp + sy * sr * sp};
 }
 /// The inverse of quat_from_euler for Tait-Bryan sequences (angles indexed by axis); for
 /// proper Euler sequences (i == k) e[i], e[j] and e[3 - i - j] hold the three angles.

@@ -350,6 +350,15 @@ TEST_CASE("host math: quaternions and transforms against closed forms and identi
     quatd warp(cy * sr * cp - sy * cr * sp, cy * cr * sp + sy * sr * cp, sy * cr * cp - cy * sr * sp, cy * cr * cp + sy * sr * sp);
     quatd rpy = quat_rpy(roll, pitch, yaw);
     CHECK(max_diff(rpy, warp) < 1e-14);
+    // In float32, Warp's bits: the same products in the same order (the kernels' too, below).
+    {
+      float r = float(roll) * 0.5f, pp = float(pitch) * 0.5f, y = float(yaw) * 0.5f;
+      float fcr = std::cos(r), fsr = std::sin(r), fcp = std::cos(pp), fsp = std::sin(pp), fcy = std::cos(y), fsy = std::sin(y);
+      quatf wf(fcy * fsr * fcp - fsy * fcr * fsp, fcy * fcr * fsp + fsy * fsr * fcp, fsy * fcr * fcp - fcy * fsr * fsp,
+               fcy * fcr * fcp + fsy * fsr * fsp);
+      quatf hf = quat_rpy(float(roll), float(pitch), float(yaw));
+      CHECK((hf.x == wf.x && hf.y == wf.y && hf.z == wf.z && hf.w == wf.w));
+    }
     // ...and as rotations about the fixed X, then Y, then Z axes.
     quatd by_axes = quat_from_axis_angle(vec3d(0, 0, 1), yaw) * quat_from_axis_angle(vec3d(0, 1, 0), pitch) *
                     quat_from_axis_angle(vec3d(1, 0, 0), roll);

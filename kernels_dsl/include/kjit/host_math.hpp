@@ -253,17 +253,14 @@ template <class T, detail::if_real<T> = 0> quat<T> quat_from_axis_angle(const ve
   return quat<T>(axis * detail::host_sin(h), detail::host_cos(h));
 }
 /// Roll about X, then pitch about Y, then yaw about Z, all about the fixed axes: the product
-/// of three axis rotations, q = qz(yaw) qy(pitch) qx(roll), as the kernels compute it (Warp's
-/// quat_rpy multiplies the same half-angle sines and cosines out).
+/// qz(yaw) qy(pitch) qx(roll) multiplied out in Warp's order of operations, as the kernels
+/// compute it (float32 gives Warp's bits).
 template <class T, detail::if_real<T> = 0> quat<T> quat_rpy(T roll, detail::nodeduce_t<T> pitch, detail::nodeduce_t<T> yaw) {
-  const T angle[3] = {roll, pitch, yaw};
-  quat<T> r[3];
-  for (int a = 0; a < 3; ++a) {
-    vec<3, T> axis(T(0), T(0), T(0));
-    axis.c[a] = T(1);
-    r[a] = quat_from_axis_angle(axis, angle[a]);
-  }
-  return r[2] * r[1] * r[0];
+  const T cy = detail::host_cos(yaw * T(0.5)), sy = detail::host_sin(yaw * T(0.5));
+  const T cr = detail::host_cos(roll * T(0.5)), sr = detail::host_sin(roll * T(0.5));
+  const T cp = detail::host_cos(pitch * T(0.5)), sp = detail::host_sin(pitch * T(0.5));
+  return quat<T>(cy * sr * cp - sy * cr * sp, cy * cr * sp + sy * sr * cp, sy * cr * cp - cy * sr * sp,
+                 cy * cr * cp + sy * sr * sp);
 }
 /// q p q* and q* p q, for a unit q (Warp's formula: for other q it scales the result).
 template <class T> constexpr vec<3, T> quat_rotate(const quat<T>& q, const vec<3, T>& p) {

@@ -22,7 +22,7 @@ constexpr int kCodegenVersion = 18;  // 9: value_t parameters, value sums, the d
                                      // 15: wide forward lane functions, fused tangent products (kj::fma);
                                      // 16: checkpoints due by a mask, lane state copied as bytes;
                                      // 17: adjoint lane functions without PRE and sinking (GCC);
-                                     // 18: Warp's random, noise and special-value rules in the prelude
+                                     // 18: Warp's random, noise, quat_rpy and special-value rules in the prelude
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
