@@ -163,6 +163,23 @@ void BM_BoundsCheck(benchmark::State& state) {
   for (auto _ : state) run();
 }
 
+/// The springs example (atomic adds into the forces; its adjoint adds gradients) forward
+/// (range(0) = 0) and adjoint (1), plain (range(1) = 0) and deterministic (1): the cost of
+/// running entry points with atomics in index order on one thread.
+void BM_Deterministic(benchmark::State& state) {
+  const bool adjoint = state.range(0), deterministic = state.range(1);
+  state.SetLabel(std::string("springs ") + (adjoint ? "adjoint" : "forward") + (deterministic ? " deterministic" : " pooled"));
+  Springs s;
+  LaunchOptions o;
+  o.deterministic = deterministic;
+  auto run = [&] {
+    if (adjoint) launch_adjoint(demo::springs.def(), s.ns, {s.x, s.pairs, s.rest, 10.0f, s.f}, {s.gx, {}, s.grest, {}, s.gf}, o);
+    else launch(demo::springs.def(), s.ns, {s.x, s.pairs, s.rest, 10.0f, s.f}, o);
+  };
+  run();
+  for (auto _ : state) run();
+}
+
 }  // namespace
 
 BENCHMARK(BM_BoundsCheck)->ArgsProduct({{0, 1, 2}, {0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -174,4 +191,5 @@ BENCHMARK(BM_SaxpyAdjoint)->Arg(1 << 22)->Unit(benchmark::kMillisecond)->UseReal
 BENCHMARK(BM_SpringsForward)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SpringsAdjoint)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoopForward)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Deterministic)->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoopAdjoint)->Arg(16)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();

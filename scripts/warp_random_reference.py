@@ -45,6 +45,19 @@ def integers(cdf: wp.array(dtype=wp.float32), out: wp.array2d(dtype=wp.uint32)):
     out[i, 9] = wp.randu(s)
 
 
+@wp.func
+def put2(out: wp.array2d(dtype=wp.float32), i: int, c: int, v: wp.vec2):
+    out[i, c] = v[0]
+    out[i, c + 1] = v[1]
+
+
+@wp.func
+def put3(out: wp.array2d(dtype=wp.float32), i: int, c: int, v: wp.vec3):
+    out[i, c] = v[0]
+    out[i, c + 1] = v[1]
+    out[i, c + 2] = v[2]
+
+
 @wp.kernel
 def floats(out: wp.array2d(dtype=wp.float32)):
     i = wp.tid()
@@ -55,39 +68,16 @@ def floats(out: wp.array2d(dtype=wp.float32)):
     out[i, 2] = wp.randn(s)
     out[i, 3] = wp.randn(s)
     s = wp.rand_init(i, 12)
-    t = wp.sample_triangle(s)
-    out[i, 4] = t[0]
-    out[i, 5] = t[1]
-    r = wp.sample_unit_ring(s)
-    out[i, 6] = r[0]
-    out[i, 7] = r[1]
-    d = wp.sample_unit_disk(s)
-    out[i, 8] = d[0]
-    out[i, 9] = d[1]
-    q = wp.sample_unit_square(s)
-    out[i, 10] = q[0]
-    out[i, 11] = q[1]
+    put2(out, i, 4, wp.sample_triangle(s))
+    put2(out, i, 6, wp.sample_unit_ring(s))
+    put2(out, i, 8, wp.sample_unit_disk(s))
+    put2(out, i, 10, wp.sample_unit_square(s))
     s = wp.rand_init(i, 13)
-    v = wp.sample_unit_sphere_surface(s)
-    out[i, 12] = v[0]
-    out[i, 13] = v[1]
-    out[i, 14] = v[2]
-    v = wp.sample_unit_sphere(s)
-    out[i, 15] = v[0]
-    out[i, 16] = v[1]
-    out[i, 17] = v[2]
-    v = wp.sample_unit_hemisphere_surface(s)
-    out[i, 18] = v[0]
-    out[i, 19] = v[1]
-    out[i, 20] = v[2]
-    v = wp.sample_unit_hemisphere(s)
-    out[i, 21] = v[0]
-    out[i, 22] = v[1]
-    out[i, 23] = v[2]
-    v = wp.sample_unit_cube(s)
-    out[i, 24] = v[0]
-    out[i, 25] = v[1]
-    out[i, 26] = v[2]
+    put3(out, i, 12, wp.sample_unit_sphere_surface(s))
+    put3(out, i, 15, wp.sample_unit_sphere(s))
+    put3(out, i, 18, wp.sample_unit_hemisphere_surface(s))
+    put3(out, i, 21, wp.sample_unit_hemisphere(s))
+    put3(out, i, 24, wp.sample_unit_cube(s))
 
 
 @wp.func

@@ -51,6 +51,12 @@ template <char Op, class... T> struct CompoundNeedsVar {
                 "kjit: `+=` (and -=, *=, /=, %=) needs a Var<T>: declare `Var<Float> a = ...` "
                 "(a plain Float is immutable; `a = a + x` rebinds it, outside loops and branches only)");
 };
+template <class... T> struct CallsTheVariable {
+  static_assert(always_false_v<T...>,
+                "kjit: `Int tid = tid();` calls the variable being declared (C++ puts a name in "
+                "scope before its initializer): name it otherwise, `Int i = tid();`, or qualify "
+                "the builtin, `Int tid = kjit::dsl::tid();`");
+};
 template <char Op, class... T> struct CompoundMixedTypes {
   static_assert(always_false_v<T...>,
                 "kjit: the right side of `+=` (or -=, *=, /=, %=) has another element type than "

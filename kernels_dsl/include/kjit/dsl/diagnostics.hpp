@@ -29,5 +29,7 @@ template <char Op, class... T> struct CompoundMixedTypes;
 template <class... T> struct WhileNeedsLambda;
 /// A device function whose body returns something other than DSL values (a C++ number).
 template <class... T> struct FuncReturnsNoValue;
+/// `Int tid = tid();`: the initializer calls the integer being declared.
+template <class... T> struct CallsTheVariable;
 
 }  // namespace kjit::dsl::detail

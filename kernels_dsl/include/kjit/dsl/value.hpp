@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kjit/dsl/diagnostics.hpp"
 #include "kjit/dsl/trace_api.hpp"
 #include "kjit/types.hpp"
 
@@ -222,6 +223,10 @@ class Value : public ValueBase, public detail::accessors<T, Value<T>>, public de
 
   /// An unbound handle; give it a value before use.
   Value() = default;
+  /// `Int tid = tid();` calls the variable being declared (C++ puts a name in scope before its
+  /// initializer): kjit's advice instead of "no match for call".
+  template <class U = T, std::enable_if_t<is_int_scalar_v<U>, int> = 0>
+  detail::CallsTheVariable<U> operator()() const;
   /// A copy reads the source now (a Var's current value). Copying an unbound handle gives
   /// an unbound handle.
   Value(const Value& o, Loc loc = Loc::here()) {
