@@ -81,14 +81,16 @@ template <class T> KJ_FUNC axis_angle_t<T> quat_to_axis_angle(const quat_t<T>& q
 }
 template <class T> KJ_FUNC quat_t<T> quat_inverse(const quat_t<T>& q) { return conjugate(q); }
 /// q p q* for a unit q (the formula Warp uses; for other q it scales the result).
-template <class T> KJ_FUNC vec_t<3, T> quat_rotate(const quat_t<T>& q, const vec_t<3, T>& p) {
-  vec_t<3, T> v = vec_part(q);
-  return p * (T(2) * q.w * q.w - T(1)) + cross(v, p) * (q.w * T(2)) + v * (dot(v, p) * T(2));
+/// p (2w^2 - 1) + v 2(v . p) + s (v x p) w 2, in Warp's order of operations (so float32 gives
+/// its bits); s = 1 rotates by q, s = -1 by its inverse (a + (-b) rounds as a - b).
+template <class T> KJ_FUNC vec_t<3, T> rotate_by(const quat_t<T>& q, const vec_t<3, T>& p, T s) {
+  T c = T(2) * q.w * q.w - T(1), d = T(2) * (q.x * p.c[0] + q.y * p.c[1] + q.z * p.c[2]);
+  return vec_t<3, T>{{p.c[0] * c + q.x * d + s * ((q.y * p.c[2] - q.z * p.c[1]) * q.w * T(2)),
+                      p.c[1] * c + q.y * d + s * ((q.z * p.c[0] - q.x * p.c[2]) * q.w * T(2)),
+                      p.c[2] * c + q.z * d + s * ((q.x * p.c[1] - q.y * p.c[0]) * q.w * T(2))}};
 }
-template <class T> KJ_FUNC vec_t<3, T> quat_rotate_inv(const quat_t<T>& q, const vec_t<3, T>& p) {
-  vec_t<3, T> v = vec_part(q);
-  return p * (T(2) * q.w * q.w - T(1)) - cross(v, p) * (q.w * T(2)) + v * (dot(v, p) * T(2));
-}
+template <class T> KJ_FUNC vec_t<3, T> quat_rotate(const quat_t<T>& q, const vec_t<3, T>& p) { return rotate_by(q, p, T(1)); }
+template <class T> KJ_FUNC vec_t<3, T> quat_rotate_inv(const quat_t<T>& q, const vec_t<3, T>& p) { return rotate_by(q, p, T(-1)); }
 template <class T> KJ_FUNC mat_t<3, 3, T> quat_to_matrix(const quat_t<T>& q) {
   T x = q.x, y = q.y, z = q.z, w = q.w;
   return mat_t<3, 3, T>{{{T(1) - T(2) * (y * y + z * z), T(2) * (x * y - z * w), T(2) * (x * z + y * w)},

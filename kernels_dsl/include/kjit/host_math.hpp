@@ -263,14 +263,18 @@ template <class T, detail::if_real<T> = 0> quat<T> quat_rpy(T roll, detail::node
                  cy * cr * cp + sy * sr * sp);
 }
 /// q p q* and q* p q, for a unit q (Warp's formula: for other q it scales the result).
-template <class T> constexpr vec<3, T> quat_rotate(const quat<T>& q, const vec<3, T>& p) {
-  vec<3, T> v(q.x, q.y, q.z);
-  return p * (T(2) * q.w * q.w - T(1)) + cross(v, p) * (q.w * T(2)) + v * (dot(v, p) * T(2));
+namespace detail {
+/// Warp's formula and order of operations (the kernels' rotate_by): s = 1 rotates by q, -1 by
+/// its inverse.
+template <class T> constexpr vec<3, T> rotate_by(const quat<T>& q, const vec<3, T>& p, T s) {
+  T c = T(2) * q.w * q.w - T(1), d = T(2) * (q.x * p.c[0] + q.y * p.c[1] + q.z * p.c[2]);
+  return vec<3, T>(p.c[0] * c + q.x * d + s * ((q.y * p.c[2] - q.z * p.c[1]) * q.w * T(2)),
+                   p.c[1] * c + q.y * d + s * ((q.z * p.c[0] - q.x * p.c[2]) * q.w * T(2)),
+                   p.c[2] * c + q.z * d + s * ((q.x * p.c[1] - q.y * p.c[0]) * q.w * T(2)));
 }
-template <class T> constexpr vec<3, T> quat_rotate_inv(const quat<T>& q, const vec<3, T>& p) {
-  vec<3, T> v(q.x, q.y, q.z);
-  return p * (T(2) * q.w * q.w - T(1)) - cross(v, p) * (q.w * T(2)) + v * (dot(v, p) * T(2));
-}
+}  // namespace detail
+template <class T> constexpr vec<3, T> quat_rotate(const quat<T>& q, const vec<3, T>& p) { return detail::rotate_by(q, p, T(1)); }
+template <class T> constexpr vec<3, T> quat_rotate_inv(const quat<T>& q, const vec<3, T>& p) { return detail::rotate_by(q, p, T(-1)); }
 /// The rotation matrix of a unit quaternion.
 template <class T> constexpr mat<3, 3, T> quat_to_matrix(const quat<T>& q) {
   T x = q.x, y = q.y, z = q.z, w = q.w;
