@@ -72,11 +72,12 @@ template <class T> KJ_FUNC void adj_pow(T x, T y, T ret, T& adj_x, T& adj_y, T a
 }
 /// asin and acos clamp their argument to [-1, 1] first, with clamp's NaN rule, as Warp's
 /// (acos(NaN) is pi, acos(3) is 0); outside the interval the gradient is 0.
-KJ_FUNC float asin(float x) { return ::asinf(x <= -1.0f ? -1.0f : x >= 1.0f ? 1.0f : x == x ? x : -1.0f); }
-KJ_FUNC double asin(double x) { return ::asin(x <= -1.0 ? -1.0 : x >= 1.0 ? 1.0 : x == x ? x : -1.0); }
+template <class T> KJ_FUNC T clamp_unit(T x) { return x <= T(-1) ? T(-1) : x >= T(1) ? T(1) : x == x ? x : T(-1); }
+KJ_FUNC float asin(float x) { return ::asinf(clamp_unit(x)); }
+KJ_FUNC double asin(double x) { return ::asin(clamp_unit(x)); }
 template <class T> KJ_FUNC T asin(T x) { return T(asin(float(x))); }
-KJ_FUNC float acos(float x) { return ::acosf(x <= -1.0f ? -1.0f : x >= 1.0f ? 1.0f : x == x ? x : -1.0f); }
-KJ_FUNC double acos(double x) { return ::acos(x <= -1.0 ? -1.0 : x >= 1.0 ? 1.0 : x == x ? x : -1.0); }
+KJ_FUNC float acos(float x) { return ::acosf(clamp_unit(x)); }
+KJ_FUNC double acos(double x) { return ::acos(clamp_unit(x)); }
 template <class T> KJ_FUNC T acos(T x) { return T(acos(float(x))); }
 template <class T> KJ_FUNC void adj_asin(T x, T ret, T& adj_x, T adj_ret) { T d = sqrt(T(1) - x * x); if (d > T(0)) adj_x += adj_ret / d; }
 template <class T> KJ_FUNC void adj_acos(T x, T ret, T& adj_x, T adj_ret) { T d = sqrt(T(1) - x * x); if (d > T(0)) adj_x -= adj_ret / d; }

@@ -123,9 +123,13 @@ template <class X> struct dims_of { static constexpr int value = 1; };
 template <int N, class T> struct dims_of<vec_t<N, T>> { static constexpr int value = N; };
 
 template <class X> KJ_FUNC auto noise(kj_uint32 state, const X& x) { return perlin<dims_of<X>::value, 0>(state, coords(x), (const kj_int32*)nullptr).v; }
+/// Adds the gradient of noise at x (periodic when `period` is set) times g to adj_x.
+template <int N, class T> KJ_FUNC void add_noise_gradient(kj_uint32 state, const T* x, const kj_int32* period, T* adj_x, T g) {
+  auto r = perlin<N, 1>(state, x, period);
+  for (int d = 0; d < N; ++d) adj_x[d] += r.g[d] * g;
+}
 template <class X, class T> KJ_FUNC void adj_noise(kj_uint32 state, const X& x, T ret, X& adj_x, T adj_ret) {
-  auto r = perlin<dims_of<X>::value, 1>(state, coords(x), (const kj_int32*)nullptr);
-  for (int d = 0; d < dims_of<X>::value; ++d) coords(adj_x)[d] += r.g[d] * adj_ret;
+  add_noise_gradient<dims_of<X>::value>(state, coords(x), (const kj_int32*)nullptr, coords(adj_x), adj_ret);
 }
 /// Tangents (forward mode): the gradient perlin() computes, dotted with the direction.
 template <class X> KJ_FUNC auto tangent_noise(kj_uint32 state, const X& x, const X& dx) {
@@ -138,15 +142,10 @@ template <class T> KJ_FUNC T pnoise(kj_uint32 state, T x, kj_int32 px) { kj_int3
 template <class T> KJ_FUNC T pnoise(kj_uint32 state, const vec_t<2, T>& x, kj_int32 px, kj_int32 py) { kj_int32 p[2] = {px, py}; return perlin<2, 0>(state, x.c, p).v; }
 template <class T> KJ_FUNC T pnoise(kj_uint32 state, const vec_t<3, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz) { kj_int32 p[3] = {px, py, pz}; return perlin<3, 0>(state, x.c, p).v; }
 template <class T> KJ_FUNC T pnoise(kj_uint32 state, const vec_t<4, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, kj_int32 pt) { kj_int32 p[4] = {px, py, pz, pt}; return perlin<4, 0>(state, x.c, p).v; }
-/// The periodic noise's gradient, added to `adj_x` times `g`.
-template <int N, class T> KJ_FUNC void add_pnoise_gradient(kj_uint32 state, const T* x, const kj_int32* p, T* adj_x, T g) {
-  auto r = perlin<N, 1>(state, x, p);
-  for (int d = 0; d < N; ++d) adj_x[d] += r.g[d] * g;
-}
-template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, T x, kj_int32 px, T, T& adj_x, T g) { kj_int32 p[1] = {px}; add_pnoise_gradient<1>(state, &x, p, &adj_x, g); }
-template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, const vec_t<2, T>& x, kj_int32 px, kj_int32 py, T, vec_t<2, T>& adj_x, T g) { kj_int32 p[2] = {px, py}; add_pnoise_gradient<2>(state, x.c, p, adj_x.c, g); }
-template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, const vec_t<3, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, T, vec_t<3, T>& adj_x, T g) { kj_int32 p[3] = {px, py, pz}; add_pnoise_gradient<3>(state, x.c, p, adj_x.c, g); }
-template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, const vec_t<4, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, kj_int32 pt, T, vec_t<4, T>& adj_x, T g) { kj_int32 p[4] = {px, py, pz, pt}; add_pnoise_gradient<4>(state, x.c, p, adj_x.c, g); }
+template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, T x, kj_int32 px, T, T& adj_x, T g) { kj_int32 p[1] = {px}; add_noise_gradient<1>(state, &x, p, &adj_x, g); }
+template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, const vec_t<2, T>& x, kj_int32 px, kj_int32 py, T, vec_t<2, T>& adj_x, T g) { kj_int32 p[2] = {px, py}; add_noise_gradient<2>(state, x.c, p, adj_x.c, g); }
+template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, const vec_t<3, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, T, vec_t<3, T>& adj_x, T g) { kj_int32 p[3] = {px, py, pz}; add_noise_gradient<3>(state, x.c, p, adj_x.c, g); }
+template <class T> KJ_FUNC void adj_pnoise(kj_uint32 state, const vec_t<4, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, kj_int32 pt, T, vec_t<4, T>& adj_x, T g) { kj_int32 p[4] = {px, py, pz, pt}; add_noise_gradient<4>(state, x.c, p, adj_x.c, g); }
 template <class T> KJ_FUNC T tangent_pnoise(kj_uint32 state, T x, kj_int32 px, T dx) { T g = T(0); adj_pnoise(state, x, px, T(0), g, T(1)); return g * dx; }
 template <class T> KJ_FUNC T tangent_pnoise(kj_uint32 state, const vec_t<2, T>& x, kj_int32 px, kj_int32 py, const vec_t<2, T>& dx) { vec_t<2, T> g = {}; adj_pnoise(state, x, px, py, T(0), g, T(1)); return dot(g, dx); }
 template <class T> KJ_FUNC T tangent_pnoise(kj_uint32 state, const vec_t<3, T>& x, kj_int32 px, kj_int32 py, kj_int32 pz, const vec_t<3, T>& dx) { vec_t<3, T> g = {}; adj_pnoise(state, x, px, py, pz, T(0), g, T(1)); return dot(g, dx); }

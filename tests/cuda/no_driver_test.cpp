@@ -3,7 +3,6 @@
 // once per process, so the checks run in a fresh one: this binary, run again on one test case.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -42,12 +41,9 @@ TEST_CASE("no driver probe" * doctest::skip(std::getenv("KJIT_NO_DRIVER_PROBE") 
 }
 
 TEST_CASE("without a driver, default_device() is cpu and cuda:0 fails saying why") {
-  char exe[4096] = {};
-  REQUIRE(::readlink("/proc/self/exe", exe, sizeof exe - 1) > 0);
   std::string output;
-  int rc = test::run_command(std::string("KJIT_NO_DRIVER_PROBE=1 KJIT_CUDA_DRIVER=") + kMissingDriver + " " + exe +
-                                 " --test-case='no driver probe' --no-skip=false",
-                             &output);
+  int rc = test::run_test_case(std::string("KJIT_NO_DRIVER_PROBE=1 KJIT_CUDA_DRIVER=") + kMissingDriver,
+                               "no driver probe", &output);
   INFO(output);
   REQUIRE(rc == 0);
   const std::string reason = std::string("no CUDA driver found (") + kMissingDriver +

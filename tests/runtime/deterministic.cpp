@@ -10,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "kjit/kjit.hpp"
@@ -92,11 +91,9 @@ std::vector<uint32_t> run_all(bool deterministic) {
 std::vector<uint32_t> in_process(int threads, const std::string& extra_env) {
   test::TempDir dir("deterministic");
   const std::string file = dir / "bits.txt";
-  char exe[4096] = {};
-  REQUIRE(::readlink("/proc/self/exe", exe, sizeof exe - 1) > 0);
   std::string output;
-  int rc = test::run_command("KJIT_NUM_THREADS=" + std::to_string(threads) + " " + extra_env + " KJIT_DETERMINISTIC_FILE=" +
-                                 file + " " + exe + " --test-case='deterministic dump' --no-skip=false", &output);
+  int rc = test::run_test_case("KJIT_NUM_THREADS=" + std::to_string(threads) + " " + extra_env +
+                                   " KJIT_DETERMINISTIC_FILE=" + file, "deterministic dump", &output);
   INFO(output);
   REQUIRE(rc == 0);
   std::ifstream f(file);

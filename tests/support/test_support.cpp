@@ -77,6 +77,12 @@ int run_command(const std::string& command, std::string* output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+int run_test_case(const std::string& env, const std::string& test_case, std::string* output) {
+  char exe[4096] = {};
+  if (::readlink("/proc/self/exe", exe, sizeof exe - 1) <= 0) return -1;
+  return run_command(env + " " + exe + " --test-case='" + test_case + "' --no-skip=false", output);
+}
+
 std::string capture_stdout(const std::function<void()>& f) {
   TempDir dir("stdout");
   const std::string path = dir / "out.txt";

@@ -43,6 +43,9 @@ void write_file(const std::string& path, const std::string& content);
 bool exists(const std::string& path);
 /// Runs a shell command; returns its exit status and puts stdout+stderr in *output.
 int run_command(const std::string& command, std::string* output = nullptr);
+/// Runs one test case of this test binary in a child process, with `env` ("NAME=value ...")
+/// before it: for cases that need a fresh process (environment read once, thread counts).
+int run_test_case(const std::string& env, const std::string& test_case, std::string* output = nullptr);
 /// Runs `f` with the process's standard output (file descriptor 1, so device printf too)
 /// redirected to a file; returns what was written. An exception of `f` propagates after the
 /// redirection is undone.
