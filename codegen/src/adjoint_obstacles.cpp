@@ -236,9 +236,15 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
       }
     }
     if (s.op == ir::Op::While && problem.empty()) {
+      // A variable the condition declares itself (lower_jumps' guarded condition) is its own
+      // scratch, not state that replaying it would change.
+      std::set<int64_t> own;
       ir::for_each_stmt(s.regions[0], [&](const ir::Stmt& c) {
-        bool effect = c.op == ir::Op::StoreVar || c.op == ir::Op::ArrayStore || c.op == ir::Op::ArrayAtomic ||
-                      c.op == ir::Op::Print || c.op == ir::Op::CallFunc;
+        if (c.op == ir::Op::DeclVar) own.insert(c.var());
+      });
+      ir::for_each_stmt(s.regions[0], [&](const ir::Stmt& c) {
+        bool effect = (c.op == ir::Op::StoreVar && !own.count(c.var())) || c.op == ir::Op::ArrayStore ||
+                      c.op == ir::Op::ArrayAtomic || c.op == ir::Op::Print || c.op == ir::Op::CallFunc;
         if (effect && problem.empty())
           problem = what + " at " + c.loc.str() +
                     ": a While condition changes state; the adjoint replays conditions and "

@@ -13,7 +13,7 @@
 #include "kjit/ir/printer.hpp"
 #include "kjit/ir/verifier.hpp"
 #include "lane_emitter.hpp"
-#include "lower_jumps.hpp"
+#include "kjit/ir/lower_jumps.hpp"
 
 namespace kjit::codegen {
 
@@ -90,7 +90,7 @@ class Lowering {
     const std::string who = describe(fn, kernel);
     generating((kernel ? "kernel '" : "device function '") + fn.name + "'", fn.loc, nullptr, [&] {
       analysed(who, "traced", [&] { return ir::print(fn); });  // verified when it was traced
-      l.jumps_lowered = lower_jumps(fn);
+      l.jumps_lowered = ir::lower_jumps(fn);
       changed(who, "lower_jumps", l.jumps_lowered);
       if (kernel && options_.enable_adjoint) {
         l.adjoint_obstacle = adjoint_obstacle(fn);

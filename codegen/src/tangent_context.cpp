@@ -2,7 +2,7 @@
 // components and TangentCall statements.
 #include <cstring>
 
-#include "ir_builder.hpp"
+#include "kjit/ir/builder.hpp"
 #include "kjit/error.hpp"
 #include "tangent_rules.hpp"
 
@@ -20,7 +20,7 @@ TangentContext::TangentContext(ir::Function& fn, ir::Block& out, const ir::Stmt&
 
 ir::ValueId TangentContext::emit(ir::Op op, const ir::Type& t, std::vector<ir::ValueId> args, int64_t imm,
                                  uint64_t bits) {
-  return IrBuilder(fn_).add(out_, op, t, std::move(args), imm, call_.loc, bits);
+  return ir::Builder(fn_).add(out_, op, t, std::move(args), imm, call_.loc, bits);
 }
 
 ir::ValueId TangentContext::call(ir::Builtin b, std::vector<ir::ValueId> args) {

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "builtin_codegen.hpp"
-#include "ir_builder.hpp"
+#include "kjit/ir/builder.hpp"
 #include "kjit/codegen/tangent.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/dead_code.hpp"
@@ -152,12 +152,11 @@ class TangentTransform {
   // ----- emission --------------------------------------------------------------------------
   ir::ValueId emit(ir::Block& out, ir::Op op, const ir::Type& t, std::vector<ir::ValueId> args, int64_t imm,
                    const ir::SourceLoc& loc) {
-    return IrBuilder(out_).add(out, op, t, std::move(args), imm, loc);
+    return ir::Builder(out_).add(out, op, t, std::move(args), imm, loc);
   }
 
   ir::ValueId zero(ir::Block& out, const ir::Type& t, const ir::SourceLoc& loc) {
-    if (t.shape == ir::Shape::Scalar) return emit(out, ir::Op::Const, t, {}, 0, loc);
-    return emit(out, ir::Op::Construct, t, {}, 0, loc);
+    return ir::Builder(out_).zero(out, t, loc);
   }
   /// The tangent of `v` as an operand: the zero of its type when it has none.
   ir::ValueId tangent_operand(ir::Block& out, ir::ValueId v, const ir::SourceLoc& loc) {
@@ -178,7 +177,7 @@ class TangentTransform {
 
   /// A copy of control flow statement `s` whose regions are transformed.
   void control(const ir::Stmt& s, ir::Block& out) {
-    ir::Stmt copy = IrBuilder::shell(s);
+    ir::Stmt copy = ir::Builder::shell(s);
     for (size_t r = 0; r < s.regions.size(); ++r) block(s.regions[r], copy.regions[r]);
     out.stmts.push_back(std::move(copy));
   }

@@ -49,21 +49,17 @@ Vec3f normal(const Vec3f& p) {
   return normalize(Vec3f(dx, dy, dz));
 }
 
-/// Soft shadow towards the light. Warp's returns 1 from inside the loop once t > 8; a kjit
-/// device function returns at its end, so the loop stops (Break) and a Var carries the result.
+/// Soft shadow towards the light.
 inline const auto shadow = func("shadow", [](Vec3f ro, Vec3f rd) {
-  Var<Float> t = 0.0f, s = 1.0f, lit = 0.0f;
+  Var<Float> t = 0.0f, s = 1.0f;
   For(0, 64, [&](Int) {
     Float d = sdf(ro + t * rd);
     t = t + clamp(d, 0.0001f, 2.0f);
     Float h = clamp(4.0f * d / t, 0.0f, 1.0f);
     s = min(s, h * h * (3.0f - 2.0f * h));
-    If(t > 8.0f, [&] {
-      lit = 1.0f;
-      Break();
-    });
+    If(t > 8.0f, [&] { Return(1.0f); });
   });
-  return where(lit > 0.0f, Float(1.0f), Float(s));
+  return Float(s);
 });
 
 KJIT_KERNEL(draw, (Vec3f cam_pos, Quatf cam_rot, Int width, Int height, Array<Vec3f> pixels)) {

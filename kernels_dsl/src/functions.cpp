@@ -12,6 +12,7 @@
 #include "kjit/dsl/functions.hpp"
 #include "kjit/dsl/tracer.hpp"
 #include "kjit/ir/dead_code.hpp"
+#include "kjit/ir/lower_jumps.hpp"
 #include "kjit/ir/structs.hpp"
 #include "kjit/ir/verifier.hpp"
 
@@ -70,10 +71,38 @@ std::shared_ptr<ir::Function> make(const std::string& name, const std::vector<ir
   return fn;
 }
 
-/// Dead-code elimination and verification of a traced function.
-void finish(ir::Function& fn) {
-  ir::eliminate_dead_code(fn);
-  ir::verify(fn);
+/// Each Return of `b` (nested blocks included) agrees with what `fn` returns at its end.
+void check_returns(const ir::Function& fn, const ir::Block& b) {
+  const ir::Type result = fn.result_type();
+  ir::for_each_stmt(b, [&](const ir::Stmt& s) {
+    if (s.op != ir::Op::Return) return;
+    std::string problem;
+    if (result.is_void() && !s.args.empty())
+      problem = "Return(value) gives a " + dsl_type_name(fn.type_of(s.args[0])) + ", but the body returns nothing at its end";
+    else if (!result.is_void() && s.args.empty())
+      problem = "Return() without a value; the function returns a " + dsl_type_name(result) + ": write Return(value)";
+    else if (!result.is_void() && fn.type_of(s.args[0]) != result)
+      problem = "Return(value) gives a " + dsl_type_name(fn.type_of(s.args[0])) + "; the function returns a " +
+                dsl_type_name(result) + " (the body's value at its end)";
+    if (!problem.empty())
+      throw Error(ErrorKind::User, "device function '" + fn.name + "' at " + s.loc.str() + ": " + problem);
+  });
+}
+
+/// Dead-code elimination and verification of a traced function. One that returns early has
+/// its jumps lowered here, so that every pass and printer after the tracer sees a function
+/// that returns at its end.
+void finish(std::shared_ptr<ir::Function>& fn) {
+  bool returns = false;
+  ir::for_each_stmt(fn->body, [&](const ir::Stmt& s) { returns |= s.op == ir::Op::Return; });
+  if (returns) {
+    check_returns(*fn, fn->body);
+    ir::verify(*fn);
+    auto lowered = std::make_shared<ir::Function>(ir::lower_jumps(*fn));
+    fn = lowered;
+  }
+  ir::eliminate_dead_code(*fn);
+  ir::verify(*fn);
 }
 
 /// "float32,vec3f,": the key of an argument signature.
@@ -92,7 +121,7 @@ std::shared_ptr<ir::Function> trace_part(const std::string& name, const std::vec
     Tracer tracer(*fn, name);
     trace(func, part, out_vars);
   }
-  finish(*fn);
+  finish(fn);
   return fn;
 }
 
@@ -119,7 +148,7 @@ std::shared_ptr<const ir::Function> trace_function(const std::string& name, cons
       trace(func, FuncPart::Grad, out_vars.data());
     }
     fn->out_vars = out_vars;
-    finish(*g);
+    finish(g);
     fn->custom_adjoint = g;
   }
   if (parts.replay) fn->custom_replay = trace_part(name, types, trace, func, FuncPart::Replay, nullptr, def_loc);
@@ -133,7 +162,7 @@ std::shared_ptr<const ir::Function> trace_function(const std::string& name, cons
       Tracer tracer(*j, name);
       trace(func, FuncPart::Jvp, nullptr);
     }
-    finish(*j);
+    finish(j);
     if (j->result_type() != result)
       Tracer::get(def_loc).fail(def_loc, "device function '" + name + "': its .jvp returns " +
                                              (j->result_type().is_void() ? std::string("nothing") : "a " + dsl_type_name(j->result_type())) +
@@ -141,7 +170,7 @@ std::shared_ptr<const ir::Function> trace_function(const std::string& name, cons
                                              " is " + (result.is_void() ? std::string("nothing") : "a " + dsl_type_name(result)));
     fn->custom_tangent = j;
   }
-  finish(*fn);
+  finish(fn);
   return fn;
 }
 
@@ -189,6 +218,14 @@ ir::Type results_type(const ir::Type* types, size_t count) { return ir::results_
 ir::ValueId func_param(size_t k, Loc loc) {
   auto& t = Tracer::get(loc);
   return t.emit(ir::Op::Param, t.function().params.at(k).type, {}, int64_t(k), loc);
+}
+
+void func_return(ir::ValueId v, Loc loc) {
+  auto& t = Tracer::get(loc);
+  if (!t.function().is_function)
+    t.fail(loc, "Return(value) in a kernel: a kernel returns nothing (write the value to an array; "
+                "Return() ends the thread)");
+  t.emit(ir::Op::Return, ir::Type::void_type(), {v}, 0, loc);
 }
 
 void func_set_result(ir::ValueId v) {

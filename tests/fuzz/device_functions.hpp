@@ -28,6 +28,16 @@ inline const auto fz_loop = func("fz_loop", [](auto x, auto n) {
   For(0, n % 4, [&](Int) { y = y * 0.9 + sin(y) * 0.1; });
   return Double(y);
 });
+/// Returns early from inside its loop and from a branch after it (Warp's return anywhere).
+inline const auto fz_early = func("fz_early", [](auto x, auto n) {
+  Var<Double> y = x;
+  For(0, n % 4, [&](Int j) {
+    y = y * 0.9 + sin(y) * 0.1;
+    If(y > 0.8, [&] { Return(y * 2.0 - Double(j)); });
+  });
+  If(y < -1.5, [&] { Return(y * 0.1 - 1.35); });
+  return Double(y);
+});
 
 inline const auto fz_wrong_g = func("fz_wrong_g", [](auto x) { return x * x; })
     .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * x; });

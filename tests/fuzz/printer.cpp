@@ -177,6 +177,16 @@ const char* func_source(int f) {
     case 7:
       return "inline const auto fz_wrong_t = func(\"fz_wrong_t\", [](auto x) { return x * x; })\n"
              "    .jvp([](auto x, auto dx) { return dx * x; });\n";
+    case 8:
+      return "inline const auto fz_early = func(\"fz_early\", [](auto x, auto n) {\n"
+             "  Var<Double> y = x;\n"
+             "  For(0, n % 4, [&](Int j) {\n"
+             "    y = y * 0.9 + sin(y) * 0.1;\n"
+             "    If(y > 0.8, [&] { Return(y * 2.0 - Double(j)); });\n"
+             "  });\n"
+             "  If(y < -1.5, [&] { Return(y * 0.1 - 1.35); });\n"
+             "  return Double(y);\n"
+             "});\n";
     default:
       return "inline const auto fz_loop = func(\"fz_loop\", [](auto x, auto n) {\n"
              "  Var<Double> y = x;\n"

@@ -98,6 +98,7 @@ const std::vector<FuncInfo> kFuncs = {
     {"fz_wrong_g", {Ty::D}, Ty::D, true, false, false},
     // The same with a deliberately wrong tangent (.jvp).
     {"fz_wrong_t", {Ty::D}, Ty::D, true, false, false},
+    {"fz_early", {Ty::D, Ty::I}, Ty::D, false, false},
 };
 
 const char* ty_name(Ty t) {

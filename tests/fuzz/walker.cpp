@@ -171,7 +171,8 @@ struct Walker {
           case 4: return fns::fz_gather_g(a, index(e.a[0]), D(e.a[1]));
           case 5: return fns::fz_loop(D(e.a[0]), I(e.a[1]));
           case 6: return fns::fz_wrong_g(D(e.a[0]));
-          default: return fns::fz_wrong_t(D(e.a[0]));
+          case 7: return fns::fz_wrong_t(D(e.a[0]));
+          default: return fns::fz_early(D(e.a[0]), I(e.a[1]));
         }
       case Expr::LocalRead: return Double((*locals.at(e.i0))[I(e.a[0]) % kLocalSize]);
     }

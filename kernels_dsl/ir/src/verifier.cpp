@@ -250,7 +250,13 @@ class Verifier {
         if (loop_depth == 0) problem(s, "outside a loop");
         break;
       case Op::Return:
-        if (fn_.is_function) problem(s, "Return inside a device function");
+        // A kernel's ends the thread; a device function's returns its value (lower_jumps
+        // makes it a store), of the function's result type.
+        if (!fn_.is_function || fn_.result_type().is_void()) {
+          if (!s.args.empty()) problem(s, "returns a value from a function without one");
+        } else if (s.args.size() != 1 || type(s.args[0]) != fn_.result_type()) {
+          problem(s, "must return one value of the function's result type");
+        }
         break;
       case Op::Print:
         if (s.imm < 0 || size_t(s.imm) >= fn_.strings.size()) problem(s, "no such format string");

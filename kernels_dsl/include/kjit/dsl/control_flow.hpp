@@ -104,7 +104,8 @@ detail::WhileNeedsLambda<Cond> While(Cond&&, Body&&, Loc = Loc::here());
 void Break(Loc loc = Loc::here());
 /// Skips to the next iteration of the innermost loop.
 void Continue(Loc loc = Loc::here());
-/// Ends this kernel thread.
+/// Ends this kernel thread, or leaves a device function that returns nothing (a function's
+/// value: Return(value), kjit/dsl/functions.hpp).
 void Return(Loc loc = Loc::here());
 
 }  // namespace kjit::dsl

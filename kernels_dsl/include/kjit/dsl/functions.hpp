@@ -9,7 +9,8 @@
 //       .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * 0.5f / max(sqrt(x), 1e-6f); });
 //
 // The body sees only its arguments (values of the calling kernel must be passed in), may not
-// call itself (directly or not), and ends by returning its value (no Return()). A .grad
+// call itself (directly or not), and returns its value at its end or earlier with
+// Return(value) (from inside a loop or branch; Return() for a function without one). A .grad
 // lambda receives the arguments, adj_ret (when the function returns a value) and, per
 // argument, its adjoint: a Var to add to for a value, the adjoint array for an array. A
 // .replay lambda takes the arguments and returns what the body returns, without the body's
@@ -105,6 +106,8 @@ ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId
 ir::ValueId func_param(size_t k, Loc loc);
 /// Sets the function's result (the value its body yields).
 void func_set_result(ir::ValueId v);
+/// Emits the early return of `v` from the device function being traced.
+void func_return(ir::ValueId v, Loc loc);
 
 struct NoGrad {};
 struct NoReplay {};
@@ -210,18 +213,12 @@ class Func {
   template <class R>
   static ir::Type result_type() {
     if constexpr (detail::result_fields<R>() > 0) {
-      using Fields = detail::field_handles_t<R>;
-      return results_type_of(static_cast<Fields*>(nullptr));
+      return detail::results_ir_type<R>();
     } else if constexpr (std::is_void_v<R>) {
       return ir::Type{};
     } else {
       return R::ir_type();
     }
-  }
-  template <class... F>
-  static ir::Type results_type_of(Tuple<F...>*) {
-    const ir::Type types[] = {F::ir_type()...};
-    return detail::results_type(types, sizeof...(F));
   }
 
   template <class R, class... H, class F>
@@ -314,6 +311,25 @@ class Func {
   Loc loc_;
   detail::FuncState* state_;
 };
+
+/// Returns `value` from the device function being traced, from anywhere in its body (Warp's
+/// `return value` inside a loop or branch of a @wp.func): a DSL value, a C++ number (of its
+/// own type), or several values as a tuple or struct, of the type the body returns at its
+/// end. `Return()` without a value leaves a function that returns nothing.
+template <class V>
+void Return(const V& value, Loc loc = Loc::here()) {
+  if constexpr (std::is_base_of_v<ValueBase, V>) {
+    detail::func_return(value.use(loc), loc);
+  } else if constexpr (std::is_arithmetic_v<V>) {
+    detail::func_return(detail::make_literal<V>(value, loc), loc);
+  } else if constexpr (detail::result_fields<V>() > 0) {
+    V fields = value;
+    detail::func_return(detail::pack_results(fields, detail::results_ir_type<V>(), loc), loc);
+  } else {
+    static_assert(detail::always_false_v<V>,
+                  "kjit: Return(value) takes a DSL value, a number, or a tuple or struct of DSL values");
+  }
+}
 
 /// A device function named `name` (the name appears in generated code and messages).
 template <class Body>

@@ -97,6 +97,17 @@ template <class R> using result_handle_t = typename result_handle<R>::type;
 /// The IR struct type that carries results of `types` (registered once per type list).
 ir::Type results_type(const ir::Type* types, size_t count);
 
+/// The IR struct type carrying the results of a body value of type R (a tuple or struct).
+template <class... F>
+ir::Type results_type_of(Tuple<F...>*) {
+  const ir::Type types[] = {F::ir_type()...};
+  return results_type(types, sizeof...(F));
+}
+template <class R>
+ir::Type results_ir_type() {
+  return results_type_of(static_cast<field_handles_t<R>*>(nullptr));
+}
+
 /// Builds the call's results of type H from the struct value `results`, field by field.
 template <class H, class... F, size_t... I>
 H unpack_results(ir::ValueId results, Tuple<F...>*, std::index_sequence<I...>, Loc loc) {
