@@ -5,6 +5,7 @@
 
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/graph.hpp"
+#include "kjit/runtime/tape.hpp"
 #include "saxpy.hpp"
 #include "user_error.hpp"
 
@@ -131,4 +132,19 @@ TEST_CASE("graph mistakes are User errors that say what to do") {
           "Graph::launch: the graph was captured on cpu and cannot run on a stream of cuda:0; capture the work again on "
           "that device");
   }
+}
+
+TEST_CASE("a tape sees a graph's writes of an array it read, and does not record the graph's launches") {
+  auto x = from_vector<float>({1, 2}), y = zeros<float>({2});
+  Graph bump = capture(cpu, [&](const Stream&) { launch(graph_tests::add_scalar, 2, x, 1.0f); });
+  Tape tape;
+  {
+    auto on = tape.record();
+    launch(graph_tests::square, 2, x, y);
+    bump.launch();  // runs, unrecorded: it overwrites what the recorded square read
+  }
+  CHECK(x.to_vector<float>() == std::vector<float>{2, 3});
+  std::string m = error_of([&] { tape.backward({{y, from_vector<float>({1, 1})}}); });
+  CHECK(m.find("step 0 (kernel 'graph_tests::square') read its array argument 'x', which has been overwritten since the "
+               "step was recorded (last by a graph's launch of kernel 'graph_tests::add_scalar')") != std::string::npos);
 }
