@@ -150,6 +150,7 @@ if out_md == "--goldens":
     write_goldens(sys.argv[3])
     sys.exit(0)
 
+load_at_start = os.getloadavg()[0]
 rows = []
 for path in sorted(glob.glob(os.path.join(examples_dir, "*", "example_*.py"))):
     rel = os.path.relpath(path, examples_dir)
@@ -181,10 +182,12 @@ scripts/warp_examples.sh
 ```
 
 Times are milliseconds per frame on this machine's cpu (kjit on all cores, Warp's cpu launches
-on one), medians of 5 after a warm-up, in one run.
+on one), medians of 5 to 19 frames after a warm-up one, in one run; the machine's load average
+(other work on its %d cores) was %.1f when it started: kjit's pool gains little from a second
+core another process keeps busy.
 
 | example | status | kjit program | checked outputs | kjit ms | Warp ms | kjit / Warp |
 |---|---|---|---|---|---|---|
-""")
+""" % (os.cpu_count(), load_at_start))
     f.write("\n".join(rows) + "\n")
 print("%d examples, %d ported; wrote %s" % (len(rows), len(PORTED), out_md))
