@@ -2,24 +2,57 @@
 # the same inputs, and writes docs/WARP_EXAMPLES.md: one row per example_*.py of the installed
 # warp wheel, with what the unported ones use that kjit lacks (found in their source).
 #   .venv-bench/bin/python scripts/warp_examples.py BUILD_DIR OUT_MD
+# With `--goldens DIR` in place of OUT_MD it writes Warp's outputs at the ctests' sizes
+# (tests/golden/warp_examples/, which the warp_example_* ctests compare the ports with).
 import glob, os, re, subprocess, sys, tempfile, time
 import numpy as np
 import warp as wp
 
 wp.config.quiet = True
 wp.init()
+wp.ScopedTimer.enabled = False  # the examples time their steps and print; this script times them
 wp.set_device("cpu")
 build, out_md = sys.argv[1], sys.argv[2]
 examples_dir = os.path.dirname(__import__("warp.examples", fromlist=["x"]).__file__)
 tmp = tempfile.mkdtemp(prefix="warp-examples-")
 
 
-def kjit_run(name, args):
-    """Runs examples/warp/NAME; returns (ms per frame, output file)."""
-    out = os.path.join(tmp, name + ".bin")
-    r = subprocess.run([os.path.join(build, "examples", "warp_" + name)] + args + ["--out", out],
-                       capture_output=True, text=True, check=True)
-    return float(re.search(r"([0-9.]+) ms per frame", r.stdout).group(1)), out
+def kjit_run(name, args, outputs=("--out",)):
+    """Runs examples/warp/NAME; returns (ms per frame, output file), or (ms, [files]) for several
+    outputs (one per option in `outputs`)."""
+    files = [os.path.join(tmp, "%s%d.bin" % (name, k)) for k in range(len(outputs))]
+    r = subprocess.run([os.path.join(build, "examples", "warp_" + name)] + args +
+                       [x for o, f in zip(outputs, files) for x in (o, f)], capture_output=True, text=True, check=True)
+    ms = float(re.search(r"([0-9.]+) ms per frame", r.stdout).group(1))
+    return ms, (files[0] if len(outputs) == 1 else files)
+
+
+def stepped(step, frames):
+    """Runs `step` `frames` times (the simulation's frames), timing each but the first (it
+    compiles): the median in ms, as the ports time themselves."""
+    ms = []
+    for f in range(frames):
+        t0 = time.perf_counter()
+        step()
+        wp.synchronize()
+        if f > 0:
+            ms.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(ms))
+
+
+def compare(what, warp_array, kjit_file):
+    """(check text, largest difference) of Warp's array and the float32 values in kjit_file."""
+    w = warp_array.numpy().reshape(-1).astype(np.float32)
+    k = np.fromfile(kjit_file, dtype=np.float32)
+    if k.size != w.size:
+        return "%s: %d values from kjit, %d from Warp" % (what, k.size, w.size), float("nan")
+    same = int(np.sum(w.view(np.uint32) == k.view(np.uint32)))
+    diff = float(np.max(np.abs(w - k))) if same != w.size else 0.0
+    return "%s: %d of %d values bit-identical" % (what, same, w.size), diff
+
+
+def combine(*checks):
+    return "; ".join(c for c, _ in checks), max(d for _, d in checks)
 
 
 def timed(f, frames):
@@ -48,7 +81,39 @@ def raymarch():
             "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
 
 
-PORTED = {"core/example_raymarch.py": raymarch}
+def wave(frames=20):
+    """core/example_wave.py (128 x 128, 16 substeps a frame): heights and vertices after 20 frames."""
+    from warp.examples.core import example_wave as ex
+    e = ex.Example(stage_path=None)
+    warp_ms = stepped(e.step, frames)
+    kjit_ms, (heights, vertices) = kjit_run("wave", ["--frames", str(frames)], ("--out", "--out-vertices"))
+    check, diff = combine(compare("heights", e.sim_grid0, heights), compare("vertices", e.sim_verts, vertices))
+    return {"program": "examples/warp/wave.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
+
+
+def graph_capture(frames=20):
+    """core/example_graph_capture.py (128 x 128, 16 octaves in a graph): the image after 20 frames."""
+    from warp.examples.core import example_graph_capture as ex
+    e = ex.Example()
+    warp_ms = stepped(e.step, frames)
+    kjit_ms, out = kjit_run("graph_capture", ["--frames", str(frames)])
+    check, diff = compare("pixels", e.pixel_values, out)
+    return {"program": "examples/warp/graph_capture.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
+
+
+def fluid(frames=10):
+    """core/example_fluid.py (256 x 128, the pressure solve in a graph): density and velocity
+    after 10 frames."""
+    from warp.examples.core import example_fluid as ex
+    e = ex.Example()
+    warp_ms = stepped(e.step, frames)
+    kjit_ms, (rho, u) = kjit_run("fluid", ["--frames", str(frames)], ("--out", "--out-velocity"))
+    check, diff = combine(compare("density", e.rho0, rho), compare("velocity", e.u0, u))
+    return {"program": "examples/warp/fluid.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
+
+
+PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
+          "core/example_graph_capture.py": graph_capture, "core/example_fluid.py": fluid}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("geometry", r"wp\.(Mesh|Bvh|HashGrid|Volume|MarchingCubes)\b|warp\.geometry"),
@@ -58,6 +123,34 @@ NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sp
 # Where the source search would mislead: rendering is what this example shows.
 OVERRIDES = {"core/example_render_opengl.py": "needs rendering (an OpenGL renderer is the example)"}
 
+def write_goldens(directory):
+    """Warp's own outputs at the small sizes of the warp_example_* ctests (tests/CMakeLists.txt)."""
+    from warp.examples.core import example_fluid, example_graph_capture, example_raymarch, example_wave
+    e = example_raymarch.Example(height=32, width=64)
+    wp.launch(example_raymarch.draw, dim=e.width * e.height, inputs=[e.cam_pos, e.cam_rot, e.width, e.height, e.pixels])
+    outputs = {"raymarch_64x32.bin": e.pixels}
+    e = example_wave.Example(stage_path=None)
+    for _ in range(10):
+        e.step()
+    outputs["wave_10_frames.bin"] = e.sim_grid0
+    e = example_graph_capture.Example()
+    for _ in range(10):
+        e.step()
+    outputs["graph_capture_10_frames.bin"] = e.pixel_values
+    e = example_fluid.Example()
+    for _ in range(3):
+        e.step()
+    outputs["fluid_3_frames.bin"] = e.rho0
+    for name, array in outputs.items():
+        array.numpy().astype(np.float32).tofile(os.path.join(directory, name))
+    print("wrote %s to %s" % (", ".join(outputs), directory))
+
+
+if out_md == "--goldens":
+    write_goldens(sys.argv[3])
+    sys.exit(0)
+
+load_at_start = os.getloadavg()[0]
 rows = []
 for path in sorted(glob.glob(os.path.join(examples_dir, "*", "example_*.py"))):
     rel = os.path.relpath(path, examples_dir)
@@ -89,10 +182,12 @@ scripts/warp_examples.sh
 ```
 
 Times are milliseconds per frame on this machine's cpu (kjit on all cores, Warp's cpu launches
-on one), medians of 5 after a warm-up, in one run.
+on one), medians of 5 to 19 frames after a warm-up one, in one run; the machine's load average
+(other work on its %d cores) was %.1f when it started: kjit's pool gains little from a second
+core another process keeps busy.
 
 | example | status | kjit program | checked outputs | kjit ms | Warp ms | kjit / Warp |
 |---|---|---|---|---|---|---|
-""")
+""" % (os.cpu_count(), load_at_start))
     f.write("\n".join(rows) + "\n")
 print("%d examples, %d ported; wrote %s" % (len(rows), len(PORTED), out_md))

@@ -6,6 +6,7 @@
 
 #include "checked_size.hpp"
 #include "extent_check.hpp"
+#include "graph_capture.hpp"
 #include "kjit/runtime/internal/entry_run.hpp"
 #include "kjit/runtime/internal/module_table.hpp"
 #include "param_packer.hpp"
@@ -80,6 +81,12 @@ void run(const KernelDef& kernel, const Dims& dims, const std::vector<LaunchArg>
   detail::pack_launch(params, kernel, bounds, args, adj_args, run.device, &sums);
   detail::check_extents(kernel, bounds, args, adj_args);
   run.params = params.pointers();
+  if (detail::GraphRecorder* capture = detail::open_capture()) {  // kjit::capture: checked, then recorded
+    detail::check_capture_device(*capture, kernel, run.device);
+    if (run.adjoint ? detail::capture_adjoint(*capture, kernel, dims, args, *adj_args, options, run.device)
+                    : detail::capture_forward(*capture, run, params, args))
+      return;
+  }
   detail::run_entry(run, [](void* sums, int64_t) { return static_cast<detail::ValueSums*>(sums); }, &sums);
   if (!run.adjoint) detail::after_forward_launch(kernel, dims, args, options, run.device);
 }

@@ -7,6 +7,7 @@
 
 #include "checked_size.hpp"
 #include "memory.hpp"
+#include "graph_capture.hpp"
 #include "write_log.hpp"
 
 namespace kjit {
@@ -140,11 +141,13 @@ NdArray& NdArray::requires_grad() {
 
 void NdArray::zero_grad(const Stream& stream) {
   if (!grad_) return;
+  if (detail::capture_array_step("NdArray::zero_grad", {*this}, [a = *this]() mutable { a.zero_grad(); })) return;
   detail::zero_bytes(device_, grad_, size_t(size()) * element_bytes(), stream);
 }
 
 void NdArray::zero(const Stream& stream) {
   if (!is_contiguous()) throw Error(ErrorKind::User, "zero: the array is not contiguous");
+  if (detail::capture_array_step("NdArray::zero", {*this}, [a = *this]() mutable { a.zero(); })) return;
   detail::zero_bytes(device_, data_, size_t(size()) * element_bytes(), stream);
   detail::note_write(data_, [](const void*) { return std::string("NdArray::zero"); });
 }
@@ -152,6 +155,13 @@ void NdArray::zero(const Stream& stream) {
 void NdArray::fill_bytes(const void* value, const Stream& stream) {
   if (!is_contiguous()) throw Error(ErrorKind::User, "fill: the array is not contiguous");
   const size_t n = size_t(size()), bytes = element_bytes();
+  if (detail::open_capture()) {  // the value as it is now, as a launch's scalar argument
+    std::vector<unsigned char> value_now(static_cast<const unsigned char*>(value), static_cast<const unsigned char*>(value) + bytes);
+    if (detail::capture_array_step("NdArray::fill", {*this}, [a = *this, value_now]() mutable {
+          a.fill_bytes(value_now.data(), Stream());
+        }))
+      return;
+  }
   if (device_.is_cpu()) {
     for (size_t i = 0; i < n; ++i) std::memcpy(static_cast<char*>(data_) + i * bytes, value, bytes);
   } else {
@@ -264,6 +274,7 @@ void NdArray::copy_from(const NdArray& src, const Stream& stream) {
   if (src.element_ != element_ || !same_shape(src))
     throw Error(ErrorKind::User, "copy_from: " + src.element_.str() + " array of another shape or type "
                                      "than this " + element_.str() + " array");
+  if (detail::capture_array_step("NdArray::copy_from", {*this, src}, [a = *this, src]() mutable { a.copy_from(src); })) return;
   if (!is_contiguous() || !src.is_contiguous()) {
     if (!device_.is_cpu() || !src.device_.is_cpu())
       throw Error(ErrorKind::User, "copy_from: a non-contiguous array is copied on the cpu only (copy it to the cpu first)");

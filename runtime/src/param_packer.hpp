@@ -31,6 +31,10 @@ class PackedParams {
   const void* param(size_t i) const { return pointers_[i]; }
   /// The slot of parameter `i`, which holds a pointer (a value's adjoint).
   void** pointer_slot(size_t i) { return static_cast<void**>(pointers_[i]); }
+  /// The parameter bytes in use (every pointer points into them), for a graph's copy.
+  const unsigned char* storage() const { return storage_; }
+  size_t bytes_used() const { return used_; }
+  static constexpr size_t kAlignment = 16;
 
  private:
   static constexpr size_t kMaxParams = 130;

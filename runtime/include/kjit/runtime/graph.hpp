@@ -1,6 +1,7 @@
-// kjit/runtime/graph.hpp — CUDA graphs: work that launches several kernels, captured once and
-// replayed with one launch; and a bounded cache of instantiated graphs keyed by the work and
-// the buffers it touches (the C++ counterpart of a JAX callable's graph mode).
+// kjit/runtime/graph.hpp — graphs: work that launches several kernels, captured once and
+// replayed with one call, on any device (kjit::capture, Warp's wp.ScopedCapture) or as a CUDA
+// graph (kjit::CudaGraph); and a bounded cache of instantiated CUDA graphs keyed by the work
+// and the buffers it touches (the C++ counterpart of a JAX callable's graph mode).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,58 @@ class CudaGraph {
   Device device_;
   std::shared_ptr<void> exec_;
 };
+
+/// Work captured on one device, replayed with launch() — Warp's wp.ScopedCapture and
+/// wp.capture_launch, on the cpu as on CUDA (made by kjit::capture). Copies share it.
+///
+/// On the cpu the graph is the list of what the work did, each step as it was at capture:
+/// kernel launches (the kernel, its dims, its arguments checked and packed once: scalar values
+/// as they were, array handles, which keep their memory alive) and NdArray::zero, zero_grad,
+/// fill and copy_from. Replay runs them in order, without checking or packing again. On a CUDA
+/// device it is a kjit::CudaGraph, and the graph also keeps the launches' arrays alive.
+class Graph {
+ public:
+  /// No graph; launch() is a User error.
+  Graph() = default;
+
+  /// Runs the captured work on the graph's device: on the cpu, in order on the calling thread
+  /// (each launch on the pool, as kjit::launch); on CUDA, on the device's default stream.
+  void launch() const;
+  /// Runs it on `stream`, which must be a stream of the graph's device (a User error else).
+  void launch(const Stream& stream) const;
+
+  bool valid() const { return impl_ != nullptr; }
+  /// The device it was captured on (cpu for an empty graph).
+  const Device& device() const;
+  /// cpu: the steps recorded (launches, zeroing, fills, copies, graphs launched inside the
+  /// capture); CUDA: the launches seen during the capture.
+  size_t steps() const;
+
+  struct Impl;
+
+ private:
+  friend Graph capture(const Device& device, const GraphWork& work);
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// Captures `work` on `device` into a Graph (Warp: `with wp.ScopedCapture(device) as c:`).
+/// `work` gets the stream to put its work on: on the cpu the cpu's stream (passing it is
+/// optional there), on CUDA a capturing stream (LaunchOptions::stream and the NdArray calls'
+/// stream argument must be it; see CudaGraph::capture).
+///
+/// On the cpu, as in Warp, nothing runs during the capture: launches and array operations of
+/// the calling thread on the cpu are recorded only (their arguments are checked now, so a bad
+/// launch throws here), and the arrays hold what they held before until the graph is
+/// launched. Reads on the host (to_vector) are not recorded: they see the values of before.
+/// Launches on another device during a cpu capture, and captures inside a capture, are User
+/// errors. Launches of a recorded graph are not recorded on a kjit::Tape. Adjoint launches
+/// are recorded with their arguments and run as kjit::launch_adjoint would at each replay.
+/// If `work` throws, nothing was captured and the exception propagates.
+Graph capture(const Device& device, const GraphWork& work);
+
+/// Warp's name for Graph::launch: `kjit::capture_launch(graph)`.
+inline void capture_launch(const Graph& graph) { graph.launch(); }
+inline void capture_launch(const Graph& graph, const Stream& stream) { graph.launch(stream); }
 
 /// What a cached graph stands for: the work, named by the caller, and every device buffer it
 /// reads or writes (the graph has their addresses baked in). Anything else the work bakes in —
