@@ -37,13 +37,12 @@ Float sample_float(const Array<Float, 2>& f, Float x, Float y) {
   return lerp(s0, s1, ty);
 }
 
-/// Zero outside the grid. Warp returns early there; a kjit function returns at its end, and
-/// `where` evaluates both sides, so the read is clamped into the grid and its value dropped.
-Vec2f lookup_vel(const Array<Vec2f, 2>& f, Int x, Int y) {
-  Bool inside = x >= 0 && x < grid_width && y >= 0 && y < grid_height;
-  Vec2f v = f(clamp(x, Int(0), Int(grid_width - 1)), clamp(y, Int(0), Int(grid_height - 1)));
-  return where(inside, v, Vec2f(0.0f, 0.0f));
-}
+/// Zero outside the grid: returns early there, as Warp's.
+inline const auto lookup_vel = func("lookup_vel", [](Array<Vec2f, 2> f, Int x, Int y) {
+  If(x < 0 || x >= grid_width, [&] { Return(Vec2f(0.0f, 0.0f)); });
+  If(y < 0 || y >= grid_height, [&] { Return(Vec2f(0.0f, 0.0f)); });
+  return Vec2f(f(x, y));
+});
 
 Vec2f sample_vel(const Array<Vec2f, 2>& f, Float x, Float y) {
   Int lx = Int(floor(x)), ly = Int(floor(y));
