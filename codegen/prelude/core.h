@@ -160,6 +160,15 @@ KJ_FUNC T& elem(const array_t<T>& a, kj_int64 i, kj_int64 j, kj_int64 k, kj_int6
   return *(T*)((char*)a.data + i * a.strides[0] + j * a.strides[1] + k * a.strides[2] +
                l * a.strides[3]);
 }
+/// The gradient buffer of `a` as an array of its own (the adjoint of an array a struct field
+/// holds: its gradients go where the array's own grad points; no data when it has none).
+template <class T>
+KJ_FUNC array_t<T> grad_view(const array_t<T>& a) {
+  array_t<T> g = a;
+  g.data = a.grad;
+  g.grad = 0;
+  return g;
+}
 /// An array known to be dense row-major (each stride the element size times the extents
 /// inside it): elem() indexes it without reading strides, so that loops over it vectorize.
 /// The cpu entry points pass every array as one when all of a launch's arrays are dense

@@ -10,6 +10,7 @@
 
 #include "kjit/ir/builtins.hpp"
 #include "kjit/ir/def_use.hpp"
+#include "kjit/ir/structs.hpp"
 
 namespace kjit::codegen {
 
@@ -18,6 +19,8 @@ namespace {
 /// How messages name the array `def` defines: "array 'x'" for parameter x.
 std::string array_name(const ir::Function& fn, const ir::Stmt* def) {
   if (def && def->op == ir::Op::Param) return "array '" + fn.params.at(size_t(def->imm)).name + "'";
+  if (def && def->op == ir::Op::Extract)
+    return "array field '" + ir::struct_info(fn.type_of(def->args[0]).struct_id).fields.at(size_t(def->field())).name + "'";
   return "an array built from an address";
 }
 
@@ -206,17 +209,28 @@ struct ArrayUse {
 std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
   const std::string what = std::string(fn.is_function ? "device function '" : "kernel '") + fn.name + "'";
   std::map<ir::ValueId, const ir::Stmt*> param_of;
+  std::map<ir::ValueId, const ir::Stmt*> field_of;  ///< the Extract that reads each array field
   std::map<ir::ValueId, ArrayUse> arrays;
   const ir::DefUse def_use(fn);
   std::vector<const ir::Stmt*> atomics;
   std::string problem;
+  // Each read of a struct's array field is an Extract of its own; one key per (struct value,
+  // field) makes two reads of `q.x()` one array.
+  std::map<std::pair<ir::ValueId, int>, ir::ValueId> field_key;
+  std::map<ir::ValueId, ir::ValueId> same_array;
   auto note = [&](ir::ValueId array, const ir::Stmt& s, bool write) {
+    auto same = same_array.find(array);
+    if (same != same_array.end()) array = same->second;
     ArrayUse& u = arrays[array];
     if (write && !u.write) u.write = &s;
     if (!write && !u.read) u.read = &s;
   };
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (s.op == ir::Op::Param) param_of[s.result] = &s;
+    if (s.op == ir::Op::Extract && s.type.is_array()) {
+      same_array[s.result] = field_key.emplace(std::make_pair(s.args[0], s.field()), s.result).first->second;
+      field_of[s.result] = &s;
+    }
     if (s.op == ir::Op::ArrayLoad) note(s.args[0], s, false);
     if (s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic) note(s.args[0], s, true);
     if (s.op == ir::Op::ArrayAtomic) atomics.push_back(&s);
@@ -261,7 +275,9 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
   for (const auto& [value, u] : arrays) {
     if (!u.read || !u.write) continue;
     auto p = param_of.find(value);
-    return what + ": " + array_name(fn, p == param_of.end() ? nullptr : p->second) + " is read at " + u.read->loc.str() + " and written at " + u.write->loc.str() +
+    auto f = field_of.find(value);
+    const ir::Stmt* def = p != param_of.end() ? p->second : f != field_of.end() ? f->second : nullptr;
+    return what + ": " + array_name(fn, def) + " is read at " + u.read->loc.str() + " and written at " + u.write->loc.str() +
            "; its adjoint would replay reads of values the forward launch overwrote. Write "
            "results to a separate array, or build the module with enable_adjoint = false";
   }

@@ -35,7 +35,7 @@ nlohmann::json describe_struct(uint16_t id) {
   for (const ir::StructField& f : info.fields) {
     nlohmann::json j{{"name", f.name}, {"type", f.type.str()}, {"offset", f.offset},
                      {"scalar", ir::scalar_name(f.type.scalar)}, {"lanes", f.type.lanes()},
-                     {"differentiable", f.type.is_differentiable()}};
+                     {"differentiable", f.differentiable()}};
     if (f.type.shape == ir::Shape::Struct) {
       j["scalar"] = nullptr;
       j["struct"] = describe_struct(f.type.struct_id);

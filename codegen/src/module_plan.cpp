@@ -156,12 +156,12 @@ void emit_structs(SourceWriter& w, const ModulePlan& plan, bool with_atomics) {
              "& x) { s." + f.name + " = x; return s; }");
     std::string add = "KJ_FUNC " + name + "& operator+=(" + name + "& a, const " + name + "& b) {";
     for (const ir::StructField& f : info.fields)
-      if (f.type.is_differentiable()) add += " a." + f.name + " += b." + f.name + ";";
+      if (f.differentiable()) add += " a." + f.name + " += b." + f.name + ";";
     w.line(add + " return a; }");
     if (with_atomics) {
       std::string atomic = "KJ_FUNC " + name + " atomic_add(" + name + "* p, const " + name + "& v) { " + name + " old = *p;";
       for (const ir::StructField& f : info.fields)
-        if (f.type.is_differentiable()) atomic += " atomic_add(&p->" + f.name + ", v." + f.name + ");";
+        if (f.differentiable()) atomic += " atomic_add(&p->" + f.name + ", v." + f.name + ");";
       w.line(atomic + " return old; }");
     }
     w.line("}  // namespace kj");

@@ -23,7 +23,15 @@ ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitt
     : fn_(fn), names_(names), ex_(ex), owned_(fn) {
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
     if (s.op == ir::Op::Param) param_of_[s.result] = s.param();
+    if (s.op == ir::Op::Extract && s.type.is_array() && s.type.is_differentiable()) field_arrays_.insert(s.result);
   });
+}
+
+std::string ReverseRules::adj_array(ir::ValueId array) const {
+  auto p = param_of_.find(array);
+  if (p != param_of_.end()) return names_.adj_param(p->second);
+  KJIT_CHECK(field_arrays_.count(array), "an array without an adjoint array");
+  return "kj::grad_view(" + names_.value(array) + ")";
 }
 
 bool ReverseRules::differentiable(ir::ValueId v) const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,10 +74,11 @@ class ReverseRules {
 
   bool differentiable(ir::ValueId v) const;
   bool var_differentiable(int64_t var) const;
-  /// Whether `array` has an adjoint array (a parameter's; arrays built in the kernel from an
-  /// address have none), and its name.
-  bool has_adj_array(ir::ValueId array) const { return param_of_.count(array) != 0; }
-  std::string adj_array(ir::ValueId array) const { return names_.adj_param(param_of_.at(array)); }
+  /// Whether `array` has an adjoint array — a parameter's, or the gradient buffer of an array
+  /// a struct field holds (arrays built in the kernel from an address have none) — and its
+  /// name.
+  bool has_adj_array(ir::ValueId array) const { return param_of_.count(array) || field_arrays_.count(array); }
+  std::string adj_array(ir::ValueId array) const;
   /// The parameter index of each Param value.
   const std::map<ir::ValueId, size_t>& param_of() const { return param_of_; }
   /// Whether every read of `array` is at the thread's own launch index (OwnedArrays).
@@ -92,6 +94,7 @@ class ReverseRules {
   const Names& names_;
   ExprEmitter& ex_;
   std::map<ir::ValueId, size_t> param_of_;
+  std::set<ir::ValueId> field_arrays_;  ///< arrays read out of struct fields
   OwnedArrays owned_;
 };
 

@@ -215,6 +215,11 @@ class TangentTransform {
       }
       case ir::Op::Extract: {
         out.stmts.push_back(s);
+        if (s.type.is_array() && s.type.is_differentiable())
+          refuse(s, "the array field '" + ir::struct_info(in_.type_of(s.args[0]).struct_id).fields.at(size_t(s.field())).name +
+                        "' of " + ir::struct_info(in_.type_of(s.args[0]).struct_id).name +
+                        ": forward mode has no tangents for arrays held in struct fields; pass the array as "
+                        "a kernel parameter (reverse mode adds its gradients into the array's own gradient buffer)");
         if (!active || t(s.args[0]) == kZero) break;
         std::vector<ir::ValueId> args = s.args;
         args[0] = t(s.args[0]);

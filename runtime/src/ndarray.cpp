@@ -310,6 +310,14 @@ void NdArray::check_element(const ir::Type& t, const char* what) const {
                                      ", not " + t.str());
 }
 
+void NdArray::check_field(const ir::Type& element, int ndim) const {
+  if (!defined()) return;  // no array: a null field
+  if (element != element_ || ndim != ndim_)
+    throw Error(ErrorKind::User, "a struct field Array<" + element.str() + ", " + std::to_string(ndim) +
+                                     "> cannot hold an array of " + std::to_string(ndim_) + " dimension" +
+                                     (ndim_ == 1 ? "" : "s") + " of " + element_.str());
+}
+
 kj::array_t<void> NdArray::descriptor() const {
   kj::array_t<void> d{};
   if (!defined()) return d;

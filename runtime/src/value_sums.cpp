@@ -19,7 +19,7 @@ using Component = ValueSums::Component;
 void components(const ir::Type& t, size_t dst_base, size_t sum_base, bool in_struct, std::vector<Component>& out) {
   if (t.shape == ir::Shape::Struct) {
     for (const ir::StructField& f : ir::struct_info(t.struct_id).fields)
-      if (f.type.is_differentiable())
+      if (f.differentiable())
         components(f.type, dst_base + size_t(f.offset), sum_base + size_t(f.offset), true, out);
     return;
   }

@@ -221,6 +221,31 @@ struct type_traits<T, std::void_t<decltype(T::kjit_struct_id())>> {
   static ir::Type ir() { return ir::Type::structure(T::kjit_struct_id()); }
 };
 
+/// What a KJIT_STRUCT field declared `(Array<T, N>, name)` holds on the host: a plain,
+/// non-owning record of an array (Warp's array member of a @wp.struct), laid out as the kernel
+/// ABI's array_t (kjit/abi.h): set it from an NdArray (`queue.buffer = buffer;`, which checks
+/// the element type and dimensionality); the array must outlive the launches that read it.
+template <class T, int N = 1>
+struct ArrayRef {
+  T* data = nullptr;           ///< element (0, ..., 0); null for no array
+  T* grad = nullptr;           ///< the array's gradient buffer, or null
+  int32_t shape[4] = {};       ///< extent per dimension; unused ones are 0
+  int32_t ndim = 0;            ///< N (0 for no array)
+  int32_t flags = 0;           ///< always 0 on the host
+  int64_t strides[4] = {};     ///< byte stride per dimension
+};
+static_assert(sizeof(ArrayRef<float>) == 72 && alignof(ArrayRef<float>) == 8, "kjit: ArrayRef is laid out as array_t");
+
+/// An array field: its IR type is the array type (a kernel reads it as an Array<T, N>).
+template <class T, int N>
+struct type_traits<ArrayRef<T, N>> {
+  static constexpr bool known = true;
+  using scalar = void;
+  static constexpr ir::Shape shape = ir::Shape::Void;  // not a value: no vector, matrix... operations
+  static constexpr int rows = 1, cols = 1;
+  static ir::Type ir() { return ir::Type::array(type_traits<T>::ir(), N); }
+};
+
 /// The IR type of host element type T.
 template <class T>
 ir::Type ir_type_of() {
@@ -261,7 +286,7 @@ template <class T, class = void>
 constexpr bool is_numeric_v = false;
 template <class T>
 constexpr bool is_numeric_v<T, std::enable_if_t<type_traits<T>::known>> =
-    type_traits<T>::shape != ir::Shape::Struct &&
+    type_traits<T>::shape != ir::Shape::Struct && type_traits<T>::shape != ir::Shape::Void &&
     !std::is_same_v<typename type_traits<T>::scalar, bool>;
 /// Floating: any known type whose scalar is a floating type.
 template <class T, class = void>

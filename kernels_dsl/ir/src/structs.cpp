@@ -47,7 +47,7 @@ void layout_struct(StructInfo& info) {
     int a = type_align(f.type);
     offset = (offset + a - 1) / a * a;
     f.offset = offset;
-    offset += f.type.element_bytes();
+    offset += f.type.is_array() ? kArrayFieldBytes : f.type.element_bytes();
     align = a > align ? a : align;
   }
   info.align = align;

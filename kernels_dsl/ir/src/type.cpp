@@ -48,7 +48,7 @@ bool Type::is_differentiable() const {
   if (shape == Shape::Void) return false;
   if (shape == Shape::Struct) {
     for (const StructField& f : struct_info(struct_id).fields)
-      if (f.type.is_differentiable()) return true;
+      if (f.differentiable()) return true;
     return false;
   }
   return scalar_is_float(scalar);

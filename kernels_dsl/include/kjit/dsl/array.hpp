@@ -8,6 +8,11 @@ namespace kjit::dsl {
 template <class T> class Element;
 template <class T, int N> class ArrayHandle;
 
+namespace detail {
+/// An Array<T, N> named as a struct field's type holds an ArrayRef<T, N> on the host.
+template <class T, int N> struct element_of<ArrayHandle<T, N>> { using type = ArrayRef<T, N>; };
+}  // namespace detail
+
 /// Array<Float>, Array<Vec3f, 2>: the element may be written as a DSL handle type or as the
 /// host element type (Array<float> is the same type as Array<Float>).
 template <class T, int N = 1>
@@ -52,6 +57,8 @@ template <class T, int N>
 class ArrayHandle {
   static_assert(N >= 1 && N <= 4, "kjit: arrays have 1 to 4 dimensions");
   static_assert(type_traits<T>::known, "kjit: Array<T> needs a kernel element type");
+  static_assert(type_traits<T>::shape != ir::Shape::Void,
+                "kjit: arrays of arrays are not supported: use an array with more dimensions, or a struct with an array field");
 
  public:
   using element_type = T;

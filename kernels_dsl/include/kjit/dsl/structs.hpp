@@ -4,7 +4,9 @@
 //   KJIT_STRUCT(Particle, (Float, mass), (Vec3f, pos), (Int, id));
 //
 // Fields are written with DSL or host element types (Float or float); a type with a comma
-// needs an alias (Mat33f, not mat<3, 3, float>). Declare structs at namespace scope. In a
+// needs an alias (Mat33f, not mat<3, 3, float>). A field may be an array, `(Array<Int>, buffer)`
+// (Warp's array member): the host struct holds a kjit::ArrayRef set from an NdArray, and
+// `q.buffer()` in a kernel is an Array handle. Declare structs at namespace scope. In a
 // kernel, `p.mass()` reads a field of a Value<Particle> (a parameter, an array element, a
 // Var); on a Var, `p.mass() = m` and `p.pos().y() += d` store into the variable. Gradients
 // flow field by field (a struct of adjoints); the layout is C's, checked against the host's
@@ -14,10 +16,30 @@
 #include <cstddef>
 #include <initializer_list>
 
+#include "kjit/dsl/array.hpp"
 #include "kjit/dsl/preprocessor.hpp"
 #include "kjit/dsl/value.hpp"
 
 namespace kjit::dsl::detail {
+
+/// What a struct's field accessor returns for a field of host type F: a Ref (assignable on a
+/// Var), or for an array field the Array handle itself (read-only: its elements are not).
+template <class F> struct field_handle { using type = Ref<F>; };
+template <class T, int N> struct field_handle<ArrayRef<T, N>> { using type = ArrayHandle<T, N>; };
+template <class F> using field_handle_t = typename field_handle<F>::type;
+
+/// Field `name` of struct handle `self` (KJIT_STRUCT's accessors).
+template <class F>
+field_handle_t<F> field_access(const ValueBase& self, const ir::Type& struct_type, const char* name, Loc loc) {
+  if constexpr (std::is_same_v<field_handle_t<F>, Ref<F>>) {
+    return field_ref<F>(self, struct_type, name, loc);
+  } else {
+    PathStep step;
+    step.kind = PathStep::Field;
+    step.field = struct_field_index(struct_type, name, loc);
+    return field_handle_t<F>(BoundTag{}, extract_step(self.use(loc), step, loc));
+  }
+}
 
 /// One field of a KJIT_STRUCT as the host compiler lays it out.
 struct HostField {
@@ -69,9 +91,10 @@ uint16_t register_user_struct(const char* pretty_function, size_t size, size_t a
   ::kjit::dsl::detail::HostField{#NAME, ::kjit::ir_type_of<KJIT_STRUCT_HOST_TYPE(TYPE)>(), offsetof(kjit_self, NAME)},
 #define KJIT_STRUCT_ACCESSOR(C, PAIR) KJIT_STRUCT_ACCESSOR_ PAIR
 #define KJIT_STRUCT_ACCESSOR_(TYPE, NAME)                                                            \
-  ::kjit::dsl::Ref<KJIT_STRUCT_HOST_TYPE(TYPE)> NAME(::kjit::dsl::Loc loc = ::kjit::dsl::Loc::here()) const { \
+  ::kjit::dsl::detail::field_handle_t<KJIT_STRUCT_HOST_TYPE(TYPE)> NAME(                            \
+      ::kjit::dsl::Loc loc = ::kjit::dsl::Loc::here()) const {                                           \
     const auto& self = static_cast<const Self&>(*this);                                                  \
-    return ::kjit::dsl::detail::field_ref<KJIT_STRUCT_HOST_TYPE(TYPE)>(self, Self::ir_type(), #NAME, loc); \
+    return ::kjit::dsl::detail::field_access<KJIT_STRUCT_HOST_TYPE(TYPE)>(self, Self::ir_type(), #NAME, loc); \
   }
 
 /// Declares struct NAME with fields (type, name)...: a host struct laid out as C lays it

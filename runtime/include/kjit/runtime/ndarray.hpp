@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kjit/abi.h"
@@ -116,6 +117,20 @@ class NdArray {
   /// The descriptor a kernel receives (kjit/abi.h).
   kj::array_t<void> descriptor() const;
 
+  /// This array as a KJIT_STRUCT's array field (`queue.buffer = buffer;`, Warp's assignment of
+  /// an array to a struct member): its element type and dimensionality must be the field's (a
+  /// User error otherwise). The field records the memory and the gradient buffer; it does not
+  /// keep them alive, and a kernel cannot tell which device they are on.
+  template <class T, int N>
+  operator ArrayRef<T, N>() const {  // NOLINT: implicit, as an assignment to the field
+    check_field(ir_type_of<T>(), N);
+    const kj::array_t<void> d = descriptor();
+    static_assert(sizeof(ArrayRef<T, N>) == sizeof(d), "kjit: ArrayRef is laid out as array_t");
+    ArrayRef<T, N> field;
+    std::memcpy(static_cast<void*>(&field), &d, sizeof d);
+    return field;
+  }
+
  private:
   void copy_from_host(const void* src, size_t bytes);
   /// Sets every element to the element_bytes() at `value`.
@@ -124,6 +139,8 @@ class NdArray {
   void copy_to_host(void* dst, size_t bytes) const;
   void check_element(const ir::Type& t, const char* what) const;
   void check_value_count(size_t count, const char* what) const;
+  /// Throws unless this array (or an empty handle) fits an Array<element, ndim> field.
+  void check_field(const ir::Type& element, int ndim) const;
   void set_layout(const Shape& shape, const std::vector<int64_t>& strides);
 
   detail::SharedResource memory_;       ///< owns data_ (empty for views)

@@ -14,7 +14,13 @@ struct StructField {
   std::string name;
   Type type;
   int offset = 0;
+  /// Whether the field carries an adjoint in the struct's adjoint (an array field does not:
+  /// its gradients live in its own gradient buffer).
+  bool differentiable() const { return !type.is_array() && type.is_differentiable(); }
 };
+
+/// Bytes of an array field (the kernel ABI's array_t; kjit::ArrayRef on the host).
+constexpr int kArrayFieldBytes = 72;
 
 /// A struct type as kernels lay it out (C layout rules, as the host compiler does).
 struct StructInfo {
