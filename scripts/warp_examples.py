@@ -217,9 +217,17 @@ def fluid_checkpoint():
     return fluid_checkpoint_example("fluid_checkpoint", "fluid_checkpoint", FLUID_CHECKPOINT_RUN)
 
 
+def fluid_checkpoint_custom_backward():
+    """optim/example_fluid_checkpoint_custom_backward.py: as fluid_checkpoint, the pressure solve's
+    adjoint a recorded function."""
+    return fluid_checkpoint_example("fluid_checkpoint_custom_backward", "fluid_checkpoint_custom_backward",
+                                    FLUID_CHECKPOINT_RUN)
+
+
 PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_graph_capture.py": graph_capture, "core/example_fluid.py": fluid,
-          "optim/example_fluid_checkpoint.py": fluid_checkpoint}
+          "optim/example_fluid_checkpoint.py": fluid_checkpoint,
+          "optim/example_fluid_checkpoint_custom_backward.py": fluid_checkpoint_custom_backward}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("geometry", r"wp\.(Mesh|Bvh|HashGrid|Volume|MarchingCubes)\b|warp\.geometry"),
@@ -256,6 +264,10 @@ def write_goldens(directory):
     e.target_wp.numpy().astype(np.float32).tofile(os.path.join(directory, "fluid_checkpoint_target_%d.bin" % grid))
     np.concatenate(parts).tofile(os.path.join(directory, "fluid_checkpoint_%d.bin" % grid))
     outputs["fluid_checkpoint_target_%d.bin" % grid] = outputs["fluid_checkpoint_%d.bin" % grid] = None
+    ex, _ = import_fluid_checkpoint("fluid_checkpoint_custom_backward", grid)
+    e, parts, _ = train_fluid_checkpoint(ex, *FLUID_CHECKPOINT_TEST[1:])
+    np.concatenate(parts).tofile(os.path.join(directory, "fluid_checkpoint_custom_backward_%d.bin" % grid))
+    outputs["fluid_checkpoint_custom_backward_%d.bin" % grid] = None
     print("wrote %s to %s" % (", ".join(outputs), directory))
 
 
