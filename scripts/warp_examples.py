@@ -18,12 +18,12 @@ tmp = tempfile.mkdtemp(prefix="warp-examples-")
 
 
 def kjit_run(name, args, outputs=("--out",)):
-    """Runs examples/warp/NAME; returns (ms per frame, output file), or (ms, [files]) for several
+    """Runs examples/warp/NAME; returns (ms per frame or iteration, output file), or (ms, [files]) for several
     outputs (one per option in `outputs`)."""
     files = [os.path.join(tmp, "%s%d.bin" % (name, k)) for k in range(len(outputs))]
     r = subprocess.run([os.path.join(build, "examples", "warp_" + name)] + args +
                        [x for o, f in zip(outputs, files) for x in (o, f)], capture_output=True, text=True, check=True)
-    ms = float(re.search(r"([0-9.]+) ms per frame", r.stdout).group(1))
+    ms = float(re.search(r"([0-9.]+) ms per (?:frame|iteration)", r.stdout).group(1))
     return ms, (files[0] if len(outputs) == 1 else files)
 
 
@@ -112,8 +112,125 @@ def fluid(frames=10):
     return {"program": "examples/warp/fluid.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
 
 
+def disk_target(n):
+    """The target density the ports use where Pillow is missing: a disk of radius n / 4 (as
+    examples/warp/fluid_checkpoint.cpp makes it without --target)."""
+    x = np.arange(n, dtype=np.float64)[:, None] - n / 2.0
+    y = np.arange(n, dtype=np.float64)[None, :] - n / 2.0
+    return (x * x + y * y < n * n / 16.0).astype(np.float32)
+
+
+def import_fluid_checkpoint(module_name, grid):
+    """Imports optim/example_<module_name>.py with its grid N_GRID = `grid` (a wp.constant of
+    512 there; the constants derived from it are module globals too, all read when the kernels
+    are built, so they are set before the first launch). Warp's example reads its target from
+    nvidia_logo.png through Pillow; where Pillow is missing (the bench venv) a stand-in PIL module
+    gives the disk of disk_target. Returns (module, target source)."""
+    import importlib, types
+    source = "nvidia_logo.png resized by Pillow"
+    try:
+        import PIL.Image
+        if getattr(PIL, "kjit_stand_in", False):  # an earlier call's
+            raise ImportError
+    except ImportError:
+        source = "a disk (no Pillow here for Warp's nvidia_logo.png)"
+        class Stand_in:
+            def resize(self, size):
+                return np.repeat((disk_target(size[0]) * 255.0)[:, :, None], 3, axis=2)
+        pil = types.ModuleType("PIL")
+        pil.kjit_stand_in = True
+        pil.Image = types.SimpleNamespace(open=lambda path: Stand_in())
+        sys.modules["PIL"], sys.modules["PIL.Image"] = pil, pil.Image
+    ex = importlib.import_module("warp.examples.optim.example_" + module_name)
+    ex.N_GRID, ex.DH, ex.FLUID_COLUMN_WIDTH = grid, 1.0 / grid, grid / 10.0
+    wp.get_module(ex.__name__).mark_modified()
+    return ex, source
+
+
+def train_fluid_checkpoint(ex, steps, pressure_iterations, segment_size, iters):
+    """Warp's example as its __main__ trains it on the cpu (forward, backward, Adam step, tape.zero);
+    returns the example, [loss per iteration, final vx, vy, last gradients of vx, vy] as float32,
+    and the median ms per iteration (after the first, which compiles)."""
+    e = ex.Example(sim_steps=steps, pressure_iterations=pressure_iterations, segment_size=segment_size)
+    losses, ms = [], []
+    for it in range(iters):
+        t0 = time.perf_counter()
+        e.forward()
+        e.backward()
+        if it == iters - 1:
+            grads = [e.vx_arrays[0].grad.numpy().copy(), e.vy_arrays[0].grad.numpy().copy()]
+        e.optimizer.step([e.vx_arrays[0].grad.flatten(), e.vy_arrays[0].grad.flatten()])
+        e.tape.zero()
+        losses.append(e.loss.numpy()[0])
+        if it > 0:
+            ms.append((time.perf_counter() - t0) * 1e3)
+    parts = [np.array(losses, dtype=np.float32), e.vx_arrays[0].numpy(), e.vy_arrays[0].numpy()] + grads
+    return e, [p.reshape(-1).astype(np.float32) for p in parts], float(np.median(ms)) if ms else 0.0
+
+
+# (grid, steps, pressure iterations, segment size, iterations): the doc's run and the ctest's.
+FLUID_CHECKPOINT_RUN = (64, 16, 20, 4, 6)
+FLUID_CHECKPOINT_TEST = (32, 6, 5, 2, 3)
+
+
+def fluid_checkpoint_args(config, target_file, deterministic=True):
+    grid, steps, pressure, segment, iters = config
+    return ["--grid", str(grid), "--steps", str(steps), "--pressure-iterations", str(pressure),
+            "--segment-size", str(segment), "--iters", str(iters), "--target", target_file,
+            "--deterministic", "1" if deterministic else "0"]
+
+
+def compare_parts(warp_parts, kjit_file, names):
+    """Compares Warp's parts with kjit's file (the same parts, concatenated)."""
+    k = np.fromfile(kjit_file, dtype=np.float32)
+    sizes = [p.size for p in warp_parts]
+    if k.size != sum(sizes):
+        return "%d values from kjit, %d from Warp" % (k.size, sum(sizes)), float("nan")
+    checks, offset = [], 0
+    for name, w in zip(names, warp_parts):
+        kp = k[offset:offset + w.size]
+        offset += w.size
+        same = int(np.sum(w.view(np.uint32) == kp.view(np.uint32)))
+        diff = float(np.max(np.abs(w - kp))) if same != w.size else 0.0
+        rel = diff / max(float(np.max(np.abs(w))), 1e-30)
+        checks.append(("%s: %d of %d values bit-identical" % (name, same, w.size) +
+                       ("" if same == w.size else " (largest difference %.3g, %.2g of its largest value)" % (diff, rel)),
+                       diff))
+    return combine(*checks)
+
+
+def fluid_checkpoint_example(module_name, program, config):
+    grid, steps, pressure, segment, iters = config
+    ex, source = import_fluid_checkpoint(module_name, grid)
+    e, parts, warp_ms = train_fluid_checkpoint(ex, steps, pressure, segment, iters)
+    target_file = os.path.join(tmp, module_name + "_target.bin")
+    e.target_wp.numpy().astype(np.float32).tofile(target_file)
+    kjit_ms, out = kjit_run(program, fluid_checkpoint_args(config, target_file))
+    check, diff = compare_parts(parts, out, ["loss curve", "optimised vx", "optimised vy",
+                                             "last gradient of vx", "last gradient of vy"])
+    what = "%dx%d grid, %d steps in segments of %d, %d Jacobi iterations, %d Adam iterations, target %s: " % (
+        grid, grid, steps, segment, pressure, iters, source)
+    return {"program": "examples/warp/%s.cpp" % program, "check": what + check, "diff": diff,
+            "kjit": kjit_ms, "warp": warp_ms}
+
+
+def fluid_checkpoint():
+    """optim/example_fluid_checkpoint.py: the loss curve, the optimised initial velocity and the
+    last gradients, at FLUID_CHECKPOINT_RUN's size."""
+    return fluid_checkpoint_example("fluid_checkpoint", "fluid_checkpoint", FLUID_CHECKPOINT_RUN)
+
+
+def fluid_checkpoint_custom_backward():
+    """optim/example_fluid_checkpoint_custom_backward.py: as fluid_checkpoint, the pressure solve's
+    adjoint a recorded function."""
+    return fluid_checkpoint_example("fluid_checkpoint_custom_backward", "fluid_checkpoint_custom_backward",
+                                    FLUID_CHECKPOINT_RUN)
+
+
 PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
-          "core/example_graph_capture.py": graph_capture, "core/example_fluid.py": fluid}
+          "core/example_graph_capture.py": graph_capture, "core/example_fluid.py": fluid,
+          "optim/example_fluid_checkpoint.py": fluid_checkpoint,
+          "optim/example_fluid_checkpoint_custom_backward.py": fluid_checkpoint_custom_backward}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("geometry", r"wp\.(Mesh|Bvh|HashGrid|Volume|MarchingCubes)\b|warp\.geometry"),
@@ -143,6 +260,17 @@ def write_goldens(directory):
     outputs["fluid_3_frames.bin"] = e.rho0
     for name, array in outputs.items():
         array.numpy().astype(np.float32).tofile(os.path.join(directory, name))
+    # The checkpointed optimisation: its target (an input of the ctest) and its outputs.
+    grid = FLUID_CHECKPOINT_TEST[0]
+    ex, _ = import_fluid_checkpoint("fluid_checkpoint", grid)
+    e, parts, _ = train_fluid_checkpoint(ex, *FLUID_CHECKPOINT_TEST[1:])
+    e.target_wp.numpy().astype(np.float32).tofile(os.path.join(directory, "fluid_checkpoint_target_%d.bin" % grid))
+    np.concatenate(parts).tofile(os.path.join(directory, "fluid_checkpoint_%d.bin" % grid))
+    outputs["fluid_checkpoint_target_%d.bin" % grid] = outputs["fluid_checkpoint_%d.bin" % grid] = None
+    ex, _ = import_fluid_checkpoint("fluid_checkpoint_custom_backward", grid)
+    e, parts, _ = train_fluid_checkpoint(ex, *FLUID_CHECKPOINT_TEST[1:])
+    np.concatenate(parts).tofile(os.path.join(directory, "fluid_checkpoint_custom_backward_%d.bin" % grid))
+    outputs["fluid_checkpoint_custom_backward_%d.bin" % grid] = None
     print("wrote %s to %s" % (", ".join(outputs), directory))
 
 
@@ -182,7 +310,10 @@ scripts/warp_examples.sh
 ```
 
 Times are milliseconds per frame on this machine's cpu (kjit on all cores, Warp's cpu launches
-on one), medians of 5 to 19 frames after a warm-up one, in one run; the machine's load average
+on one), medians of 5 to 19 frames after a warm-up one, in one run; for `optim/` examples, per
+optimisation iteration (forward, checkpointed backward, Adam step), with kjit's launches
+deterministic to get Warp's bits (every adjoint in index order on one thread, its float adds
+compare-and-swap loops, where Warp's one-thread cpu adds plainly); the machine's load average
 (other work on its %d cores) was %.1f when it started: kjit's pool gains little from a second
 core another process keeps busy.
 

@@ -55,7 +55,9 @@ void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, c
   const float ns = cost.ns_per_index.load(std::memory_order_relaxed);
   const bool pooled = !in_order && use_pool(ns, size, pool.size());
   std::optional<PrivateLaunch> private_launch;
-  if (adds && !adds->targets.empty()) {
+  // In-order launches add into the arrays themselves: a private copy would add each element's
+  // sum of the launch at once, which rounds otherwise than index order (Warp's cpu order).
+  if (adds && !adds->targets.empty() && !in_order) {
     private_launch.emplace(*adds, params, size, pooled ? pool.size() : 1u);
     if (!private_launch->active()) private_launch.reset();
   }

@@ -29,8 +29,10 @@ struct Tape::Step {
   // checkpoint's input (inputs[k]).
   std::vector<detail::WatchedRead> reads;
   std::vector<size_t> read_params;
-  // A function's backward, or a checkpoint's forward.
+  // A function's backward.
   std::function<void()> fn;
+  // A checkpoint's forward, given the tape it records on.
+  std::function<void(Tape&)> forward;
   // A function: the arrays zero() clears. A checkpoint: the arrays it read that it had not
   // written first (its inputs, kept alive for the replay).
   std::vector<NdArray> arrays;
@@ -112,6 +114,7 @@ void after_forward_launch(const KernelDef& kernel, const Dims& dims, const std::
     const LaunchWriter writer{&kernel, p};
     note_write(args[p].array().data(), describe_launch_write, &writer);
   }
+  if (!options.record_tape) return;
   for (Tape* tape : recording_stack) {
     auto step = std::make_unique<Tape::Step>();
     step->kernel = &kernel;
@@ -163,11 +166,23 @@ void Tape::record_launch(const KernelDef& kernel, const Dims& dims, std::vector<
                          const LaunchOptions& options) {
   const Device device = detail::launch_device(kernel, args, nullptr, options);
   RecordingSwap only({this});
-  detail::after_forward_launch(kernel, dims, args, options, device);
+  LaunchOptions recorded = options;
+  recorded.record_tape = true;
+  detail::after_forward_launch(kernel, dims, args, recorded, device);
 }
 
 void Tape::record_func(std::function<void()> backward, std::vector<NdArray> arrays) {
   if (!backward) throw Error(ErrorKind::User, "Tape::record_func: the backward function is empty");
+  if (in_backward_)
+    throw Error(ErrorKind::User,
+                "Tape::record_func: the tape is running backward() (a checkpoint's forward, run again?); a "
+                "checkpoint's forward records on the tape it is given: record_checkpoint([=](kjit::Tape& t) { ... "
+                "t.record_func(...); })");
+  if (recording_ && std::find(recording_stack.begin(), recording_stack.end(), this) == recording_stack.end())
+    throw Error(ErrorKind::User,
+                "Tape::record_func: this tape's recording is suspended while a checkpoint's forward runs; the "
+                "forward records on the tape it is given: record_checkpoint([=](kjit::Tape& t) { ... "
+                "t.record_func(...); })");
   auto step = std::make_unique<Step>();
   step->kind = Step::Kind::Func;
   step->fn = std::move(backward);
@@ -176,6 +191,11 @@ void Tape::record_func(std::function<void()> backward, std::vector<NdArray> arra
 }
 
 void Tape::record_checkpoint(std::function<void()> forward) {
+  if (!forward) throw Error(ErrorKind::User, "Tape::record_checkpoint: the forward function is empty");
+  record_checkpoint(std::function<void(Tape&)>([forward = std::move(forward)](Tape&) { forward(); }));
+}
+
+void Tape::record_checkpoint(std::function<void(Tape&)> forward) {
   if (!forward) throw Error(ErrorKind::User, "Tape::record_checkpoint: the forward function is empty");
   auto step = std::make_unique<Step>();
   step->kind = Step::Kind::Checkpoint;
@@ -186,7 +206,7 @@ void Tape::record_checkpoint(std::function<void()> forward) {
     {
       RecordingSwap only({});
       auto on = probe.record();
-      forward();
+      forward(probe);
     }
     std::unordered_set<const void*> wrote, inputs;
     for (auto& s : probe.steps_) {
@@ -202,7 +222,7 @@ void Tape::record_checkpoint(std::function<void()> forward) {
           step->wrote.push_back(s->args[p].array().data());
     }
   }
-  step->fn = std::move(forward);
+  step->forward = std::move(forward);
   add(std::move(step));
 }
 
@@ -316,7 +336,7 @@ void Tape::run_reverse() {
         {
           RecordingSwap only({});
           auto on = replay.record();
-          s.fn();
+          s.forward(replay);
         }
         replay.backward();
         break;

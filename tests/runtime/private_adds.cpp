@@ -326,6 +326,42 @@ TEST_CASE("the rule privatizes from its threshold on, and the results agree on b
   }
 }
 
+TEST_CASE("deterministic launches add in index order, never into private copies") {
+  // Fractions into non-zero targets: a private copy's per-element sum added at once rounds
+  // otherwise than the adds one by one, so only the plain index order matches the restatement.
+  const int64_t E = 13, n = 4000;
+  const std::vector<int32_t> idx = indices(n, E);
+  std::vector<double> w(static_cast<size_t>(n)), expected(E);
+  for (int64_t i = 0; i < n; ++i) w[size_t(i)] = 1.0 / double(i % 97 + 3);
+  for (int64_t e = 0; e < E; ++e) expected[size_t(e)] = 1e3 + double(e) / 7.0;
+  for (int64_t i = 0; i < n; ++i) expected[size_t(idx[size_t(i)])] += w[size_t(i)];
+  for (PrivatizeMode mode : kModes) {
+    CAPTURE(name(mode));
+    ModeScope scope(mode);
+    std::vector<double> init(E);
+    for (int64_t e = 0; e < E; ++e) init[size_t(e)] = 1e3 + double(e) / 7.0;
+    auto T = from_vector(init);
+    LaunchOptions o;
+    o.deterministic = true;
+    const uint64_t before = detail::privatized_arrays();
+    launch(pa_tests::scatter_d.def(), Dims{n}, {from_vector(idx), from_vector(w), T}, o);
+    CHECK(detail::privatized_arrays() == before);
+    const std::vector<double> t = T.to_vector<double>();
+    for (size_t e = 0; e < size_t(E); ++e) REQUIRE(t[e] == expected[e]);
+  }
+  // The same launch privatized (not deterministic) rounds otherwise somewhere: the test above
+  // would catch a private copy.
+  ModeScope scope(PrivatizeMode::Always);
+  std::vector<double> init(E);
+  for (int64_t e = 0; e < E; ++e) init[size_t(e)] = 1e3 + double(e) / 7.0;
+  auto T = from_vector(init);
+  launch(pa_tests::scatter_d, n, from_vector(idx), from_vector(w), T);
+  const std::vector<double> t = T.to_vector<double>();
+  bool all_equal = true;
+  for (size_t e = 0; e < size_t(E); ++e) all_equal = all_equal && t[e] == expected[e];
+  CHECK_FALSE(all_equal);
+}
+
 TEST_CASE("strided and 2-D targets: the merge adds into the array's own layout") {
   const int64_t E = 40, n = 5003;
   const std::vector<int32_t> idx = indices(n, E);

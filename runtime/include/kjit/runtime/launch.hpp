@@ -99,6 +99,10 @@ struct LaunchOptions {
   /// CUDA such a launch is refused with a User error. Also on for every launch when
   /// set_deterministic(true) was called or KJIT_DETERMINISTIC=1 is set.
   bool deterministic = false;
+  /// Warp's record_tape: false keeps this launch off every tape recording on the thread (a
+  /// solver whose adjoint a recorded function gives, Tape::record_func). Its writes of arrays
+  /// a tape watches are still noted.
+  bool record_tape = true;
 };
 
 /// Makes every launch deterministic (LaunchOptions::deterministic), or stops; the default is

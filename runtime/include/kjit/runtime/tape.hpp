@@ -68,7 +68,9 @@ class Tape {
   }
 
   /// A host step with its own backward (Warp's record_func): `backward` runs at this place in
-  /// the reverse sweep; zero() clears the gradients of `arrays`.
+  /// the reverse sweep; zero() clears the gradients of `arrays`. Inside a checkpoint's forward,
+  /// record on the tape the forward receives; recording on a tape that is running backward()
+  /// is a User error.
   void record_func(std::function<void()> backward, std::vector<NdArray> arrays = {});
 
   /// Gradient checkpointing: runs `forward` now, keeping none of its launches (the arrays it
@@ -76,6 +78,9 @@ class Tape {
   /// reverse sweep on a tape of its own and runs that tape's backward. `forward` must compute
   /// the same values when run again: its inputs are watched like a launch's reads.
   void record_checkpoint(std::function<void()> forward);
+  /// The same, with `forward` given the tape it records on (each run its own): where it records
+  /// functions, `[=](kjit::Tape& t) { ...; t.record_func(backward, arrays); }`.
+  void record_checkpoint(std::function<void(Tape&)> forward);
 
   /// Sets `loss`'s gradient to 1 (a one-element float32/float64 array), then backward().
   void backward(const NdArray& loss);
