@@ -112,6 +112,72 @@ def fluid(frames=10):
     return {"program": "examples/warp/fluid.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
 
 
+class quiet_stdout:
+    """Sends the process's stdout (C printf from Warp's kernels too) to /dev/null."""
+    def __enter__(self):
+        sys.stdout.flush()
+        self.saved = os.dup(1)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+
+    def __exit__(self, *exc):
+        os.dup2(self.saved, 1)
+        os.close(self.saved)
+
+
+def compare_ints(what, warp_values, kjit_values):
+    same = int(np.sum(warp_values == kjit_values))
+    diff = float(np.max(np.abs(warp_values.astype(np.int64) - kjit_values))) if same != warp_values.size else 0.0
+    return "%s: %d of %d values identical" % (what, same, warp_values.size), diff
+
+
+def spin_lock(frames=5):
+    """core/example_spin_lock.py (1024 threads): counter, atomic counter and lock."""
+    from warp.examples.core import example_spin_lock as ex
+    lock, counter, atomic = (wp.zeros(1, dtype=int) for _ in range(3))
+
+    def run():
+        for a in (lock, counter, atomic):
+            a.zero_()
+        wp.launch(ex.test_spinlock_counter, dim=1024, inputs=[counter, atomic, lock])
+    warp_ms = timed(run, frames)
+    kjit_ms, out = kjit_run("spin_lock", ["--frames", str(frames)])
+    w = np.array([counter.numpy()[0], atomic.numpy()[0], lock.numpy()[0]], dtype=np.int32)
+    check, diff = compare_ints("counter, atomic counter, lock", w, np.fromfile(out, dtype=np.int32))
+    return {"program": "examples/warp/spin_lock.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
+
+
+def work_queue_warp():
+    """Warp's process_queue on the example's queue, its buffer given the capacity (the example's
+    4096 slots for a capacity of 8192 let the re-enqueued items run past the buffer's end)."""
+    from warp.examples.core import example_work_queue as ex
+    items = np.zeros(8192, dtype=np.int32)
+    items[:4096] = np.arange(4096, dtype=np.int32)
+    queue = ex.WorkQueue()
+    queue.capacity = 8192
+    queue.head, queue.tail, queue.buffer = wp.zeros(1, dtype=int), wp.zeros(1, dtype=int), wp.zeros(8192, dtype=int)
+
+    def run():
+        queue.buffer.assign(items)
+        queue.head.fill_(0)
+        queue.tail.fill_(4096)
+        with quiet_stdout():
+            wp.launch(ex.process_queue, dim=1024, inputs=[queue])
+    return queue, run
+
+
+def work_queue(frames=5):
+    """core/example_work_queue.py (1024 threads draining 8192 items): head, tail and buffer,
+    kjit's threads in index order (--deterministic) as Warp's cpu launch runs them."""
+    queue, run = work_queue_warp()
+    warp_ms = timed(run, frames)
+    w = np.concatenate([queue.head.numpy(), queue.tail.numpy(), queue.buffer.numpy()]).astype(np.int32)
+    kjit_ms, out = kjit_run("work_queue", ["--frames", str(frames), "--deterministic"])
+    check, diff = compare_ints("head, tail, buffer", w, np.fromfile(out, dtype=np.int32))
+    return {"program": "examples/warp/work_queue.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
+
+
 def disk_target(n):
     """The target density the ports use where Pillow is missing: a disk of radius n / 4 (as
     examples/warp/fluid_checkpoint.cpp makes it without --target)."""
@@ -230,7 +296,8 @@ def fluid_checkpoint_custom_backward():
 PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_graph_capture.py": graph_capture, "core/example_fluid.py": fluid,
           "optim/example_fluid_checkpoint.py": fluid_checkpoint,
-          "optim/example_fluid_checkpoint_custom_backward.py": fluid_checkpoint_custom_backward}
+          "optim/example_fluid_checkpoint_custom_backward.py": fluid_checkpoint_custom_backward,
+          "core/example_spin_lock.py": spin_lock, "core/example_work_queue.py": work_queue}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("geometry", r"wp\.(Mesh|Bvh|HashGrid|Volume|MarchingCubes)\b|warp\.geometry"),
@@ -271,6 +338,17 @@ def write_goldens(directory):
     e, parts, _ = train_fluid_checkpoint(ex, *FLUID_CHECKPOINT_TEST[1:])
     np.concatenate(parts).tofile(os.path.join(directory, "fluid_checkpoint_custom_backward_%d.bin" % grid))
     outputs["fluid_checkpoint_custom_backward_%d.bin" % grid] = None
+    from warp.examples.core import example_spin_lock
+    lock, counter, atomic = (wp.zeros(1, dtype=int) for _ in range(3))
+    wp.launch(example_spin_lock.test_spinlock_counter, dim=1024, inputs=[counter, atomic, lock])
+    np.array([counter.numpy()[0], atomic.numpy()[0], lock.numpy()[0]], dtype=np.int32).tofile(
+        os.path.join(directory, "spin_lock.bin"))
+    outputs["spin_lock.bin"] = None
+    queue, run = work_queue_warp()
+    run()
+    np.concatenate([queue.head.numpy(), queue.tail.numpy(), queue.buffer.numpy()]).astype(np.int32).tofile(
+        os.path.join(directory, "work_queue.bin"))
+    outputs["work_queue.bin"] = None
     print("wrote %s to %s" % (", ".join(outputs), directory))
 
 

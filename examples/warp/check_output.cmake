@@ -9,4 +9,11 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${OUT}" "${GOLDEN}"
 if(NOT differ EQUAL 0)
   message(FATAL_ERROR "${PROGRAM}'s output ${OUT} differs from Warp's ${GOLDEN}")
 endif()
+# The program's last lines (a port that prints per item, as Warp's work queue, prints thousands).
+string(LENGTH "${out}" length)
+if(length GREATER 2000)
+  math(EXPR from "${length} - 2000")
+  string(SUBSTRING "${out}" ${from} -1 out)
+  set(out "...\n${out}")
+endif()
 message("${out}output identical to Warp's (${GOLDEN})")
