@@ -63,6 +63,12 @@ KJIT_KERNEL(swirl, (Array<Vec3d> p, Array<Vec3d> q, Double k, Int n, Array<Vec3d
   For(0, n, [&](Int) { w = w * cos(k * dot(w, qi)) + cross(w, qi) * k; });
   out[i] = w;
 }
+/// No input array: out[i] = i * step over launch_dims, so a call with a static step has no
+/// operand at all (Warp's example_jax_kernel.py example7 is such a call).
+KJIT_KERNEL(ramp, (Float step, Array<Float> out)) {
+  Int i = tid();
+  out[i] = Float(i) * step;
+}
 }  // namespace values
 
 }  // namespace tests

@@ -193,6 +193,17 @@ class KernelTests(unittest.TestCase):
     def test_dtype_mismatch_raises_our_message(self) -> None:
         check_dtype_mismatch_messages(self)
 
+    def test_a_call_without_operands_is_sized_by_launch_dims(self) -> None:
+        # Only a static value and an output: the call has no operand to type its results like.
+        ramp = kj.jax_kernel("tests::values::ramp")
+        want = np.arange(5, dtype=np.float32) * np.float32(0.5)
+        np.testing.assert_array_equal(ramp(0.5, launch_dims=5), want)
+        np.testing.assert_array_equal(jax.jit(lambda: ramp(0.5, launch_dims=5) + 1.0)(), want + 1)
+        with self.assertRaisesRegex(ValueError, re.escape(
+                "kernel 'tests::values::ramp': cannot determine the launch dimensions (no input array); pass "
+                "launch_dims")):
+            ramp(0.5)
+
     def test_backward_rejects_what_has_no_gradient(self) -> None:
         with self.assertRaisesRegex(ValueError, "in/out argument 'out' is overwritten by the kernel"):
             kj.jax_kernel("demo::saxpy", num_outputs=1, in_out_argnames=("out",), enable_backward=True)
