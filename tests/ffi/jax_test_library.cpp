@@ -93,10 +93,12 @@ const kjit::ffi::CallableRegistration saxpy_twice(
       ctx.launch(kernel("demo::saxpy"), x.shape(0), {out, ctx.arg("y"), ctx.arg("a"), out});
     });
 
-/// saxpy_twice registered with a graph cache bound of 5, which jax_callable keeps by default.
+/// saxpy_twice registered with a graph cache bound of 5, which jax_callable keeps by default,
+/// and demo::saxpy to preload, which jax_callable preloads when JAX traces a call.
 const kjit::ffi::CallableRegistration saxpy_twice_bounded = [] {
   kjit::ffi::CallableOptions o;
   o.graph_cache_max = 5;
+  o.preload_kernels = {"demo::saxpy"};
   return kjit::ffi::CallableRegistration(
       "tests::saxpy_twice_bounded",
       kjit::ffi::params<kjit::dsl::Array<float>, kjit::dsl::Array<float>, kjit::dsl::Float, kjit::dsl::Array<float>>(

@@ -286,6 +286,23 @@ class KernelOptionTests(unittest.TestCase):
                     out = jax.jit(lambda x: daxpy(x, x, 0.5))(x)
                 np.testing.assert_allclose(out, 1.5 * x)
                 self.assertEqual(preloads, expected[mode])
+        # A callable preloads the kernels it was registered with (CallableOptions::preload_kernels),
+        # then those jax_callable names, each once, when JAX traces a call; NONE preloads nothing.
+        y = jnp.ones(5, jnp.float32)
+        for extra, mode, kernels, want in (
+                ((), "current_device", ("demo::saxpy",), [b"demo::saxpy"]),
+                (("demo::daxpy", "demo::saxpy"), "current_device", ("demo::saxpy", "demo::daxpy"),
+                 [b"demo::saxpy", b"demo::daxpy"]),
+                (("demo::daxpy",), "none", ("demo::saxpy", "demo::daxpy"), [])):
+            with self.subTest(callable_preload=extra, mode=mode):
+                f = kj.jax_callable("tests::saxpy_twice_bounded", preload_kernels=extra, module_preload_mode=mode)
+                self.assertEqual(f.preload_kernels, kernels)
+                preloads.clear()
+                with mock.patch.object(library, "lib", lambda: Spy()):
+                    out = jax.jit(lambda y: f(y, y, 2.0))(y)
+                np.testing.assert_allclose(out, 3.0 * y)
+                self.assertEqual(preloads, [(k, b"cpu") for k in want])
+        self.assertEqual(kj.jax_callable("tests::saxpy_twice").preload_kernels, ())
         for bad in (7, "everywhere", None, 1.0):
             with self.subTest(bad=bad):
                 with self.assertRaisesRegex(ValueError, re.escape(
