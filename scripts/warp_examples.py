@@ -4,7 +4,7 @@
 #   .venv-bench/bin/python scripts/warp_examples.py BUILD_DIR OUT_MD
 # With `--goldens DIR` in place of OUT_MD it writes Warp's outputs at the ctests' sizes
 # (tests/golden/warp_examples/, which the warp_example_* ctests compare the ports with).
-import glob, os, re, subprocess, sys, tempfile, time
+import glob, json, os, re, subprocess, sys, tempfile, time
 import numpy as np
 import warp as wp
 
@@ -13,6 +13,7 @@ wp.init()
 wp.ScopedTimer.enabled = False  # the examples time their steps and print; this script times them
 wp.set_device("cpu")
 build, out_md = sys.argv[1], sys.argv[2]
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 examples_dir = os.path.dirname(__import__("warp.examples", fromlist=["x"]).__file__)
 tmp = tempfile.mkdtemp(prefix="warp-examples-")
 
@@ -291,13 +292,55 @@ def fluid_checkpoint_custom_backward():
     adjoint a recorded function."""
     return fluid_checkpoint_example("fluid_checkpoint_custom_backward", "fluid_checkpoint_custom_backward",
                                     FLUID_CHECKPOINT_RUN)
+def jax_interop(example, repeat=50):
+    """interop/example_<example>.py: Warp's example functions and the kjit port's
+    (examples/warp/<example>.py), each in its own process under this venv's JAX
+    (scripts/warp_jax_examples.py): every array each example function prints, compared bit for
+    bit, and the median of its jitted calls (after a warm-up one)."""
+    harness = os.path.join(root, "scripts", "warp_jax_examples.py")
+    runs = {}
+    for which in ("warp", "kjit"):
+        out, times = (os.path.join(tmp, "%s_%s.%s" % (which, example, ext)) for ext in ("npz", "json"))
+        env = dict(os.environ, PYTHONPATH=os.path.join(root, "python"),
+                   KJIT_WARP_JAX_LIBRARY=os.path.join(build, "lib", "libwarp_jax_interop.so"))
+        subprocess.run([sys.executable, harness, which, example, "--quiet", "--out", out, "--times", times,
+                        "--repeat", str(repeat)], env=env, check=True, capture_output=True, text=True)
+        runs[which] = (np.load(out), json.load(open(times)))
+    (w, w_ms), (k, k_ms) = runs["warp"], runs["kjit"]
+    keys = sorted(set(w.files) - {"__layout__"}, key=lambda key: [int(x) if x.isdigit() else x
+                                                                 for x in re.split(r"(\d+)", key)])
+    parts, diff = [], 0.0
+    for name in sorted(w_ms, key=lambda n: int(n[len("example"):])):
+        mine = [key for key in keys if key.split(".")[0] == name]
+        values = sum(w[key].size for key in mine)
+        same = 0
+        for key in mine:
+            if key not in k.files or w[key].shape != k[key].shape or w[key].dtype != k[key].dtype:
+                diff = float("nan")  # and none of its values counts as the same
+                continue
+            bits = "u%d" % w[key].dtype.itemsize
+            same += int(np.sum(w[key].reshape(-1).view(bits) == k[key].reshape(-1).view(bits)))
+            diff = max(diff, float(np.max(np.abs(w[key].astype(np.float64) - k[key].astype(np.float64)), initial=0)))
+        parts.append("%s: %d of %d values bit-identical (kjit %.4f, Warp %.4f ms)" % (name, same, values, k_ms[name], w_ms[name]))
+    wl, kl = json.loads(str(w["__layout__"])), json.loads(str(k["__layout__"]))
+    one_item = sum(1 for key in wl if wl[key] != kl.get(key) and {wl[key], kl.get(key)} == {"array", "list[1]"})
+    other = sorted(key for key in wl if wl[key] != kl.get(key) and {wl[key], kl.get(key)} != {"array", "list[1]"})
+    check = "; ".join(parts)
+    if one_item:
+        check += "; %d prints of one array that Warp prints as a list of it (its jax_kernel returns a list)" % one_item
+    if other:
+        check += "; printed otherwise: " + ", ".join(other)
+    return {"program": "`examples/warp/%s.py`, `examples/warp/jax_interop/`" % example, "check": check, "diff": diff,
+            "kjit": sum(k_ms.values()), "warp": sum(w_ms.values()), "quote": False}
 
 
 PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_graph_capture.py": graph_capture, "core/example_fluid.py": fluid,
           "optim/example_fluid_checkpoint.py": fluid_checkpoint,
           "optim/example_fluid_checkpoint_custom_backward.py": fluid_checkpoint_custom_backward,
-          "core/example_spin_lock.py": spin_lock, "core/example_work_queue.py": work_queue}
+          "core/example_spin_lock.py": spin_lock, "core/example_work_queue.py": work_queue,
+          "interop/example_jax_kernel.py": lambda: jax_interop("jax_kernel"),
+          "interop/example_jax_callable.py": lambda: jax_interop("jax_callable")}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("geometry", r"wp\.(Mesh|Bvh|HashGrid|Volume|MarchingCubes)\b|warp\.geometry"),
@@ -349,7 +392,11 @@ def write_goldens(directory):
     np.concatenate([queue.head.numpy(), queue.tail.numpy(), queue.buffer.numpy()]).astype(np.int32).tofile(
         os.path.join(directory, "work_queue.bin"))
     outputs["work_queue.bin"] = None
-    print("wrote %s to %s" % (", ".join(outputs), directory))
+    # Every array the JAX interop examples print (warp_example_jax_* ctests).
+    for example in ("jax_kernel", "jax_callable"):
+        subprocess.run([sys.executable, os.path.join(root, "scripts", "warp_jax_examples.py"), "warp", example, "--quiet",
+                        "--out", os.path.join(directory, example + ".npz")], check=True, capture_output=True)
+    print("wrote %s, jax_kernel.npz, jax_callable.npz to %s" % (", ".join(outputs), directory))
 
 
 if out_md == "--goldens":
@@ -362,8 +409,10 @@ for path in sorted(glob.glob(os.path.join(examples_dir, "*", "example_*.py"))):
     rel = os.path.relpath(path, examples_dir)
     if rel in PORTED:
         r = PORTED[rel]()
-        rows.append("| `%s` | ported | `%s` | %s; largest difference %.3g | %.2f | %.2f | %.3f |" %
-                    (rel, r["program"], r["check"], r["diff"], r["kjit"], r["warp"], r["kjit"] / r["warp"]))
+        program = r["program"] if r.get("quote") is False else "`%s`" % r["program"]
+        ms = "%.2f | %.2f" if r["kjit"] >= 0.1 else "%.4f | %.4f"  # the JAX calls take microseconds
+        rows.append(("| `%s` | ported | %s | %s; largest difference %.3g | " + ms + " | %.3f |") %
+                    (rel, program, r["check"], r["diff"], r["kjit"], r["warp"], r["kjit"] / r["warp"]))
         continue
     if rel in OVERRIDES:
         rows.append("| `%s` | %s | | | | | |" % (rel, OVERRIDES[rel]))
@@ -392,6 +441,10 @@ on one), medians of 5 to 19 frames after a warm-up one, in one run; for `optim/`
 optimisation iteration (forward, checkpointed backward, Adam step), with kjit's launches
 deterministic to get Warp's bits (every adjoint in index order on one thread, its float adds
 compare-and-swap loops, where Warp's one-thread cpu adds plainly); the machine's load average
+on one), medians of 5 to 19 frames after a warm-up one, in one run; for the JAX interop
+examples, the sum over the example functions of each one's jitted call (the median of 50 after a
+warm-up one, each function's own times in its check; both under JAX 0.7.2 on the cpu platform,
+Warp's launch a Python callback, kjit's a C++ handler); the machine's load average
 (other work on its %d cores) was %.1f when it started: kjit's pool gains little from a second
 core another process keeps busy.
 

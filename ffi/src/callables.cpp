@@ -243,6 +243,9 @@ std::string callable_signature(const std::string& name) {
   j["name"] = def->name;
   j["graph_mode"] = to_string(def->options.graph_mode);
   j["graph_cache_max"] = e->graphs.max();  // the bound now: set_graph_cache_max changes it
+  // jax_callable preloads these when JAX traces a call, in every graph mode: XLA may capture an
+  // XLA-mode call into a command buffer, and no module loads during a capture.
+  j["preload_kernels"] = def->options.preload_kernels;
   j["launch_ndim"] = 0;
   j["has_adjoint"] = false;
   nlohmann::json params = nlohmann::json::array();

@@ -63,6 +63,12 @@ KJIT_KERNEL(swirl, (Array<Vec3d> p, Array<Vec3d> q, Double k, Int n, Array<Vec3d
   For(0, n, [&](Int) { w = w * cos(k * dot(w, qi)) + cross(w, qi) * k; });
   out[i] = w;
 }
+/// No input array: out[i] = i * step over launch_dims, so a call with a static step has no
+/// operand at all (Warp's example_jax_kernel.py example7 is such a call).
+KJIT_KERNEL(ramp, (Float step, Array<Float> out)) {
+  Int i = tid();
+  out[i] = Float(i) * step;
+}
 }  // namespace values
 
 }  // namespace tests
@@ -87,10 +93,12 @@ const kjit::ffi::CallableRegistration saxpy_twice(
       ctx.launch(kernel("demo::saxpy"), x.shape(0), {out, ctx.arg("y"), ctx.arg("a"), out});
     });
 
-/// saxpy_twice registered with a graph cache bound of 5, which jax_callable keeps by default.
+/// saxpy_twice registered with a graph cache bound of 5, which jax_callable keeps by default,
+/// and demo::saxpy to preload, which jax_callable preloads when JAX traces a call.
 const kjit::ffi::CallableRegistration saxpy_twice_bounded = [] {
   kjit::ffi::CallableOptions o;
   o.graph_cache_max = 5;
+  o.preload_kernels = {"demo::saxpy"};
   return kjit::ffi::CallableRegistration(
       "tests::saxpy_twice_bounded",
       kjit::ffi::params<kjit::dsl::Array<float>, kjit::dsl::Array<float>, kjit::dsl::Float, kjit::dsl::Array<float>>(

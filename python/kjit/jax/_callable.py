@@ -150,7 +150,9 @@ def jax_callable(name: str, num_outputs: int = 1, graph_mode: GraphMode | None =
             default) keeps the bound the callable has in libkjit (the one it was registered
             with, CallableOptions::graph_cache_max, unless changed since), or applies the
             default set with set_jax_callable_default_graph_cache_max.
-        module_preload_mode, preload_kernels: kernels whose modules to load before XLA runs.
+        module_preload_mode, preload_kernels: kernels whose modules to load when JAX traces a
+            call, after those the callable was registered with (CallableOptions::preload_kernels,
+            which Warp's counterpart is: it preloads the wrapped function's module).
         has_side_effect: keep the call even when its outputs are unused.
     """
     sig = callable_signature(name)
@@ -158,6 +160,8 @@ def jax_callable(name: str, num_outputs: int = 1, graph_mode: GraphMode | None =
     what = f"jax_callable('{name}')"
     mode = (GraphMode[str(sig.raw.get("graph_mode", "xla")).upper()] if graph_mode is None
             else option(GraphMode, graph_mode, what, "graph_mode"))
+    registered = [str(k) for k in sig.raw.get("preload_kernels", ())]
+    preload_kernels = tuple(dict.fromkeys([*registered, *preload_kernels]))  # in order, once each
     f = CallableFunction(sig, lay, mode, vmap_method, output_dims, preload_kernels,
                          option(ModulePreloadMode, module_preload_mode, what, "module_preload_mode"), has_side_effect)
     cache_max = _default_graph_cache_max if graph_cache_max is None else graph_cache_max

@@ -59,7 +59,10 @@ def _aval_varying(a: Any) -> frozenset:
 def aval_like(avals: Sequence[Any], shape: Sequence[int], dtype: Any) -> Any:
     """An abstract value of ``shape`` and ``dtype`` typed like the operand among ``avals`` that
     varies over the most mesh axes (kjit's primitives: their results vary like their operands,
-    which vary_together made agree; outside shard_map, a plain array type)."""
+    which vary_together made agree; outside shard_map, a plain array type). A call without
+    operands (a kernel whose only arrays are outputs, sized by launch_dims) varies over nothing."""
+    if not avals:
+        return jax.core.ShapedArray(tuple(int(d) for d in shape), np.dtype(dtype))
     ref = max(avals, key=lambda a: len(_aval_varying(a)))
     kw: dict[str, Any] = {"weak_type": False}
     if hasattr(ref, "layout"):  # JAX 0.12: an operand's layout is its own; a result's the default

@@ -193,6 +193,17 @@ class KernelTests(unittest.TestCase):
     def test_dtype_mismatch_raises_our_message(self) -> None:
         check_dtype_mismatch_messages(self)
 
+    def test_a_call_without_operands_is_sized_by_launch_dims(self) -> None:
+        # Only a static value and an output: the call has no operand to type its results like.
+        ramp = kj.jax_kernel("tests::values::ramp")
+        want = np.arange(5, dtype=np.float32) * np.float32(0.5)
+        np.testing.assert_array_equal(ramp(0.5, launch_dims=5), want)
+        np.testing.assert_array_equal(jax.jit(lambda: ramp(0.5, launch_dims=5) + 1.0)(), want + 1)
+        with self.assertRaisesRegex(ValueError, re.escape(
+                "kernel 'tests::values::ramp': cannot determine the launch dimensions (no input array); pass "
+                "launch_dims")):
+            ramp(0.5)
+
     def test_backward_rejects_what_has_no_gradient(self) -> None:
         with self.assertRaisesRegex(ValueError, "in/out argument 'out' is overwritten by the kernel"):
             kj.jax_kernel("demo::saxpy", num_outputs=1, in_out_argnames=("out",), enable_backward=True)
@@ -275,6 +286,23 @@ class KernelOptionTests(unittest.TestCase):
                     out = jax.jit(lambda x: daxpy(x, x, 0.5))(x)
                 np.testing.assert_allclose(out, 1.5 * x)
                 self.assertEqual(preloads, expected[mode])
+        # A callable preloads the kernels it was registered with (CallableOptions::preload_kernels),
+        # then those jax_callable names, each once, when JAX traces a call; NONE preloads nothing.
+        y = jnp.ones(5, jnp.float32)
+        for extra, mode, kernels, want in (
+                ((), "current_device", ("demo::saxpy",), [b"demo::saxpy"]),
+                (("demo::daxpy", "demo::saxpy"), "current_device", ("demo::saxpy", "demo::daxpy"),
+                 [b"demo::saxpy", b"demo::daxpy"]),
+                (("demo::daxpy",), "none", ("demo::saxpy", "demo::daxpy"), [])):
+            with self.subTest(callable_preload=extra, mode=mode):
+                f = kj.jax_callable("tests::saxpy_twice_bounded", preload_kernels=extra, module_preload_mode=mode)
+                self.assertEqual(f.preload_kernels, kernels)
+                preloads.clear()
+                with mock.patch.object(library, "lib", lambda: Spy()):
+                    out = jax.jit(lambda y: f(y, y, 2.0))(y)
+                np.testing.assert_allclose(out, 3.0 * y)
+                self.assertEqual(preloads, [(k, b"cpu") for k in want])
+        self.assertEqual(kj.jax_callable("tests::saxpy_twice").preload_kernels, ())
         for bad in (7, "everywhere", None, 1.0):
             with self.subTest(bad=bad):
                 with self.assertRaisesRegex(ValueError, re.escape(
