@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <vector>
 
+#include "kjit/abi.h"
 #include "kjit/runtime/internal/thread_pool.hpp"
 
 namespace kjit::detail {
@@ -60,6 +62,21 @@ void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, c
   if (adds && !adds->targets.empty() && !in_order) {
     private_launch.emplace(*adds, params, size, pooled ? pool.size() : 1u);
     if (!private_launch->active()) private_launch.reset();
+  }
+  // ... and they add plainly: one thread runs the launch, so the adds need no atomics (each one
+  // a compare-and-swap loop on floats). The flag is set on copies of the arrays' descriptors,
+  // never on the packed parameters, which a captured graph replays.
+  std::vector<void*> plain_params;
+  std::vector<kj::array_t<void>> plain_arrays;
+  if (adds && !adds->targets.empty() && in_order) {
+    plain_params.assign(params, params + adds->param_count);
+    plain_arrays.reserve(adds->targets.size());
+    for (const PrivateTarget& t : adds->targets) {
+      plain_arrays.push_back(*static_cast<const kj::array_t<void>*>(params[t.arg]));
+      plain_arrays.back().flags |= kj::kArrayPrivate;
+      plain_params[size_t(t.arg)] = &plain_arrays.back();
+    }
+    params = plain_params.data();
   }
   PrivateLaunch* p = private_launch ? &*private_launch : nullptr;
   // Launches below kMinMeasuredSize are dominated by the fixed cost of a call and are not

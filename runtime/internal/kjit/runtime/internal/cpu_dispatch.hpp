@@ -50,7 +50,8 @@ float updated_cost(float previous, float sample);
 /// thread that runs part of the launch, merged into them before this returns. Every call's
 /// `begin` is a multiple of `align` (an adjoint's value sums need whole blocks:
 /// ValueSums::align). `in_order`: one call over [0, size) on the calling thread whatever the
-/// costs (deterministic launches).
+/// costs (deterministic launches), adding plainly into the add-only arrays themselves, in index
+/// order (no copies, no atomics).
 void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost,
                    const CpuPrivateAdds* adds = nullptr, int64_t align = 1, bool in_order = false);
 
