@@ -135,8 +135,16 @@ template <class T> KJ_FUNC T value_of(const value_t<T>& v) { return v.ptr ? *v.p
 /// Component k of the multi-dimensional launch index of flat index `index` (row-major:
 /// the last dimension varies fastest).
 KJ_FUNC kj_int32 launch_coord(const launch_bounds_t& dim, kj_int64 index, int k) {
+  // Unsigned 32-bit division where the launch fits in it: a 64-bit one costs several times as
+  // much on the cpu and is a software routine on GPUs. The outermost coordinate needs no
+  // modulo: index < size.
+  if (dim.size <= 0x7fffffff) {
+    kj_uint32 i = (kj_uint32)index;
+    for (int d = dim.ndim - 1; d > k; --d) i /= (kj_uint32)dim.shape[d];
+    return (kj_int32)(k == 0 ? i : i % (kj_uint32)dim.shape[k]);
+  }
   for (int d = dim.ndim - 1; d > k; --d) index /= dim.shape[d];
-  return (kj_int32)(index % dim.shape[k]);
+  return (kj_int32)(k == 0 ? index : index % dim.shape[k]);
 }
 }  // namespace kj
 
