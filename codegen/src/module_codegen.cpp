@@ -100,7 +100,8 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   // The arrays each cpu entry point only adds into (the runtime may privatize them).
   auto adds = [&](EntryKind kind) {
     nlohmann::json list = nlohmann::json::array();
-    for (const PrivateAdd& a : private_adds(fn, kind)) list.push_back({{"param", a.param}, {"adds", a.adds}});
+    for (const PrivateAdd& a : private_adds(fn, kind))
+      list.push_back({{"param", a.param}, {"adds", a.adds}, {"owned", a.owned}});
     return list;
   };
   nlohmann::json private_targets = {{"forward", adds(EntryKind::Forward)}};

@@ -32,7 +32,8 @@ namespace {
 /// How one entry point touches one array parameter.
 struct Uses {
   int adds = 0;           ///< adds into it (or into its adjoint)
-  bool atomic = false;    ///< some of them atomic (not all at the thread's own index)
+  bool atomic = false;    ///< some of them atomic
+  bool elsewhere = false; ///< some of them not at the thread's own index
   bool other = false;     ///< anything else: it cannot be privatized
 };
 
@@ -67,6 +68,7 @@ class Analysis {
     if (add && !own_index_.def_use().used(s.result)) {
       ++u.adds;
       u.atomic = true;
+      if (!own_index_(s)) u.elsewhere = true;
     } else if (s.op != ir::Op::ArrayShape) {
       u.other = true;
     }
@@ -77,7 +79,7 @@ class Analysis {
   void adjoint_use(const ir::Stmt& s, Uses& u) const {
     if (s.op == ir::Op::ArrayLoad) {
       ++u.adds;
-      if (!own_index_(s)) u.atomic = true;  // the reverse sweep's add is atomic
+      if (!own_index_(s)) u.atomic = u.elsewhere = true;  // the reverse sweep's add is atomic
     } else if (s.op != ir::Op::ArrayShape) {
       u.other = true;
     }
@@ -101,7 +103,7 @@ std::vector<PrivateAdd> private_adds(const ir::Function& fn, EntryKind kind) {
     if (kind == EntryKind::Adjoint && !t.is_differentiable()) continue;
     const Uses& u = uses[p];
     if (u.other || !u.atomic || u.adds == 0) continue;
-    out.push_back({offset + int(p), u.adds});
+    out.push_back({offset + int(p), u.adds, !u.elsewhere});
   }
   return out;
 }

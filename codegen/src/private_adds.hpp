@@ -18,11 +18,15 @@ bool privatizable_element(const ir::Type& element);
 struct PrivateAdd {
   int param = 0;  ///< position among the entry's parameters (adjoint: kernel params, then adjoints)
   int adds = 0;   ///< add statements into it (one per thread each, whatever loops they sit in)
+  /// Every add is at the thread's own element (a forward `a[tid()] += v`): no two threads of
+  /// the launch add into one element, so the cpu may add plainly where no other argument
+  /// shares the array's memory.
+  bool owned = false;
 };
 
 /// The array parameters of `fn`'s entry point of `kind` whose elements the entry only adds
-/// into, atomically somewhere (an array every thread adds to at its own index only is left
-/// out: its adds are plain already), of a privatizable element kind:
+/// into, atomically (an adjoint array every thread adds to at its own index only is left out:
+/// its adds are plain already), of a privatizable element kind:
 /// - forward: arrays used only by atomic_add / atomic_sub whose results are unused (and for
 ///   their shape);
 /// - adjoint: the adjoint arrays of arrays that are only read (and not all at the thread's own

@@ -107,6 +107,10 @@ void parse_private_adds(const nlohmann::json& j, KernelDescription& k, Fields& f
       PrivateAddDescription d;
       d.param = int(f.integer_of(&*param, "param", 0, params - 1));
       d.adds = int(f.integer_of(&*adds, "adds", 1, INT32_MAX));
+      if (auto owned = a.find("owned"); owned != a.end()) {
+        if (!owned->is_boolean()) return f.fail("has a '" + what + "' entry whose 'owned' is not a boolean");
+        d.owned = owned->get<bool>();
+      }
       if (!f.ok()) return;
       if (k.params[size_t(d.param % int64_t(k.params.size()))].ndim == 0)
         return f.fail("has a '" + what + "' entry for parameter " + std::to_string(d.param) + ", which is not an array");

@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
-#include <vector>
 
-#include "kjit/abi.h"
 #include "kjit/runtime/internal/thread_pool.hpp"
 
 namespace kjit::detail {
@@ -56,27 +54,15 @@ void run_cpu_entry(CpuEntry entry, void** params, int64_t size, CpuCost& cost, c
   ThreadPool& pool = ThreadPool::global();
   const float ns = cost.ns_per_index.load(std::memory_order_relaxed);
   const bool pooled = !in_order && use_pool(ns, size, pool.size());
+  // Arrays added into plainly in place: all of an in-order launch's (index order: a private
+  // copy would add each element's sum at once, which rounds otherwise — Warp's cpu order), and
+  // those every thread adds to at its own element only.
+  PlainAdds plain(adds, params, in_order);
+  params = plain.params();
   std::optional<PrivateLaunch> private_launch;
-  // In-order launches add into the arrays themselves: a private copy would add each element's
-  // sum of the launch at once, which rounds otherwise than index order (Warp's cpu order).
   if (adds && !adds->targets.empty() && !in_order) {
     private_launch.emplace(*adds, params, size, pooled ? pool.size() : 1u);
     if (!private_launch->active()) private_launch.reset();
-  }
-  // ... and they add plainly: one thread runs the launch, so the adds need no atomics (each one
-  // a compare-and-swap loop on floats). The flag is set on copies of the arrays' descriptors,
-  // never on the packed parameters, which a captured graph replays.
-  std::vector<void*> plain_params;
-  std::vector<kj::array_t<void>> plain_arrays;
-  if (adds && !adds->targets.empty() && in_order) {
-    plain_params.assign(params, params + adds->param_count);
-    plain_arrays.reserve(adds->targets.size());
-    for (const PrivateTarget& t : adds->targets) {
-      plain_arrays.push_back(*static_cast<const kj::array_t<void>*>(params[t.arg]));
-      plain_arrays.back().flags |= kj::kArrayPrivate;
-      plain_params[size_t(t.arg)] = &plain_arrays.back();
-    }
-    params = plain_params.data();
   }
   PrivateLaunch* p = private_launch ? &*private_launch : nullptr;
   // Launches below kMinMeasuredSize are dominated by the fixed cost of a call and are not

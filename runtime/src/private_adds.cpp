@@ -20,6 +20,11 @@
 
 namespace kjit::detail {
 
+namespace {
+std::atomic<uint64_t> g_privatized{0};
+std::atomic<uint64_t> g_plain_adds{0};
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // Descriptions and the decision
 
@@ -33,6 +38,7 @@ CpuPrivateAdds cpu_private_adds(const compiler::KernelDescription& k, bool adjoi
     t.arg = 1 + d.param;
     t.components = p.lanes;
     t.adds = d.adds;
+    t.owned = d.owned;
     if (p.scalar == "float32") t.kind = MergeKind::F32;
     else if (p.scalar == "float64") t.kind = MergeKind::F64;
     else if (p.scalar == "int32" || p.scalar == "uint32") t.kind = MergeKind::U32;
@@ -41,7 +47,52 @@ CpuPrivateAdds cpu_private_adds(const compiler::KernelDescription& k, bool adjoi
     KJIT_CHECK(t.components >= 1, "kernel '" + k.name + "': private adds into an array of structs");
     out.targets.push_back(t);
   }
+  for (int copy = 0; copy < (adjoint ? 2 : 1); ++copy)
+    for (int p = 0; p < n; ++p)
+      if (k.params[size_t(p)].ndim > 0) out.array_args.push_back(1 + copy * n + p);
   return out;
+}
+
+namespace {
+/// The bytes array `a` spans: [first, last] (any stride signs).
+std::pair<const char*, const char*> span_of(const kj::array_t<void>& a) {
+  const char* lo = static_cast<const char*>(a.data);
+  const char* hi = lo;
+  for (int d = 0; d < a.ndim; ++d) {
+    if (a.shape[d] == 0) return {nullptr, nullptr};
+    const int64_t reach = int64_t(a.shape[d] - 1) * a.strides[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi + 1};  // + 1: at least the first byte of the last element
+}
+
+/// Whether another array argument's memory overlaps `target`'s.
+bool shares_memory(const CpuPrivateAdds& adds, void** params, int target) {
+  const auto mine = span_of(*static_cast<const kj::array_t<void>*>(params[target]));
+  if (!mine.first) return false;
+  for (int arg : adds.array_args) {
+    if (arg == target) continue;
+    const auto other = span_of(*static_cast<const kj::array_t<void>*>(params[arg]));
+    if (other.first && other.first < mine.second && mine.first < other.second) return true;
+  }
+  return false;
+}
+}  // namespace
+
+PlainAdds::PlainAdds(const CpuPrivateAdds* adds, void** params, bool in_order) : params_(params) {
+  if (!adds || adds->targets.empty()) return;
+  flagged_.reserve(adds->targets.size());  // not resized again: params point into it
+  for (const PrivateTarget& t : adds->targets) {
+    const auto& a = *static_cast<const kj::array_t<void>*>(params[t.arg]);
+    if (!a.data) continue;
+    if (!in_order && !(t.owned && !shares_memory(*adds, params, t.arg))) continue;
+    if (flagged_params_.empty()) flagged_params_.assign(params, params + adds->param_count);
+    flagged_.push_back(a);
+    flagged_.back().flags |= kj::kArrayPrivate;
+    flagged_params_[size_t(t.arg)] = &flagged_.back();
+    if (!in_order) g_plain_adds.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!flagged_params_.empty()) params_ = flagged_params_.data();
 }
 
 namespace {
@@ -62,11 +113,8 @@ int scalar_bytes(MergeKind k) { return k == MergeKind::F64 || k == MergeKind::U6
 
 }  // namespace
 
-namespace {
-std::atomic<uint64_t> g_privatized{0};
-}  // namespace
-
 uint64_t privatized_arrays() { return g_privatized.load(std::memory_order_relaxed); }
+uint64_t plain_add_arrays() { return g_plain_adds.load(std::memory_order_relaxed); }
 
 PrivatizeMode privatize_mode() { return mode_slot().load(std::memory_order_relaxed); }
 void set_privatize_mode(PrivatizeMode mode) { mode_slot().store(mode, std::memory_order_relaxed); }
@@ -179,6 +227,7 @@ PrivateLaunch::PrivateLaunch(const CpuPrivateAdds& adds, void** params, int64_t 
   for (const PrivateTarget& t : adds.targets) {
     const auto& a = *static_cast<const kj::array_t<void>*>(params[t.arg]);
     if (!a.data || a.ndim < 1) continue;  // an absent adjoint: nothing adds into it
+    if (a.flags & kj::kArrayPrivate) continue;  // added into plainly in place (PlainAdds)
     Chosen c{t, a, 1, int64_t(scalar_bytes(t.kind)) * t.components};
     for (int d = 0; d < a.ndim; ++d) c.elements *= a.shape[d];
     if (c.elements == 0) continue;

@@ -102,6 +102,23 @@ inline const auto add_one = func("add_one", [](Array<float> t, Int i) {
   return i;
 });
 KJIT_KERNEL(through_function, (Array<Int> idx, Array<Float> t)) { add_one(t, idx[tid()]); }
+/// Warp's accumulate-in-place idiom: every thread adds at its own element (1-D and 2-D).
+KJIT_KERNEL(own_adds, (Array<Double> w, Array<Double> t)) {
+  Int i = tid();
+  t[i] += w[i] * 0.5;
+  atomic_add(t, i, 1.0);
+}
+KJIT_KERNEL(own_adds_2d, (Array<Float, 2> t)) {
+  auto [i, j] = tid<2>();
+  t(i, j) += Float(i * 10 + j);
+}
+/// An own-element add into `a` beside adds at other elements of `b`: safe plainly only while
+/// a and b are different memory.
+KJIT_KERNEL(own_and_shifted, (Array<Double> a, Array<Double> b)) {
+  Int i = tid();
+  a[i] += 1.0;
+  b[(i + 1) % b.shape(0)] += 2.0;
+}
 }  // namespace pa_tests
 
 namespace {
@@ -136,16 +153,20 @@ const char* name(PrivatizeMode m) { return m == PrivatizeMode::Never ? "never" :
 
 TEST_CASE("codegen lists the arrays an entry point only adds into") {
   using namespace pa_tests;
-  CHECK(listed(scatter_f.def(), "forward") == R"([{"adds":2,"param":1}])");
+  CHECK(listed(scatter_f.def(), "forward") == R"([{"adds":2,"owned":false,"param":1}])");
   CHECK(listed(scatter_f.def(), "adjoint") == "[]");  // the adjoint of an atomic add reads d t
-  CHECK(listed(scatter_v3.def(), "forward") == R"([{"adds":2,"param":1}])");  // += on an element too
-  CHECK(listed(scatter_m.def(), "forward") == R"([{"adds":1,"param":1},{"adds":1,"param":2}])");
-  CHECK(listed(scatter_i.def(), "forward") == R"([{"adds":1,"param":1},{"adds":1,"param":2}])");
+  CHECK(listed(scatter_v3.def(), "forward") == R"([{"adds":2,"owned":false,"param":1}])");  // += on an element too
+  CHECK(listed(scatter_m.def(), "forward") == R"([{"adds":1,"owned":false,"param":1},{"adds":1,"owned":false,"param":2}])");
+  CHECK(listed(scatter_i.def(), "forward") == R"([{"adds":1,"owned":false,"param":1},{"adds":1,"owned":false,"param":2}])");
   // The adjoint's d x (parameter 3 of gather + 0) takes two adds at gathered indices; d out is read.
   CHECK(listed(gather.def(), "forward") == "[]");
-  CHECK(listed(gather.def(), "adjoint") == R"([{"adds":2,"param":3}])");
-  CHECK(listed(gather_if.def(), "adjoint") == R"([{"adds":2,"param":3}])");
+  CHECK(listed(gather.def(), "adjoint") == R"([{"adds":2,"owned":false,"param":3}])");
+  CHECK(listed(gather_if.def(), "adjoint") == R"([{"adds":2,"owned":false,"param":3}])");
   CHECK(listed(own_reads.def(), "adjoint") == "[]");  // plain adds at the thread's own index
+  // Adds at the thread's own element only: owned (the cpu adds plainly where nothing aliases).
+  CHECK(listed(own_adds.def(), "forward") == R"([{"adds":2,"owned":true,"param":1}])");
+  CHECK(listed(own_adds_2d.def(), "forward") == R"([{"adds":1,"owned":true,"param":0}])");
+  CHECK(listed(own_and_shifted.def(), "forward") == R"([{"adds":1,"owned":true,"param":0},{"adds":1,"owned":false,"param":1}])");
   for (const KernelDef* k : {&reads_target.def(), &claims_slots.def(), &maxes.def(), &halves.def(),
                              &through_function.def()}) {
     INFO(k->name());
@@ -578,4 +599,44 @@ TEST_CASE("host threads launching into one target at once, privatized and not, l
     CHECK(wrong == 0);
     exact = wrong == 0;
   }
+}
+
+TEST_CASE("adds at the thread's own element are plain where no other argument shares the array") {
+  using namespace pa_tests;
+  const int64_t n = 200003;  // pooled on two cores, a tail that is no lane block
+  std::vector<double> w(static_cast<size_t>(n)), t0(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    w[size_t(i)] = double(i % 13) - 4.0;
+    t0[size_t(i)] = 0.25 * double(i % 5);
+  }
+  NdArray t = NdArray::from_vector(t0);
+  const uint64_t plain_before = kjit::detail::plain_add_arrays();
+  launch(own_adds, n, NdArray::from_vector(w), t);
+  CHECK(kjit::detail::plain_add_arrays() == plain_before + 1);
+  std::vector<double> got = t.to_vector<double>();
+  for (int64_t i = 0; i < n; ++i) REQUIRE(got[size_t(i)] == t0[size_t(i)] + w[size_t(i)] * 0.5 + 1.0);
+
+  NdArray g = zeros<float>({300, 70});
+  launch(own_adds_2d.def(), {300, 70}, {g});
+  launch(own_adds_2d.def(), {300, 70}, {g});
+  std::vector<float> gv = g.to_vector<float>();
+  for (int i = 0; i < 300; ++i)
+    for (int j = 0; j < 70; ++j) REQUIRE(gv[size_t(i * 70 + j)] == 2.0f * float(i * 10 + j));
+
+  // Separate arrays: `a` is added into plainly; the same array for both: every add atomic.
+  NdArray a = zeros<double>({n}), b = zeros<double>({n});
+  uint64_t before = kjit::detail::plain_add_arrays();
+  launch(own_and_shifted, n, a, b);
+  CHECK(kjit::detail::plain_add_arrays() == before + 1);
+  CHECK(a.to_vector<double>() == std::vector<double>(static_cast<size_t>(n), 1.0));
+  NdArray x = zeros<double>({n});
+  before = kjit::detail::plain_add_arrays();
+  for (int rep = 0; rep < 3; ++rep) launch(own_and_shifted, n, x, x);
+  CHECK(kjit::detail::plain_add_arrays() == before);
+  CHECK(x.to_vector<double>() == std::vector<double>(static_cast<size_t>(n), 9.0));
+  // A view of the same memory aliases too.
+  NdArray y = zeros<double>({n});
+  before = kjit::detail::plain_add_arrays();
+  launch(own_and_shifted, n, y, y.slice(0, n));
+  CHECK(kjit::detail::plain_add_arrays() == before);
 }

@@ -32,6 +32,7 @@ struct LoopDescription {
 struct PrivateAddDescription {
   int param = 0;  ///< position among the entry point's parameters (adjoint: kernel params, then adjoints)
   int adds = 0;   ///< add statements into it
+  bool owned = false;  ///< every add at the thread's own element (no two threads share one)
 };
 
 /// One kernel of a module, as codegen described it when the entry was written.

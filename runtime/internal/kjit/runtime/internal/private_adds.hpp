@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "kjit/abi.h"
 #include "kjit/compiler/kernel_description.hpp"
 
 namespace kjit::detail {
@@ -21,12 +22,33 @@ struct PrivateTarget {
   MergeKind kind = MergeKind::F32;
   int components = 1;  ///< scalars per element
   int adds = 1;        ///< add statements into it per thread
+  bool owned = false;  ///< every add at the thread's own element (PrivateAddDescription::owned)
 };
 
 /// Everything run_cpu_entry needs to privatize an entry point's add-only arrays.
 struct CpuPrivateAdds {
   int param_count = 0;  ///< packed parameters the entry reads, the launch bounds included
   std::vector<PrivateTarget> targets;
+  std::vector<int> array_args;  ///< every array among the packed parameters (what may alias)
+};
+
+/// The add-only arrays a launch adds into plainly, in place, with no copy: every one when the
+/// launch runs in index order on one thread (deterministic), else the `owned` ones (each
+/// thread adds at its own element) whose memory no other array argument of the launch shares.
+/// It flags copies of their descriptors kArrayPrivate: the packed parameters, which a captured
+/// graph replays, stay as they were. PrivateLaunch leaves flagged arrays alone.
+class PlainAdds {
+ public:
+  PlainAdds(const CpuPrivateAdds* adds, void** params, bool in_order);
+  PlainAdds(const PlainAdds&) = delete;
+  PlainAdds& operator=(const PlainAdds&) = delete;
+  /// The launch's parameters, with the flagged descriptors in place.
+  void** params() { return params_; }
+
+ private:
+  void** params_;
+  std::vector<void*> flagged_params_;
+  std::vector<kj::array_t<void>> flagged_;
 };
 
 /// The privatizable targets of an entry point from its kernel's description (`adjoint`: the
@@ -42,6 +64,9 @@ void set_privatize_mode(PrivatizeMode mode);
 
 /// Arrays privatized by launches since the process started (what tests observe).
 uint64_t privatized_arrays();
+/// Arrays own-element launches added into plainly in place since the process started (what
+/// tests observe; in-order launches are not counted).
+uint64_t plain_add_arrays();
 
 /// Bytes of private copies one launch may hold in all.
 constexpr int64_t kPrivateMaxBytes = int64_t(256) << 20;
