@@ -190,6 +190,8 @@ TEST_CASE("private adds parse into entry parameter positions; malformed ones are
   CHECK(problem({{"forward", {{{"param", 0}, {"adds", 1}}, {{"param", 0}, {"adds", 2}}}}}) ==
         who + "names parameter 0 twice in 'private_adds.forward'");
   CHECK(problem({{"forward", {7}}}) == who + "has a 'private_adds.forward' entry that is not an object");
+  CHECK(problem({{"forward", {{{"param", 0}, {"adds", 1}, {"owned", 1}}}}}) ==
+        who + "has a 'private_adds.forward' entry whose 'owned' is not a boolean");
   nlohmann::json no_adjoint = m.kernels;
   no_adjoint[0]["adjoint"] = nullptr;
   no_adjoint[0]["private_adds"] = {{"adjoint", nlohmann::json::array()}};
