@@ -1,5 +1,6 @@
 // The cpu device: launch overhead of an empty kernel, streaming throughput, the
-// adjoint-to-forward time ratio of the example kernels, and the cost of bounds-checked mode.
+// adjoint-to-forward time ratio of the example kernels, the cost of bounds-checked mode, and of
+// an array allocation with memory tracking off, on, and through a set allocator.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -10,6 +11,8 @@
 
 #include "kjit/kjit.hpp"
 #include "kjit/kernel.hpp"
+#include "kjit/runtime/allocator.hpp"
+#include "kjit/runtime/memory_tracking.hpp"
 #include "kjit/runtime/graph.hpp"
 #include "kjit/runtime/tape.hpp"
 #include "loops.hpp"
@@ -25,6 +28,21 @@ KJIT_KERNEL(empty, (Array<Float> x)) {}
 }  // namespace bench_kernels
 
 namespace {
+
+/// Allocating and freeing a 64-byte array: state.range(0) = 0 as built, 1 with memory tracking
+/// on, 2 through a set allocator that forwards to the built-in one (tracking off).
+void BM_ArrayAllocation(benchmark::State& state) {
+  struct Forwarding : Allocator {
+    void* allocate(size_t bytes) override { return default_allocator(Device::cpu()).allocate(bytes); }
+    void deallocate(void* p, size_t bytes) override { default_allocator(Device::cpu()).deallocate(p, bytes); }
+  } forwarding;
+  const int64_t mode = state.range(0);
+  set_memory_tracking(mode == 1);
+  ScopedAllocator scoped(Device::cpu(), mode == 2 ? &forwarding : nullptr);
+  for (auto _ : state) benchmark::DoNotOptimize(empty<float>({16}).data());
+  set_memory_tracking(false);
+  clear_memory_tracking();
+}
 
 void BM_LaunchEmpty(benchmark::State& state) {
   auto x = zeros<float>({1});
@@ -201,6 +219,7 @@ void BM_Deterministic(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_BoundsCheck)->ArgsProduct({{0, 1, 2}, {0, 1, 2, 3}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ArrayAllocation)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_LaunchEmpty)->Arg(1)->Arg(1 << 16)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GraphReplay)->ArgsProduct({{0, 1}, {1, 1 << 12}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LaunchEmptyTape)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);

@@ -334,13 +334,176 @@ def jax_interop(example, repeat=50):
             "kjit": sum(k_ms.values()), "warp": sum(w_ms.values()), "quote": False}
 
 
+
+def warp_cpu_allocators():
+    """Lets Warp's set_device_allocator and ScopedAllocator take the cpu (Warp 1.19 allows them
+    on CUDA devices only; its cpu arrays ask device.get_allocator() all the same)."""
+    from warp._src import context
+    if getattr(context.Device.get_allocator, "kjit_cpu", False):
+        return
+    builtin = context.Device.get_allocator
+
+    def get_allocator(self, pinned=False):
+        custom = getattr(self, "_custom_allocator", None)
+        return custom if self.is_cpu and not pinned and custom is not None else builtin(self, pinned)
+    get_allocator.kjit_cpu = True
+    context.Device.get_allocator = get_allocator
+
+    def set_device_allocator(device, allocator):
+        wp.get_device(device)._custom_allocator = allocator
+
+    class ScopedAllocator:
+        def __init__(self, device, allocator):
+            self.device, self.allocator = wp.get_device(device), allocator
+
+        def __enter__(self):
+            self.saved = getattr(self.device, "_custom_allocator", None)
+            self.device._custom_allocator = self.allocator
+
+        def __exit__(self, *exc):
+            self.device._custom_allocator = self.saved
+    wp.set_device_allocator, wp.ScopedAllocator = set_device_allocator, ScopedAllocator
+
+
+def allocator_calls(text):
+    """The allocator's calls and totals as the example prints them, one line each ("alloc 4000"),
+    pointers left out (they are addresses of two processes)."""
+    lines = ["%s %s" % m for m in re.findall(r"\[(alloc|dealloc)\]\s+(\d+) bytes", text)]
+    lines += ["total %s %s" % m for m in re.findall(r"Total (allocated|deallocated):\s+(\d+) bytes", text)]
+    return "\n".join(lines) + "\n"
+
+
+def warp_custom_allocator_calls():
+    """Warp's example on the cpu (warp_cpu_allocators): the calls its logging allocator printed."""
+    import contextlib, io
+    warp_cpu_allocators()
+    from warp.examples.core import example_custom_allocator as ex
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        ex.Example()
+    return allocator_calls(text.getvalue())
+
+
+def custom_allocator(frames=19):
+    """core/example_custom_allocator.py: the sizes and order of the logging allocator's calls and
+    its totals; the time of the whole example, quiet."""
+    import contextlib, io
+    warp_calls = warp_custom_allocator_calls()
+    from warp.examples.core import example_custom_allocator as ex
+
+    def quiet_example():
+        with contextlib.redirect_stdout(io.StringIO()):
+            ex.Example()
+    warp_ms = timed(quiet_example, frames)
+    kjit_ms, out = kjit_run("custom_allocator", ["--frames", str(frames)])
+    w, k = warp_calls.splitlines(), open(out).read().splitlines()
+    same = sum(1 for a, b in zip(w, k) if a == b) if len(w) == len(k) else 0
+    check = "allocator calls and totals (%s): %d of %d identical" % (", ".join(w), same, len(w))
+    return {"program": "examples/warp/custom_allocator.cpp", "check": check, "diff": 0.0 if same == len(w) else float("nan"),
+            "kjit": kjit_ms, "warp": warp_ms}
+
+
+class WarpWithoutPinned:
+    """`wp` for an example whose pinned host buffers are plain cpu ones (pinned memory needs CUDA)."""
+    def __getattr__(self, name):
+        return getattr(wp, name)
+
+    @staticmethod
+    def zeros(*args, pinned=False, **kwargs):
+        return wp.zeros(*args, **kwargs)
+
+
+def warp_alloc_tracker(n):
+    """Warp's example (both parts, their reports silenced) on the cpu with its global tracking on
+    and `n` particles: returns the initial positions, the positions at the end of each part and
+    each report's (allocations, bytes, peak bytes, live allocations, live bytes). Its pinned
+    staging buffer is a plain cpu one here (pinned memory needs CUDA)."""
+    import weakref
+    from warp.examples.core import example_alloc_tracker as ex
+    core = wp._src.context.runtime.core
+    state = {"init": None, "sim": None, "positions": {}, "reports": []}
+
+    class Sim(ex.ParticleSim):
+        def __init__(self, *args):
+            super().__init__(*args)
+            state["init"] = self.positions.numpy().copy()
+            state["sim"] = weakref.ref(self)
+
+    def record():
+        state["reports"].append([core.wp_alloc_tracker_get_total_alloc_count(), core.wp_alloc_tracker_get_total_alloc_bytes(),
+                                 core.wp_alloc_tracker_get_peak_bytes(), core.wp_alloc_tracker_get_live_count(),
+                                 core.wp_alloc_tracker_get_current_bytes()])
+        sim = state["sim"]() if state["sim"] else None
+        if sim is not None:  # the positions at a part's last report with the simulation alive
+            state["positions"][state["part"]] = sim.positions.numpy().reshape(-1).copy()
+
+    class Tracker(wp.ScopedMemoryTracker):
+        def report(self, *args, **kwargs):
+            record()
+
+    class Warp(WarpWithoutPinned):  # the example's `wp`, its reports recorded
+        ScopedMemoryTracker = Tracker
+        print_memory_report = staticmethod(record)
+    saved_wp, saved_sim = ex.wp, ex.ParticleSim
+    ex.wp, ex.ParticleSim = Warp(), Sim
+    core.wp_alloc_tracker_reset()
+    core.wp_alloc_tracker_enable(1)  # as wp.config.track_memory does at wp.init()
+    core.wp_alloc_tracker_push_scope(b"global")
+    import contextlib, io
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            state["part"] = 1
+            ex.run_global("cpu", n_particles=n)
+            state["part"] = 2
+            ex.run_scoped("cpu", n_particles=n)
+    finally:
+        core.wp_alloc_tracker_pop_scope()
+        core.wp_alloc_tracker_enable(0)
+        core.wp_alloc_tracker_reset()
+        ex.wp, ex.ParticleSim = saved_wp, saved_sim
+    positions = np.concatenate([state["positions"][1], state["positions"][2]]).astype(np.float32)
+    return state["init"].astype(np.float32), positions, np.array(state["reports"], dtype=np.int64)
+
+
+def alloc_tracker(n=200_000, frames=20):
+    """core/example_alloc_tracker.py (200,000 particles): every report's counts and bytes and the
+    positions at the end of both parts; the time of a simulation step."""
+    from warp.examples.core import example_alloc_tracker as ex
+    init, positions, reports = warp_alloc_tracker(n)
+    init_file = os.path.join(tmp, "alloc_tracker_init.bin")
+    init.tofile(init_file)
+    saved_wp, ex.wp = ex.wp, WarpWithoutPinned()
+    try:
+        sim = ex.ParticleSim(n, "cpu")
+    finally:
+        ex.wp = saved_wp
+    warp_ms = stepped(sim.step, frames)
+    kjit_ms, out = kjit_run("alloc_tracker", ["--particles", str(n), "--init", init_file, "--frames", str(frames)])
+    raw = open(out, "rb").read()
+    k_pos = np.frombuffer(raw[:positions.size * 4], dtype=np.float32)
+    k_rep = np.frombuffer(raw[positions.size * 4:], dtype=np.int64)
+    same = int(np.sum(positions.view(np.uint32) == k_pos.view(np.uint32))) if k_pos.size == positions.size else 0
+    diff = float(np.max(np.abs(positions - k_pos))) if same != positions.size and k_pos.size == positions.size else 0.0
+    rep_same = int(np.sum(reports.reshape(-1) == k_rep)) if k_rep.size == reports.size else 0
+    check = ("positions after 31 and 91 steps: %d of %d values bit-identical; %d reports' allocations, bytes, "
+             "peak, live allocations and live bytes: %d of %d values identical (Warp's pinned staging buffer a "
+             "plain cpu one on both sides)" % (same, positions.size, len(reports), rep_same, reports.size))
+    if rep_same != reports.size:
+        diff = float("nan")
+    return {"program": "examples/warp/alloc_tracker.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
+
+
+# The alloc tracker's particles in the ctest (warp_example_alloc_tracker).
+ALLOC_TRACKER_TEST = 1000
+
 PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_graph_capture.py": graph_capture, "core/example_fluid.py": fluid,
           "optim/example_fluid_checkpoint.py": fluid_checkpoint,
           "optim/example_fluid_checkpoint_custom_backward.py": fluid_checkpoint_custom_backward,
           "core/example_spin_lock.py": spin_lock, "core/example_work_queue.py": work_queue,
           "interop/example_jax_kernel.py": lambda: jax_interop("jax_kernel"),
-          "interop/example_jax_callable.py": lambda: jax_interop("jax_callable")}
+          "interop/example_jax_callable.py": lambda: jax_interop("jax_callable"),
+          "core/example_custom_allocator.py": custom_allocator, "core/example_alloc_tracker.py": alloc_tracker}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("geometry", r"wp\.(Mesh|Bvh|HashGrid|Volume|MarchingCubes)\b|warp\.geometry"),
@@ -392,6 +555,14 @@ def write_goldens(directory):
     np.concatenate([queue.head.numpy(), queue.tail.numpy(), queue.buffer.numpy()]).astype(np.int32).tofile(
         os.path.join(directory, "work_queue.bin"))
     outputs["work_queue.bin"] = None
+    with open(os.path.join(directory, "custom_allocator.txt"), "w") as f:
+        f.write(warp_custom_allocator_calls())
+    init, positions, reports = warp_alloc_tracker(ALLOC_TRACKER_TEST)
+    init.tofile(os.path.join(directory, "alloc_tracker_init_%d.bin" % ALLOC_TRACKER_TEST))
+    with open(os.path.join(directory, "alloc_tracker_%d.bin" % ALLOC_TRACKER_TEST), "wb") as f:
+        f.write(positions.tobytes() + reports.tobytes())
+    outputs["custom_allocator.txt"] = outputs["alloc_tracker_init_%d.bin" % ALLOC_TRACKER_TEST] = None
+    outputs["alloc_tracker_%d.bin" % ALLOC_TRACKER_TEST] = None
     # Every array the JAX interop examples print (warp_example_jax_* ctests).
     for example in ("jax_kernel", "jax_callable"):
         subprocess.run([sys.executable, os.path.join(root, "scripts", "warp_jax_examples.py"), "warp", example, "--quiet",

@@ -21,20 +21,6 @@ void* allocate_host(size_t bytes) noexcept {
   return p;
 }
 
-void* allocate(const Device& device, size_t bytes) {
-  if (device.is_cuda()) return bytes ? cuda::alloc(device.ordinal(), bytes) : nullptr;
-  if (bytes == 0) return nullptr;
-  void* p = allocate_host(bytes);
-  if (!p) throw Error(ErrorKind::User, "out of host memory allocating " + std::to_string(bytes) + " bytes");
-  return p;
-}
-
-void deallocate(const Device& device, void* ptr) noexcept {
-  if (!ptr) return;
-  if (device.is_cuda()) cuda::free(device.ordinal(), ptr);
-  else std::free(ptr);
-}
-
 void copy_bytes(const Device& dst_device, void* dst, const Device& src_device, const void* src,
                 size_t bytes, const Stream& stream) {
   if (bytes == 0) return;

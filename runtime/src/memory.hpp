@@ -18,10 +18,6 @@ constexpr size_t kHostAlignment = 64;
 void* allocate_host(size_t bytes) noexcept;
 constexpr size_t kHugePageBytes = size_t(2) << 20;
 
-/// `bytes` of memory on `device` (cpu: allocate_host). Throws on failure.
-void* allocate(const Device& device, size_t bytes);
-/// Frees memory from allocate().
-void deallocate(const Device& device, void* ptr) noexcept;
 /// Copies `bytes` between any two devices (on `stream` when it is a CUDA stream).
 void copy_bytes(const Device& dst_device, void* dst, const Device& src_device, const void* src,
                 size_t bytes, const Stream& stream);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "array_memory.hpp"
 #include "checked_size.hpp"
 #include "memory.hpp"
 #include "graph_capture.hpp"
@@ -41,13 +42,6 @@ std::vector<int64_t> row_major(const Shape& shape, int64_t element_bytes) {
     s *= shape[d];
   }
   return strides;
-}
-
-detail::SharedResource own(const Device& device, void* p) {
-  return detail::SharedResource(p, device, [](void* q, const Device& d) {
-    detail::note_release(q);
-    detail::deallocate(d, q);
-  });
 }
 
 }  // namespace
@@ -91,8 +85,7 @@ NdArray NdArray::empty(ir::Type element, const Shape& shape, const Device& devic
   a.element_ = element;
   a.set_layout(shape, row_major(shape, element.element_bytes()));
   a.device_ = device;
-  a.data_ = detail::allocate(device, size_t(bytes));
-  a.memory_ = own(device, a.data_);
+  a.memory_ = detail::allocate_array(device, size_t(bytes), &a.data_, element, shape, false);
   return a;
 }
 
@@ -133,8 +126,7 @@ NdArray& NdArray::requires_grad() {
   if (!is_contiguous())
     throw Error(ErrorKind::User, "requires_grad: gradient buffers are allocated for contiguous arrays only");
   size_t bytes = size_t(size()) * element_bytes();
-  grad_ = detail::allocate(device_, bytes);
-  grad_memory_ = own(device_, grad_);
+  grad_memory_ = detail::allocate_array(device_, bytes, &grad_, element_, shape(), true);
   detail::zero_bytes(device_, grad_, bytes, Stream::default_for(device_));
   return *this;
 }

@@ -8,15 +8,23 @@ struct SharedResource::Block {
   Count head;
   void* resource;
   Device device;
-  Release release;
+  Release release;  // one of release and release_from is set
+  ReleaseFrom release_from;
+  void* source;
+  size_t bytes;
 };
 
 SharedResource::SharedResource(void* resource, const Device& device, Release release)
-    : block_(&(new Block{{1}, resource, device, release})->head) {}
+    : block_(&(new Block{{1}, resource, device, release, nullptr, nullptr, 0})->head) {}
+
+SharedResource::SharedResource(void* resource, const Device& device, void* source, size_t bytes,
+                               ReleaseFrom release)
+    : block_(&(new Block{{1}, resource, device, nullptr, release, source, bytes})->head) {}
 
 void SharedResource::destroy(Count* c) noexcept {
   Block* b = reinterpret_cast<Block*>(c);
-  b->release(b->resource, b->device);
+  if (b->release_from) b->release_from(b->resource, b->device, b->source, b->bytes);
+  else b->release(b->resource, b->device);
   delete b;
 }
 

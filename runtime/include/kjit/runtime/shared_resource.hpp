@@ -3,6 +3,8 @@
 // NdArray and Stream, without <memory> in every program's headers.
 #pragma once
 
+#include <cstddef>
+
 #include "kjit/ref_count.hpp"
 #include "kjit/runtime/device.hpp"
 
@@ -14,9 +16,13 @@ namespace kjit::detail {
 class SharedResource {
  public:
   using Release = void (*)(void* resource, const Device& device);
+  /// A release that also gets what the resource was made with: array memory goes back to the
+  /// allocator (`source`) that allocated its `bytes`.
+  using ReleaseFrom = void (*)(void* resource, const Device& device, void* source, size_t bytes);
 
   SharedResource() = default;
   SharedResource(void* resource, const Device& device, Release release);
+  SharedResource(void* resource, const Device& device, void* source, size_t bytes, ReleaseFrom release);
   SharedResource(const SharedResource& o) noexcept : block_(o.block_) { retain(block_); }
   SharedResource(SharedResource&& o) noexcept : block_(o.block_) { o.block_ = nullptr; }
   SharedResource& operator=(const SharedResource& o) noexcept {
