@@ -60,7 +60,7 @@ template <class T> KJ_FUNC void adj_normalize(const quat_t<T>& q, const quat_t<T
 }
 }  // namespace kj
 
-//@chunk quatmath requires quat cross dual mat
+//@chunk quatmath requires quat cross dual mat abs
 namespace kj {
 /// Rotation of `angle` about `axis` (used as given: pass a unit axis).
 template <class T> KJ_FUNC quat_t<T> quat_from_axis_angle(const vec_t<3, T>& axis, T angle) {
