@@ -7,7 +7,8 @@ template <int R, int C, class T> KJ_FUNC void adj_transpose(const mat_t<R, C, T>
 
 //@chunk trace requires mat
 namespace kj {
-template <int N, class T> KJ_FUNC T trace(const mat_t<N, N, T>& m) { T s = T(0); for (int i = 0; i < N; ++i) s += m.c[i][i]; return s; }
+// Starts from m[0][0], not 0, as Warp: an all -0 diagonal sums to -0.
+template <int N, class T> KJ_FUNC T trace(const mat_t<N, N, T>& m) { T s = m.c[0][0]; for (int i = 1; i < N; ++i) s += m.c[i][i]; return s; }
 template <int N, class T> KJ_FUNC void adj_trace(const mat_t<N, N, T>& m, T ret, mat_t<N, N, T>& adj_m, T adj_ret) { for (int i = 0; i < N; ++i) adj_m.c[i][i] += adj_ret; }
 template <int N, class T> KJ_FUNC mat_t<N, N, T> diag(const vec_t<N, T>& v) { mat_t<N, N, T> m = {}; for (int i = 0; i < N; ++i) m.c[i][i] = v.c[i]; return m; }
 template <int N, class T> KJ_FUNC void adj_diag(const vec_t<N, T>& v, const mat_t<N, N, T>& ret, vec_t<N, T>& adj_v, const mat_t<N, N, T>& adj_ret) { for (int i = 0; i < N; ++i) adj_v.c[i] += adj_ret.c[i][i]; }
@@ -45,8 +46,9 @@ template <int N, class T> KJ_FUNC void adj_matrix_from_rows(const vec_t<N, T>&, 
 //@chunk determinant requires mat dual
 namespace kj {
 template <class T> KJ_FUNC T determinant(const mat_t<2, 2, T>& m) { return m.c[0][0] * m.c[1][1] - m.c[0][1] * m.c[1][0]; }
+// row0 . (row1 x row2), in Warp's order of operations, so that signed zeros and rounding agree.
 template <class T> KJ_FUNC T determinant(const mat_t<3, 3, T>& m) {
-  return m.c[0][0] * (m.c[1][1] * m.c[2][2] - m.c[1][2] * m.c[2][1]) - m.c[0][1] * (m.c[1][0] * m.c[2][2] - m.c[1][2] * m.c[2][0]) +
+  return m.c[0][0] * (m.c[1][1] * m.c[2][2] - m.c[1][2] * m.c[2][1]) + m.c[0][1] * (m.c[1][2] * m.c[2][0] - m.c[1][0] * m.c[2][2]) +
          m.c[0][2] * (m.c[1][0] * m.c[2][1] - m.c[1][1] * m.c[2][0]);
 }
 template <class T> KJ_FUNC T determinant(const mat_t<4, 4, T>& m) {

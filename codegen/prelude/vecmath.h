@@ -111,7 +111,20 @@ template <int R, int C, class T> KJ_FUNC void adj_outer(const vec_t<R, T>& a, co
 
 //@chunk argminmax requires vec
 namespace kj {
-/// Index of the smallest / largest component (the first on ties).
-template <int N, class T> KJ_FUNC kj_uint32 argmin(const vec_t<N, T>& v) { kj_uint32 k = 0; for (int i = 1; i < N; ++i) if (v.c[i] < v.c[k]) k = (kj_uint32)i; return k; }
-template <int N, class T> KJ_FUNC kj_uint32 argmax(const vec_t<N, T>& v) { kj_uint32 k = 0; for (int i = 1; i < N; ++i) if (v.c[k] < v.c[i]) k = (kj_uint32)i; return k; }
+/// Index of the smallest / largest component (the first on ties). NaN components are
+/// skipped, as Warp (0 when all are NaN): a leading NaN would otherwise win every comparison.
+template <int N, class T> KJ_FUNC kj_uint32 argmin(const vec_t<N, T>& v) {
+  int k = 0;
+  while (k < N && v.c[k] != v.c[k]) ++k;
+  if (k == N) return 0;
+  for (int i = k + 1; i < N; ++i) if (v.c[i] < v.c[k]) k = i;
+  return (kj_uint32)k;
+}
+template <int N, class T> KJ_FUNC kj_uint32 argmax(const vec_t<N, T>& v) {
+  int k = 0;
+  while (k < N && v.c[k] != v.c[k]) ++k;
+  if (k == N) return 0;
+  for (int i = k + 1; i < N; ++i) if (v.c[k] < v.c[i]) k = i;
+  return (kj_uint32)k;
+}
 }  // namespace kj

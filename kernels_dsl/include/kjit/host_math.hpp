@@ -148,8 +148,8 @@ template <int N, class T = float, class... None, std::enable_if_t<sizeof...(None
 constexpr mat<N, N, T> identity(None...) { return mat<N, N, T>::identity(); }
 /// The sum of the diagonal, the diagonal as a vector, and the diagonal matrix of a vector.
 template <int N, class T> constexpr T trace(const mat<N, N, T>& m) {
-  T s = T(0);
-  for (int i = 0; i < N; ++i) s = T(s + m.c[i][i]);
+  T s = m.c[0][0];  // as the kernels (and Warp): an all -0 diagonal sums to -0
+  for (int i = 1; i < N; ++i) s = T(s + m.c[i][i]);
   return s;
 }
 template <int N, class T> constexpr vec<N, T> get_diag(const mat<N, N, T>& m) {
@@ -162,11 +162,11 @@ template <int N, class T> constexpr mat<N, N, T> diag(const vec<N, T>& v) {
   for (int i = 0; i < N; ++i) m.c[i][i] = v.c[i];
   return m;
 }
-/// The determinant of a 2x2, 3x3 (cofactors of the first row) or 4x4 matrix (expansion along
-/// the first row over 3x3 minors).
+/// The determinant of a 2x2, 3x3 (row0 . row1 x row2, as the kernels and Warp) or 4x4
+/// matrix (expansion along the first row over 3x3 minors).
 template <class T> constexpr T determinant(const mat<2, 2, T>& m) { return T(m.c[0][0] * m.c[1][1] - m.c[0][1] * m.c[1][0]); }
 template <class T> constexpr T determinant(const mat<3, 3, T>& m) {
-  return T(m.c[0][0] * (m.c[1][1] * m.c[2][2] - m.c[1][2] * m.c[2][1]) - m.c[0][1] * (m.c[1][0] * m.c[2][2] - m.c[1][2] * m.c[2][0]) +
+  return T(m.c[0][0] * (m.c[1][1] * m.c[2][2] - m.c[1][2] * m.c[2][1]) + m.c[0][1] * (m.c[1][2] * m.c[2][0] - m.c[1][0] * m.c[2][2]) +
            m.c[0][2] * (m.c[1][0] * m.c[2][1] - m.c[1][1] * m.c[2][0]));
 }
 template <class T> constexpr T determinant(const mat<4, 4, T>& m) {
