@@ -608,16 +608,14 @@ scripts/warp_examples.sh
 ```
 
 Times are milliseconds per frame on this machine's cpu (kjit on all cores, Warp's cpu launches
-on one), medians of 5 to 19 frames after a warm-up one, in one run; for `optim/` examples, per
-optimisation iteration (forward, checkpointed backward, Adam step), with kjit's launches
-deterministic to get Warp's bits (every adjoint in index order on one thread, its float adds
-compare-and-swap loops, where Warp's one-thread cpu adds plainly); the machine's load average
-on one), medians of 5 to 19 frames after a warm-up one, in one run; for the JAX interop
-examples, the sum over the example functions of each one's jitted call (the median of 50 after a
-warm-up one, each function's own times in its check; both under JAX 0.7.2 on the cpu platform,
-Warp's launch a Python callback, kjit's a C++ handler); the machine's load average
-(other work on its %d cores) was %.1f when it started: kjit's pool gains little from a second
-core another process keeps busy.
+on one), medians of 5 to 19 frames after a warm-up one, in one run. For `optim/` examples, per
+optimisation iteration (forward, checkpointed backward, Adam step), kjit's launches
+deterministic to get Warp's bits (in index order on one thread, adding plainly, as Warp's cpu
+does). For the JAX interop examples, the sum over the example functions of each one's jitted
+call (the median of 50 after a warm-up one, each function's own times in its check; both under
+JAX 0.7.2 on the cpu platform, Warp's launch a Python callback, kjit's a C++ handler). The
+machine's load average (other work on its %d cores) was %.1f when it started: kjit's pool gains
+little from a second core another process keeps busy.
 
 | example | status | kjit program | checked outputs | kjit ms | Warp ms | kjit / Warp |
 |---|---|---|---|---|---|---|

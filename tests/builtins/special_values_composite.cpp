@@ -86,8 +86,9 @@ std::string code_of(const Type& t) {
     case ir::Shape::Matrix: return "m" + std::to_string(t.rows) + std::to_string(t.cols);
     case ir::Shape::Quat: return "q";
     case ir::Shape::Transform: return "t";
-    default: return "?";
+    case ir::Shape::Void: case ir::Shape::Struct: break;  // no builtin of these here
   }
+  return "?";
 }
 
 std::vector<Signature> signatures() {

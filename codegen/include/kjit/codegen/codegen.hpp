@@ -23,7 +23,8 @@ constexpr int kCodegenVersion = 19;  // 9: value_t parameters, value sums, the d
                                      // 16: checkpoints due by a mask, lane state copied as bytes;
                                      // 17: adjoint lane functions without PRE and sinking (GCC);
                                      // 18: Warp's random, noise, quat_rpy and special-value rules in the prelude;
-                                     // 19: arrays in struct fields (kj::grad_view), 32-bit launch coordinates
+                                     // 19: arrays in struct fields (kj::grad_view), 32-bit launch coordinates,
+                                     // Warp's argmin/argmax/trace/3x3 determinant
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
