@@ -150,6 +150,11 @@ KJ_FUNC kj_int32 launch_coord(const launch_bounds_t& dim, kj_int64 index, int k)
 
 //@chunk array requires core
 namespace kj {
+/// An array element read and written: vectors and matrices overload these component by
+/// component (vec.h), as the vectorizer cannot split a whole-struct copy, and GCC copies a vec3
+/// through the stack as 8 + 4 bytes, whose read of two 4-byte stores stalls store forwarding.
+template <class T> KJ_FUNC T load_of(const T& x) { return x; }
+template <class T> KJ_FUNC void store_to(T& dst, const T& x) { dst = x; }
 /// The element of `a` at the given indices (a reference into the array's memory).
 template <class T>
 KJ_FUNC T& elem(const array_t<T>& a, kj_int64 i) {
@@ -289,10 +294,6 @@ struct lanes<bool, N> {
   KJ_FUNC void set(int l, bool x) { v[l] = x; }
   KJ_FUNC void select(int l, bool on, bool x) { v[l] = on ? x : v[l]; }
 };
-/// An array element read and written in lane loops: vectors and matrices overload these
-/// component by component (vec.h), as the vectorizer cannot split a whole-struct copy.
-template <class T> KJ_FUNC T load_of(const T& x) { return x; }
-template <class T> KJ_FUNC void store_to(T& dst, const T& x) { dst = x; }
 /// Arrays of at least this many bytes that a lane function writes in whole blocks (each thread
 /// its own element, and nothing else done with the array: lane_emitter.cpp's block stores) get
 /// non-temporal stores, which do not read the lines first and keep them out of the caches (as

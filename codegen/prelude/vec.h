@@ -29,6 +29,8 @@ template <int N, class T> struct caster<vec_t<N, T>> {
 template <int N, class T> KJ_FUNC vec_t<N, T> operator/(vec_t<N, T> a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] = quot(a.c[i], b.c[i]); return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T>& operator*=(vec_t<N, T>& a, T s) { for (int i = 0; i < N; ++i) a.c[i] *= s; return a; }
 
+template <int N, class T> KJ_FUNC vec_t<N, T> load_of(const vec_t<N, T>& x) { vec_t<N, T> r; for (int i = 0; i < N; ++i) r.c[i] = x.c[i]; return r; }
+template <int N, class T> KJ_FUNC void store_to(vec_t<N, T>& dst, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) dst.c[i] = x.c[i]; }
 #if !KJ_CUDA
 /// A vector per lane, one array per component.
 template <int N, class T, int L>
@@ -38,8 +40,6 @@ struct lanes<vec_t<N, T>, L> {
   KJ_FUNC void set(int l, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) c[i][l] = x.c[i]; }
   KJ_FUNC void select(int l, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) c[i][l] = on ? x.c[i] : c[i][l]; }
 };
-template <int N, class T> KJ_FUNC vec_t<N, T> load_of(const vec_t<N, T>& x) { vec_t<N, T> r; for (int i = 0; i < N; ++i) r.c[i] = x.c[i]; return r; }
-template <int N, class T> KJ_FUNC void store_to(vec_t<N, T>& dst, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) dst.c[i] = x.c[i]; }
 template <int N, class T> KJ_FUNC void add_if(vec_t<N, T>& a, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) a.c[i] = on ? a.c[i] + x.c[i] : a.c[i]; }
 template <int N, class T> KJ_FUNC void sub_if(vec_t<N, T>& a, bool on, const vec_t<N, T>& x) { for (int i = 0; i < N; ++i) a.c[i] = on ? a.c[i] - x.c[i] : a.c[i]; }
 template <int N, class T> KJ_FUNC bool lane_nonzero(const vec_t<N, T>& a) { bool r = false; for (int i = 0; i < N; ++i) r = r | adj_nonzero(a.c[i]); return r; }
@@ -82,6 +82,8 @@ template <int R, int C, class T> KJ_FUNC vec_t<R, T> operator*(const mat_t<R, C,
 template <int R, int C, class T> KJ_FUNC vec_t<C, T> operator*(const vec_t<R, T>& v, const mat_t<R, C, T>& m) { vec_t<C, T> r; for (int j = 0; j < C; ++j) { T s = T(0); for (int i = 0; i < R; ++i) s += v.c[i] * m.c[i][j]; r.c[j] = s; } return r; }
 template <int R, int C, int K, class T> KJ_FUNC mat_t<R, K, T> operator*(const mat_t<R, C, T>& a, const mat_t<C, K, T>& b) { mat_t<R, K, T> r; for (int i = 0; i < R; ++i) for (int k = 0; k < K; ++k) { T s = T(0); for (int j = 0; j < C; ++j) s += a.c[i][j] * b.c[j][k]; r.c[i][k] = s; } return r; }
 
+template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> load_of(const mat_t<R, C, T>& x) { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = x.c[i][j]; return r; }
+template <int R, int C, class T> KJ_FUNC void store_to(mat_t<R, C, T>& dst, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) dst.c[i][j] = x.c[i][j]; }
 #if !KJ_CUDA
 /// A matrix per lane, one array per component.
 template <int R, int C, class T, int L>
@@ -91,8 +93,6 @@ struct lanes<mat_t<R, C, T>, L> {
   KJ_FUNC void set(int l, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) c[i][j][l] = x.c[i][j]; }
   KJ_FUNC void select(int l, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) c[i][j][l] = on ? x.c[i][j] : c[i][j][l]; }
 };
-template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> load_of(const mat_t<R, C, T>& x) { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = x.c[i][j]; return r; }
-template <int R, int C, class T> KJ_FUNC void store_to(mat_t<R, C, T>& dst, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) dst.c[i][j] = x.c[i][j]; }
 template <int R, int C, class T> KJ_FUNC void add_if(mat_t<R, C, T>& a, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = on ? a.c[i][j] + x.c[i][j] : a.c[i][j]; }
 template <int R, int C, class T> KJ_FUNC void sub_if(mat_t<R, C, T>& a, bool on, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] = on ? a.c[i][j] - x.c[i][j] : a.c[i][j]; }
 template <int R, int C, class T> KJ_FUNC bool lane_nonzero(const mat_t<R, C, T>& a) { bool r = false; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r = r | adj_nonzero(a.c[i][j]); return r; }

@@ -234,8 +234,9 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
       return out + ", " + n_.value(s.args[1]) + ")";
     }
     case ir::Op::LoadVar: return n_.var(s.var());
-    case ir::Op::ArrayLoad:
-      return element(s, s.args.size() - 1);
+    case ir::Op::ArrayLoad:  // component by component (kj::load_of): see copies_by_component
+      return copies_by_component(s.type) ? "kj::load_of(" + element(s, s.args.size() - 1) + ")"
+                                         : element(s, s.args.size() - 1);
     case ir::Op::ArrayShape: return n_.value(s.args[0]) + ".shape[" + std::to_string(s.dimension()) + "]";
     case ir::Op::TangentCall: return tangent_call(s);
     case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::StoreVar: case ir::Op::ArrayStore:

@@ -35,7 +35,10 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         break;
       case ir::Op::ArrayStore:
         if (!without_effects)
-          w.user_line(guarded(s) + ex.element(s, s.args.size() - 2) + " = " + n.value(s.args.back()) + ";", indent, loc);
+          w.user_line(guarded(s) + (copies_by_component(n.fn.type_of(s.args.back()))
+                                        ? "kj::store_to(" + ex.element(s, s.args.size() - 2) + ", " + n.value(s.args.back()) + ")"
+                                        : ex.element(s, s.args.size() - 2) + " = " + n.value(s.args.back())) +
+                      ";", indent, loc);
         break;
       case ir::Op::ArrayAtomic:
         if (without_effects)  // the value is the element's current one (a replay without effects)
