@@ -9,78 +9,17 @@
 // estimate for this variant).
 // Usage: warp_fluid_checkpoint_custom_backward [--grid N] [--steps S] [--pressure-iterations P]
 //          [--segment-size K] [--iters I] [--target FILE] [--out FILE] [--deterministic 0|1]
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <stdexcept>
-#include <string>
+#include <exception>
 #include <utility>
-#include <vector>
 
-#include "kjit/kjit.hpp"
-#include "kjit/runtime/optim.hpp"
-#include "kjit/runtime/tape.hpp"
+#include "fluid_checkpoint_common.hpp"
 
 namespace fluid_checkpoint_custom_backward {
 using namespace kjit::dsl;
+using fluid_checkpoint::cyclic_index;
+using fluid_checkpoint::jacobi_relaxation;
 KJIT_MODULE(warp_fluid_checkpoint_custom_backward)
-
-// Warp's N_GRID is a wp.constant (512); the grid size is a parameter here so that the check and
-// the ctest can run small grids, and DH = 1 / N_GRID (a Python float, float32 in Warp's kernels)
-// comes in as a Float of the same value.
-constexpr float jacobi_relaxation = float(2.0 / 3.0);  // damping makes the checkerboard mode decay
-
-/// Periodic boundary: wraps an index into [0, n).
-inline const auto cyclic_index = func("cyclic_index", [](Int idx, Int n) {
-  Var<Int> ret_idx = idx % n;
-  If(ret_idx < 0, [&] { ret_idx += n; });
-  return Int(ret_idx);
-});
-
-KJIT_KERNEL(fill_initial_density, (Array<Float, 2> density, Float column_width)) {
-  auto [i, j] = tid<2>();
-  Float y_pos = Float(i);
-  // Three bands of fluid.
-  If(column_width <= y_pos && y_pos < 2.0f * column_width, [&] { density(i, j) = 1.0f; })
-      .ElseIf(4.5f * column_width <= y_pos && y_pos < 5.5f * column_width, [&] { density(i, j) = 1.0f; })
-      .ElseIf(8.0f * column_width <= y_pos && y_pos < 9.0f * column_width, [&] { density(i, j) = 1.0f; })
-      .Else([&] { density(i, j) = 0.0f; });
-}
-
-/// Moves f0 along (vx, vy) back in time: semi-Lagrangian, bilinear, periodic.
-KJIT_KERNEL(advect, (Float dt, Array<Float, 2> vx, Array<Float, 2> vy, Array<Float, 2> f0, Array<Float, 2> f1,
-                     Int n)) {
-  auto [i, j] = tid<2>();
-  Float center_xs = Float(i) - vx(i, j) * dt;
-  Float center_ys = Float(j) - vy(i, j) * dt;
-  Int left_idx = Int(floor(center_xs));
-  Int bot_idx = Int(floor(center_ys));
-  Float s1 = center_xs - Float(left_idx);  // weight of the right cell
-  Float s0 = 1.0f - s1;
-  Float t1 = center_ys - Float(bot_idx);  // weight of the top cell
-  Float t0 = 1.0f - t1;
-  Int i0 = cyclic_index(left_idx, n), i1 = cyclic_index(left_idx + 1, n);
-  Int j0 = cyclic_index(bot_idx, n), j1 = cyclic_index(bot_idx + 1, n);
-  f1(i, j) = s0 * (t0 * f0(i0, j0) + t1 * f0(i0, j1)) + s1 * (t0 * f0(i1, j0) + t1 * f0(i1, j1));
-}
-
-/// Backward-difference divergence, paired with the forward pressure gradient.
-KJIT_KERNEL(divergence, (Array<Float, 2> wx, Array<Float, 2> wy, Array<Float, 2> div, Int n, Float dh)) {
-  auto [i, j] = tid<2>();
-  div(i, j) = (wx(i, j) - wx(cyclic_index(i - 1, n), j) + wy(i, j) - wy(i, cyclic_index(j - 1, n))) / dh;
-}
-
-/// One damped Jacobi iteration of the pressure Poisson equation.
-KJIT_KERNEL(jacobi_iter, (Array<Float, 2> div, Array<Float, 2> p0, Array<Float, 2> p1, Int n, Float dh)) {
-  auto [i, j] = tid<2>();
-  p1(i, j) = (1.0f - jacobi_relaxation) * p0(i, j) +
-             0.25f * jacobi_relaxation *
-                 (-dh * dh * div(i, j) + p0(cyclic_index(i - 1, n), j) + p0(cyclic_index(i + 1, n), j) +
-                  p0(i, cyclic_index(j - 1, n)) + p0(i, cyclic_index(j + 1, n)));
-}
 
 /// The adjoint of one damped Jacobi iteration: div enters pointwise, and on the periodic grid
 /// each p0 cell reaches p1 through the same symmetric stencil, so each thread gathers its five
@@ -99,50 +38,12 @@ KJIT_KERNEL(accumulate_pressure_grad, (Array<Float, 2> pressure_grad_increment, 
   auto [i, j] = tid<2>();
   pressure_grad(i, j) += pressure_grad_increment(i, j);
 }
-
-/// Subtracts the forward pressure gradient, paired with the backward divergence.
-KJIT_KERNEL(update_velocities, (Array<Float, 2> p, Array<Float, 2> wx, Array<Float, 2> wy, Array<Float, 2> vx,
-                                Array<Float, 2> vy, Int n, Float dh)) {
-  auto [i, j] = tid<2>();
-  vx(i, j) = wx(i, j) - (p(cyclic_index(i + 1, n), j) - p(i, j)) / dh;
-  vy(i, j) = wy(i, j) - (p(i, cyclic_index(j + 1, n)) - p(i, j)) / dh;
-}
-
-KJIT_KERNEL(compute_loss, (Array<Float, 2> actual_state, Array<Float, 2> target_state, Array<Float> loss, Int n)) {
-  auto [i, j] = tid<2>();
-  Float loss_value = (actual_state(i, j) - target_state(i, j)) * (actual_state(i, j) - target_state(i, j)) /
-                     Float(n * n);
-  atomic_add(loss, 0, loss_value);
-}
 }  // namespace fluid_checkpoint_custom_backward
 
 namespace {
-
-/// The state carried from one step (and one checkpoint segment) to the next.
-struct Fields {
-  kjit::NdArray vx, vy, density, pressure;
-};
-
-struct Config {
-  int grid = 512, steps = 1000, pressure_iterations = 50, segment_size = 0, iters = 50;
-  bool deterministic = true;
-  std::string target, out;
-};
-
-/// Warp's estimate_segment_size for this variant: the segment size with the fewest stored grids,
-/// 14 S + 4 ceil(steps / S) (the solve keeps no iterates), ties going to the larger size.
-int estimate_segment_size(int sim_steps) {
-  int best = 1;
-  long best_storage = -1;
-  for (int size = 1; size <= sim_steps; ++size) {
-    const long segments = (sim_steps + size - 1) / size;
-    const long storage = 14L * size + 4 * segments;
-    if (best_storage < 0 || storage <= best_storage) best = size, best_storage = storage;
-  }
-  return best;
-}
-
-kjit::NdArray grid(int n) { return kjit::zeros<float>({n, n}); }
+using fluid_checkpoint_port::Config;
+using fluid_checkpoint_port::Fields;
+using fluid_checkpoint_port::grid;
 
 /// Warp's JacobiSolver: the pressure solve through two scratch grids it reuses for every solve
 /// and every backward, its launches off the tape, and its adjoint one recorded function.
@@ -152,7 +53,7 @@ class JacobiSolver {
 
   /// Advances p0 to p1 (div fixed); with a tape, records the solve's adjoint on it.
   void solve(const kjit::NdArray& div, const kjit::NdArray& p0, const kjit::NdArray& p1, kjit::Tape* tape) const {
-    namespace fc = fluid_checkpoint_custom_backward;
+    namespace fc = fluid_checkpoint;
     const kjit::Dims dims{n_, n_};
     const double dh = 1.0 / n_;
     kjit::LaunchOptions off_tape;
@@ -174,7 +75,7 @@ class JacobiSolver {
   /// p1's gradient through the transposed iterations into p0's and div's (the previous step's
   /// final pressure is this solve's initial guess: its gradient is added to).
   void backward(const kjit::NdArray& div, const kjit::NdArray& p0, const kjit::NdArray& p1) const {
-    namespace fc = fluid_checkpoint_custom_backward;
+    namespace fcb = fluid_checkpoint_custom_backward;
     const kjit::Dims dims{n_, n_};
     const double dh = 1.0 / n_;
     kjit::LaunchOptions off_tape;
@@ -182,10 +83,10 @@ class JacobiSolver {
     kjit::NdArray g0 = scratch0_, g1 = scratch1_;
     g0.copy_from(p1.grad());  // a copy: p1's gradient stays for other users
     for (int k = 0; k < iterations_; ++k) {
-      kjit::launch(fc::jacobi_iter_adjoint.def(), dims, {div.grad(), g0, g1, n_, dh}, off_tape);
+      kjit::launch(fcb::jacobi_iter_adjoint.def(), dims, {div.grad(), g0, g1, n_, dh}, off_tape);
       std::swap(g0, g1);
     }
-    kjit::launch(fc::accumulate_pressure_grad.def(), dims, {g0, p0.grad()}, off_tape);
+    kjit::launch(fcb::accumulate_pressure_grad.def(), dims, {g0, p0.grad()}, off_tape);
   }
 
   int iterations_, n_;
@@ -196,7 +97,7 @@ class JacobiSolver {
 /// `solver` warm-started from in.pressure, density advection. Every intermediate is a fresh
 /// array, so none is overwritten while a tape needs it.
 void step(const Fields& in, const Fields& out, const Config& c, const JacobiSolver& solver, kjit::Tape* tape) {
-  namespace fc = fluid_checkpoint_custom_backward;
+  namespace fc = fluid_checkpoint;
   const int n = c.grid;
   const kjit::Dims dims{n, n};
   const double dt = 1.0, dh = 1.0 / n;  // Python floats, float32 at the launch as in Warp
@@ -223,118 +124,18 @@ void simulate_segment(const Fields& in, const Fields& out, int steps, const Conf
   }
 }
 
-void append_elements(std::vector<float>& to, const std::vector<float>& values) {
-  to.insert(to.end(), values.begin(), values.end());
-}
-
-Config parse(int argc, char** argv) {
-  Config c;
-  for (int a = 1; a + 1 < argc; a += 2) {
-    const std::string o = argv[a], v = argv[a + 1];
-    if (o == "--grid") c.grid = std::stoi(v);
-    else if (o == "--steps") c.steps = std::stoi(v);
-    else if (o == "--pressure-iterations") c.pressure_iterations = std::stoi(v);
-    else if (o == "--segment-size") c.segment_size = std::stoi(v);
-    else if (o == "--iters") c.iters = std::stoi(v);
-    else if (o == "--target") c.target = v;
-    else if (o == "--out") c.out = v;
-    else if (o == "--deterministic") c.deterministic = v != "0";
-    else throw std::invalid_argument("unknown option " + o);
-  }
-  if (c.grid < 2 || c.steps < 1 || c.pressure_iterations < 1 || c.iters < 1)
-    throw std::invalid_argument("--grid must be at least 2, --steps, --pressure-iterations and --iters positive");
-  if (c.segment_size == 0) c.segment_size = estimate_segment_size(c.steps);
-  if (c.segment_size < 1 || c.segment_size > c.steps)
-    throw std::invalid_argument("--segment-size must be between one and --steps");
-  return c;
-}
-
-/// The target density: --target's float32 values, else a disk of radius n / 4.
-std::vector<float> load_target(const Config& c) {
-  const size_t count = size_t(c.grid) * size_t(c.grid);
-  std::vector<float> target(count);
-  if (c.target.empty()) {
-    for (int i = 0; i < c.grid; ++i)
-      for (int j = 0; j < c.grid; ++j) {
-        const double x = i - c.grid / 2.0, y = j - c.grid / 2.0;
-        target[size_t(i) * size_t(c.grid) + size_t(j)] = x * x + y * y < c.grid * c.grid / 16.0 ? 1.0f : 0.0f;
-      }
-    return target;
-  }
-  std::ifstream in(c.target, std::ios::binary);
-  in.read(reinterpret_cast<char*>(target.data()), std::streamsize(count * sizeof(float)));
-  if (in.gcount() != std::streamsize(count * sizeof(float)))
-    throw std::invalid_argument(c.target + ": expected " + std::to_string(count) + " float32 values");
-  return target;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
-  namespace fc = fluid_checkpoint_custom_backward;
-  const Config c = parse(argc, argv);
-  // Warp's cpu launches run on one thread, so its atomics (the loss, every adjoint's gradient
-  // accumulation) add in index order; deterministic launches do the same on kjit's pool.
-  kjit::set_deterministic(c.deterministic);
-  const int n = c.grid;
-  const kjit::Dims dims{n, n};
-  std::vector<int> segment_lengths;
-  for (int start = 0; start < c.steps; start += c.segment_size)
-    segment_lengths.push_back(std::min(c.segment_size, c.steps - start));
-  std::printf("Checkpoint schedule: %d steps in %zu segments of at most %d steps.\n", c.steps, segment_lengths.size(),
-              c.segment_size);
-
-  // Warp's Example.__init__: the initial velocities are the optimised parameters; density and
-  // the pressure's initial guess start each iteration the same.
-  kjit::NdArray vx0 = grid(n).requires_grad(), vy0 = grid(n).requires_grad();
-  const Fields start{vx0, vy0, grid(n), grid(n).requires_grad()};
-  const JacobiSolver solver(c.pressure_iterations, n);
-  kjit::launch(fc::fill_initial_density, dims, start.density, n / 10.0);
-  const kjit::NdArray target = kjit::from_vector(load_target(c), {n, n});
-  kjit::NdArray loss = kjit::zeros<float>({1});
-  kjit::optim::Adam optimizer({vx0.flatten(), vy0.flatten()}, /*lr=*/0.01);
-
-  std::vector<float> losses, gx, gy;  // gx, gy: the last iteration's gradients
-  std::vector<double> ms;
-  for (int iter = 0; iter < c.iters; ++iter) {
-    const auto t0 = std::chrono::steady_clock::now();
-    kjit::Tape tape;
-    {
-      auto on = tape.record();
-      loss.zero();
-      Fields state = start;
-      for (int steps : segment_lengths) {
-        // The segment's end state lives on (the next segment and the loss read it); what the
-        // segment makes inside is freed after it and made again by backward().
-        const Fields end = fresh_fields(n);
+  // Warp's estimate for this variant: 14 grids a step (the solve keeps no iterates).
+  const Config c = fluid_checkpoint_port::parse(argc, argv, [](int) { return 14L; });
+  const JacobiSolver solver(c.pressure_iterations, c.grid);
+  fluid_checkpoint_port::optimise(
+      c, "fluid_checkpoint_custom_backward", fresh_fields,
+      [&c, &solver](kjit::Tape& tape, const Fields& state, const Fields& end, int steps) {
         tape.record_checkpoint(
             [state, end, steps, &c, &solver](kjit::Tape& t) { simulate_segment(state, end, steps, c, solver, t); });
-        state = end;
-      }
-      kjit::launch(fc::compute_loss, dims, state.density, target, loss, n);
-    }
-    tape.backward(loss);
-    if (iter == c.iters - 1) gx = vx0.grad().to_vector<float>(), gy = vy0.grad().to_vector<float>();
-    optimizer.step({vx0.grad().flatten(), vy0.grad().flatten()});
-    tape.zero();
-    losses.push_back(loss.to_vector<float>()[0]);
-    // The first iteration compiles (or loads from the cache).
-    if (iter > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    std::printf("Iteration %05d loss: %.6f\n", iter, double(losses.back()));
-  }
-  if (!c.out.empty()) {
-    std::vector<float> out = losses;
-    append_elements(out, vx0.to_vector<float>());
-    append_elements(out, vy0.to_vector<float>());
-    append_elements(out, gx);
-    append_elements(out, gy);
-    std::ofstream(c.out, std::ios::binary)
-        .write(reinterpret_cast<const char*>(out.data()), std::streamsize(out.size() * sizeof(float)));
-  }
-  std::sort(ms.begin(), ms.end());
-  std::printf("fluid_checkpoint_custom_backward %dx%d, %d steps, %d pressure iterations, %d iterations: %.3f ms per iteration "
-              "(median of %zu)\n",
-              n, n, c.steps, c.pressure_iterations, c.iters, ms.empty() ? 0.0 : ms[ms.size() / 2], ms.size());
+      });
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "warp_fluid_checkpoint_custom_backward: %s\n", e.what());
