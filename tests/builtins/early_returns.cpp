@@ -222,15 +222,7 @@ TEST_CASE("Return() leaves a device function that returns nothing") {
 }
 
 TEST_CASE("a Return that does not match its function is a tracing error at its line") {
-  auto message = [](const KernelDef& k) {
-    try {
-      (void)k.ir();
-    } catch (const Error& e) {
-      CHECK(e.kind() == ErrorKind::User);
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto message = [](const KernelDef& k) { return test::user_error([&] { (void)k.ir(); }); };
   std::string m = message(early_errors::wrong_type_k.def());
   CHECK(m.find("device function 'wrong_type' at tests/builtins/early_returns.cpp:") != std::string::npos);
   CHECK(m.find("Return(value) gives a Double; the function returns a Float (the body's value at its end)") != std::string::npos);

@@ -10,6 +10,7 @@
 #include "kjit/runtime/gradcheck.hpp"
 #include "kjit/kernel.hpp"
 #include "nvrtc_check.hpp"
+#include "test_support.hpp"
 
 namespace funcs {
 using namespace kjit::dsl;
@@ -204,15 +205,7 @@ TEST_CASE("a user replay (func_replay) lets the adjoint use an atomic's result")
 }
 
 TEST_CASE("device function errors: recursion, captured kernel values, Return") {
-  auto message = [](const KernelDef& k) {
-    try {
-      (void)k.ir();
-    } catch (const Error& e) {
-      CHECK(e.kind() == ErrorKind::User);
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto message = [](const KernelDef& k) { return test::user_error([&] { (void)k.ir(); }); };
   CHECK(message(funcs_errors::recursion.def()).find("calls itself") != std::string::npos);
   CHECK(message(funcs_errors::capture.def()).find("a value of another function") != std::string::npos);
   CHECK(message(funcs_errors::early_return.def()).find("Return() without a value; the function returns a Float") != std::string::npos);

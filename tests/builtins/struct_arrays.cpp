@@ -70,17 +70,6 @@ KJIT_KERNEL(read_write_field, (Value<Model> m)) {
 
 using namespace kjit;
 
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::User);
-    return e.what();
-  }
-  return "no error";
-}
-}  // namespace
 
 TEST_CASE("a struct's array fields: reads, stores, atomics and shapes through a struct parameter") {
   NdArray buffer = zeros<int>({8}), head = zeros<int>({1}), out = zeros<int>({6});
@@ -168,19 +157,19 @@ TEST_CASE("reverse mode: gradients through a struct's array field go to that arr
 
 TEST_CASE("array fields: assignments that do not fit, forward mode and a field both read and written are errors") {
   sarrays::Model m;
-  CHECK(error_of([&] { m.x = zeros<float>({3}); }) == "a struct field Array<float64, 1> cannot hold an array of 1 dimension of float32");
-  CHECK(error_of([&] { m.x = zeros<double>({2, 2}); }) == "a struct field Array<float64, 1> cannot hold an array of 2 dimensions of float64");
+  CHECK(test::user_error([&] { m.x = zeros<float>({3}); }) == "a struct field Array<float64, 1> cannot hold an array of 1 dimension of float32");
+  CHECK(test::user_error([&] { m.x = zeros<double>({2, 2}); }) == "a struct field Array<float64, 1> cannot hold an array of 2 dimensions of float64");
   m.x = NdArray();  // no array: a null field
   CHECK(m.x.data == nullptr);
   CHECK(m.x.ndim == 0);
 
-  std::string t = error_of([] { (void)tangent_of(sarrays::energy_field); });
+  std::string t = test::user_error([] { (void)tangent_of(sarrays::energy_field); });
   CHECK(t.find("the array field 'x' of sarrays::Model: forward mode has no tangents for arrays held in struct fields") !=
         std::string::npos);
   CHECK(t.find("tests/builtins/struct_arrays.cpp:") != std::string::npos);
 
   NdArray x = from_vector(std::vector<double>{1, 2});
   m.x = x;
-  std::string a = error_of([&] { launch_adjoint(sarrays::read_write_field, 2, {m}, {{}}); });
+  std::string a = test::user_error([&] { launch_adjoint(sarrays::read_write_field, 2, {m}, {{}}); });
   CHECK(a.find("array field 'x' is read at tests/builtins/struct_arrays.cpp:") != std::string::npos);
 }

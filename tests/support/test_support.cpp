@@ -1,6 +1,8 @@
 // Helpers shared by the test suites.
 #include "test_support.hpp"
 
+#include "kjit/error.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,6 +83,16 @@ int run_test_case(const std::string& env, const std::string& test_case, std::str
   char exe[4096] = {};
   if (::readlink("/proc/self/exe", exe, sizeof exe - 1) <= 0) return -1;
   return run_command(env + " " + exe + " --test-case='" + test_case + "' --no-skip=false", output);
+}
+
+std::string user_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::User) throw;
+    return e.what();
+  }
+  return "no error";
 }
 
 std::string capture_stdout(const std::function<void()>& f) {

@@ -46,6 +46,9 @@ int run_command(const std::string& command, std::string* output = nullptr);
 /// Runs one test case of this test binary in a child process, with `env` ("NAME=value ...")
 /// before it: for cases that need a fresh process (environment read once, thread counts).
 int run_test_case(const std::string& env, const std::string& test_case, std::string* output = nullptr);
+/// The text of the kjit User error `f` throws, or "no error" when it throws none; an error of
+/// another kind (or another exception) propagates, failing the test that asked.
+std::string user_error(const std::function<void()>& f);
 /// Runs `f` with the process's standard output (file descriptor 1, so device printf too)
 /// redirected to a file; returns what was written. An exception of `f` propagates after the
 /// redirection is undone.
