@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "port_output.hpp"
 #include "kjit/runtime/graph.hpp"
 
 namespace fluid {
@@ -107,15 +108,7 @@ KJIT_KERNEL(init, (Array<Float, 2> rho, Array<Vec2f, 2> u, Int radius, Vec2f dir
 }
 }  // namespace fluid
 
-namespace {
-/// Writes the elements of `a` (of type T) to `path`, as numpy's tofile does; nothing without a path.
-template <class T>
-void write_elements(const std::string& path, const kjit::NdArray& a) {
-  if (path.empty()) return;
-  std::vector<T> v = a.to_vector<T>();
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(T)));
-}
-}  // namespace
+using warp_port::write_elements;
 
 int main(int argc, char** argv) {
   int frames = 5;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "port_output.hpp"
 
 namespace wave {
 using namespace kjit::dsl;
@@ -64,15 +65,7 @@ KJIT_KERNEL(grid_update, (Array<Float> heights, Array<Vec3f> vertices)) {
 }
 }  // namespace wave
 
-namespace {
-/// Writes the elements of `a` (of type T) to `path`, as numpy's tofile does; nothing without a path.
-template <class T>
-void write_elements(const std::string& path, const kjit::NdArray& a) {
-  if (path.empty()) return;
-  std::vector<T> v = a.to_vector<T>();
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(T)));
-}
-}  // namespace
+using warp_port::write_elements;
 
 int main(int argc, char** argv) {
   int frames = 5;
