@@ -1,7 +1,10 @@
 // examples/warp/port_output.hpp — what the Warp ports share to hand their results to
-// scripts/warp_examples.py: an array's elements written as numpy's tofile writes them.
+// scripts/warp_examples.py: an array's elements written as numpy's tofile writes them, and the
+// median time of a frame.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -16,6 +19,21 @@ void write_elements(const std::string& path, const kjit::NdArray& a) {
   if (path.empty()) return;
   std::vector<T> v = a.to_vector<T>();
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(T)));
+}
+
+/// Runs `frame` once untimed (it compiles, or loads from the cache), then `frames` times; the
+/// median of those in milliseconds (0 for none).
+template <class F>
+double median_ms(int frames, const F& frame) {
+  frame();
+  std::vector<double> ms;
+  for (int f = 0; f < frames; ++f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    frame();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms.empty() ? 0.0 : ms[ms.size() / 2];
 }
 
 }  // namespace warp_port

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "port_output.hpp"
 
 namespace raymarch {
 using namespace kjit::dsl;
@@ -107,18 +108,11 @@ int main(int argc, char** argv) {
   kjit::quatf cam_rot = kjit::quat_rpy(-0.5f, -0.5f, 0.0f);
   kjit::NdArray pixels = kjit::zeros<kjit::vec3f>({int64_t(width) * height});
   auto frame = [&] { kjit::launch(raymarch::draw, int64_t(width) * height, cam_pos, cam_rot, width, height, pixels); };
-  frame();  // compile (or load from the cache)
-  std::vector<double> ms;
-  for (int f = 0; f < frames; ++f) {
-    auto t0 = std::chrono::steady_clock::now();
-    frame();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
+  const double median = warp_port::median_ms(frames, frame);
   if (!out.empty()) {
     std::vector<kjit::vec3f> v = pixels.to_vector<kjit::vec3f>();
     std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(kjit::vec3f)));
   }
-  std::printf("raymarch %dx%d: %.3f ms per frame (median of %d)\n", width, height, ms[ms.size() / 2], frames);
+  std::printf("raymarch %dx%d: %.3f ms per frame (median of %d)\n", width, height, median, frames);
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "port_output.hpp"
 
 namespace spin_lock {
 using namespace kjit::dsl;
@@ -60,20 +61,13 @@ int main(int argc, char** argv) {
     atomic_counter.zero();
     kjit::launch(spin_lock::test_spinlock_counter, n, counter, atomic_counter, lock);
   };
-  frame();  // compile (or load from the cache)
-  std::vector<double> ms;
-  for (int f = 0; f < frames; ++f) {
-    auto t0 = std::chrono::steady_clock::now();
-    frame();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
+  const double median = warp_port::median_ms(frames, frame);
   const int values[3] = {counter.to_vector<int>()[0], atomic_counter.to_vector<int>()[0], lock.to_vector<int>()[0]};
   if (values[1] != n) std::printf("Atomic counter must equal the thread count %d, got %d\n", n, values[1]);
   if (values[0] != n) std::printf("Spin-lock counter must equal the thread count %d, got %d\n", n, values[0]);
   if (values[2] != 0) std::printf("Lock must be released with value 0, got %d\n", values[2]);
   std::printf("Final counter value: %d\nFinal atomic counter value: %d\n", values[0], values[1]);
   if (!out.empty()) std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(values), sizeof values);
-  std::printf("spin lock, %d threads: %.3f ms per frame (median of %d)\n", n, ms[ms.size() / 2], frames);
+  std::printf("spin lock, %d threads: %.3f ms per frame (median of %d)\n", n, median, frames);
   return values[0] == n && values[1] == n && values[2] == 0 ? 0 : 1;
 }

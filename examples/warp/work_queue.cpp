@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kjit/kjit.hpp"
+#include "port_output.hpp"
 
 namespace work_queue {
 using namespace kjit::dsl;
@@ -109,18 +110,12 @@ int main(int argc, char** argv) {
     tail.fill(4096);
     kjit::launch(work_queue::process_queue.def(), {1024}, {queue}, options);
   };
-  std::vector<double> ms;
-  for (int f = 0; f <= frames; ++f) {  // the first compiles (or loads from the cache)
-    auto t0 = std::chrono::steady_clock::now();
-    frame();
-    if (f > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
+  const double median = warp_port::median_ms(frames, frame);
   if (!out.empty()) {
     std::vector<int> state = {head.to_vector<int>()[0], tail.to_vector<int>()[0]};
     for (int v : buffer.to_vector<int>()) state.push_back(v);
     std::ofstream(out, std::ios::binary).write(reinterpret_cast<const char*>(state.data()), std::streamsize(state.size() * sizeof(int)));
   }
-  std::printf("work queue, 1024 threads: %.3f ms per frame (median of %d)\n", ms[ms.size() / 2], frames);
+  std::printf("work queue, 1024 threads: %.3f ms per frame (median of %d)\n", median, frames);
   return 0;
 }
