@@ -80,13 +80,15 @@ bool shares_memory(const CpuPrivateAdds& adds, void** params, int target) {
 }  // namespace
 
 PlainAdds::PlainAdds(const CpuPrivateAdds* adds, void** params, bool in_order) : params_(params) {
-  if (!adds || adds->targets.empty()) return;
-  flagged_.reserve(adds->targets.size());  // not resized again: params point into it
+  if (!adds) return;
   for (const PrivateTarget& t : adds->targets) {
     const auto& a = *static_cast<const kj::array_t<void>*>(params[t.arg]);
-    if (!a.data) continue;
-    if (!in_order && !(t.owned && !shares_memory(*adds, params, t.arg))) continue;
-    if (flagged_params_.empty()) flagged_params_.assign(params, params + adds->param_count);
+    const bool plain = a.data && (in_order || (t.owned && !shares_memory(*adds, params, t.arg)));
+    if (!plain) continue;
+    if (flagged_params_.empty()) {  // the first: a launch that flags nothing allocates nothing
+      flagged_params_.assign(params, params + adds->param_count);
+      flagged_.reserve(adds->targets.size());  // not resized again: params point into it
+    }
     flagged_.push_back(a);
     flagged_.back().flags |= kj::kArrayPrivate;
     flagged_params_[size_t(t.arg)] = &flagged_.back();
