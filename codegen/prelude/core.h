@@ -150,10 +150,10 @@ KJ_FUNC kj_int32 launch_coord(const launch_bounds_t& dim, kj_int64 index, int k)
 
 //@chunk array requires core
 namespace kj {
-/// An array element read and written: vectors and matrices overload these component by
-/// component (vec.h), as the vectorizer cannot split a whole-struct copy, and GCC copies a vec3
-/// through the stack as 8 + 4 bytes, whose read of two 4-byte stores stalls store forwarding.
-template <class T> KJ_FUNC T load_of(const T& x) { return x; }
+/// An array element written: vectors and matrices overload this (and read with load_of)
+/// component by component (vec.h), as the vectorizer cannot split a whole-struct copy, and GCC
+/// copies a vec3 through the stack as 8 + 4 bytes, whose read of two 4-byte stores stalls store
+/// forwarding.
 template <class T> KJ_FUNC void store_to(T& dst, const T& x) { dst = x; }
 /// The element of `a` at the given indices (a reference into the array's memory).
 template <class T>

