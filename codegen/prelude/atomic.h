@@ -143,6 +143,17 @@ template <template <class> class X, class T> KJ_FUNC X<T> atomic_sub(X<T>* p, co
 /// are race-free. The private adds are relaxed atomic loads and stores, plain moves on x86
 /// that no vectorizer turns into a scatter (two lanes of a GCC ivdep lane loop may add to one
 /// element).
+/// The reverse sweep's add into an adjoint array at the thread's own element (no other thread of
+/// the launch adds there): plain, unless the launch found another argument sharing the array's
+/// memory (CUDA: kArrayShared; the cpu runs such a launch in index order instead).
+#if KJ_CUDA
+template <class A, class T> KJ_FUNC void own_add(const A& a, T& e, const T& v) {
+  if (a.flags & kArrayShared) atomic_add(&e, v);
+  else e += v;
+}
+#else
+template <class A, class T> KJ_FUNC void own_add(const A&, T& e, const T& v) { e += v; }
+#endif
 #if KJ_CUDA
 template <class A, class T> KJ_FUNC T array_add(const A&, T* p, const T& v) { return atomic_add(p, v); }
 template <class A, class T> KJ_FUNC T array_sub(const A&, T* p, const T& v) { return atomic_sub(p, v); }

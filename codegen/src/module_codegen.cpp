@@ -107,6 +107,7 @@ nlohmann::json describe_kernel(const ir::Function& fn, bool with_adjoint) {
   nlohmann::json private_targets = {{"forward", adds(EntryKind::Forward)}};
   if (with_adjoint) private_targets["adjoint"] = adds(EntryKind::Adjoint);
   k["private_adds"] = private_targets;
+  if (with_adjoint) k["own_adds"] = own_adds(fn);
   return k;
 }
 

@@ -22,4 +22,19 @@ bool OwnIndex::operator()(const ir::Stmt& access) const {
   return true;
 }
 
+bool OwnedArrays::operator()(ir::ValueId array) {
+  auto it = owned_.find(array);
+  if (it != owned_.end()) return it->second;
+  // Inside device functions the caller's indices are unknown; an array passed to a device
+  // function may be read there anywhere; only a parameter's memory is the launch's to check.
+  bool all = !fn_.is_function && own_.def_use().defined_by(array, ir::Op::Param);
+  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::ArrayLoad && s.args[0] == array) all = all && own_(s);
+    if (s.op == ir::Op::CallFunc)
+      for (ir::ValueId a : s.args) all = all && a != array;
+  });
+  owned_[array] = all;
+  return all;
+}
+
 }  // namespace kjit::codegen

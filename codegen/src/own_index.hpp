@@ -3,6 +3,8 @@
 // block stores and the cpu's privatized adds all read.
 #pragma once
 
+#include <map>
+
 #include "kjit/ir/def_use.hpp"
 #include "kjit/ir/ir.hpp"
 
@@ -24,6 +26,23 @@ class OwnIndex {
  private:
   const ir::Function& fn_;
   ir::DefUse def_use_;
+};
+
+/// Whether a kernel reads an array parameter only at the thread's own launch index (OwnIndex:
+/// `x[tid()]`, or `x(i, j)` with `auto [i, j] = tid<2>()`): then no two threads add to one
+/// element of its adjoint, and the reverse sweep adds plainly (kj::own_add) unless the launch
+/// finds another array argument sharing its memory. One read elsewhere, passing it to a device
+/// function, or an array the runtime cannot see (a struct field's, one built from an address)
+/// makes every add atomic.
+class OwnedArrays {
+ public:
+  explicit OwnedArrays(const ir::Function& fn) : fn_(fn), own_(fn) {}
+  bool operator()(ir::ValueId array);
+
+ private:
+  const ir::Function& fn_;
+  OwnIndex own_;
+  std::map<ir::ValueId, bool> owned_;
 };
 
 }  // namespace kjit::codegen

@@ -108,4 +108,22 @@ std::vector<PrivateAdd> private_adds(const ir::Function& fn, EntryKind kind) {
   return out;
 }
 
+std::vector<int> own_adds(const ir::Function& fn) {
+  std::vector<int> out;
+  if (fn.is_function) return out;
+  OwnedArrays owned(fn);
+  std::map<int, bool> read;  // differentiable array parameter -> read somewhere
+  std::map<ir::ValueId, int> param_of;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::Param) param_of[s.result] = int(s.param());
+    if (s.op != ir::Op::ArrayLoad || !s.type.is_differentiable()) return;
+    auto p = param_of.find(s.args[0]);
+    if (p != param_of.end() && fn.params[size_t(p->second)].type.is_differentiable() && owned(s.args[0]))
+      read[p->second] = true;
+  });
+  for (const auto& [p, yes] : read)
+    if (yes) out.push_back(int(fn.params.size()) + p);
+  return out;
+}
+
 }  // namespace kjit::codegen

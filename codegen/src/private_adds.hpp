@@ -35,4 +35,10 @@ struct PrivateAdd {
 /// it to a device function) leaves it out.
 std::vector<PrivateAdd> private_adds(const ir::Function& fn, EntryKind kind);
 
+/// The adjoint entry's parameters (positions as in PrivateAdd::param) into which the reverse
+/// sweep adds plainly at the thread's own element (OwnedArrays). A launch where another array
+/// argument shares such an array's memory makes those adds atomic (CUDA: the kArrayShared flag
+/// kj::own_add reads) or runs in index order (cpu).
+std::vector<int> own_adds(const ir::Function& fn);
+
 }  // namespace kjit::codegen

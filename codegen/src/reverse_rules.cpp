@@ -43,21 +43,6 @@ bool ReverseRules::var_differentiable(int64_t var) const {
   return fn_.vars.at(size_t(var)).type.is_differentiable();
 }
 
-bool OwnedArrays::operator()(ir::ValueId array) {
-  auto it = owned_.find(array);
-  if (it != owned_.end()) return it->second;
-  // Inside device functions the caller's indices are unknown; an array passed to a device
-  // function may be read there anywhere. One read elsewhere makes every add atomic.
-  bool all = !fn_.is_function;
-  ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::ArrayLoad && s.args[0] == array) all = all && own_(s);
-    if (s.op == ir::Op::CallFunc)
-      for (ir::ValueId a : s.args) all = all && a != array;
-  });
-  owned_[array] = all;
-  return all;
-}
-
 std::string ReverseRules::component(const std::string& value, const ir::Type& t, int i) const {
   switch (t.shape) {
     case ir::Shape::Vector: return value + ".c[" + std::to_string(i) + "]";
@@ -159,7 +144,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       elem += ")";
       r.when = a + ".data";
       if (owned(s.args[0])) {
-        r.steps.push_back({K::Effect, {}, {elem + " += " + adj(s.result)}});
+        r.steps.push_back({K::Effect, {}, {"kj::own_add(" + a + ", " + elem + ", " + adj(s.result) + ")"}});
         r.comment = "  // own element: plain add";
       } else {
         r.steps.push_back({K::Effect, {}, {ex_.add_into(a, elem, adj(s.result), s.type)}});

@@ -53,20 +53,6 @@ struct ReverseRule {
   bool empty() const { return steps.empty(); }
 };
 
-/// Whether a function reads an array only at the thread's own launch index (OwnIndex: `x[tid()]`,
-/// or `x(i, j)` with `auto [i, j] = tid<2>()`): then no two threads add to one element of its
-/// adjoint and plain adds are race-free; one read elsewhere makes every add atomic.
-class OwnedArrays {
- public:
-  explicit OwnedArrays(const ir::Function& fn) : fn_(fn), own_(fn) {}
-  bool operator()(ir::ValueId array);
-
- private:
-  const ir::Function& fn_;
-  OwnIndex own_;
-  std::map<ir::ValueId, bool> owned_;
-};
-
 /// Reverse rules of the statements of one lowered function.
 class ReverseRules {
  public:

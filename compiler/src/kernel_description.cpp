@@ -121,6 +121,22 @@ void parse_private_adds(const nlohmann::json& j, KernelDescription& k, Fields& f
   }
 }
 
+/// Reads `own_adds` ([adjoint parameter, ...]) into `k`: distinct adjoint array parameters.
+void parse_own_adds(const nlohmann::json& j, KernelDescription& k, Fields& f) {
+  if (k.adjoint.empty()) return f.fail("has own adds for an adjoint it does not have");
+  if (!j.is_array()) return f.fail("has an 'own_adds' that is not an array");
+  const int64_t n = int64_t(k.params.size());
+  std::set<int64_t> seen;
+  for (const nlohmann::json& p : j) {
+    const int64_t param = f.integer_of(&p, "own_adds", n, 2 * n - 1);
+    if (!f.ok()) return;
+    if (k.params[size_t(param - n)].ndim == 0)
+      return f.fail("has an 'own_adds' entry for parameter " + std::to_string(param) + ", which is not an array");
+    if (!seen.insert(param).second) return f.fail("names parameter " + std::to_string(param) + " twice in 'own_adds'");
+    k.own_adds.push_back(int(param));
+  }
+}
+
 }  // namespace
 
 std::string parse_kernel_descriptions(const nlohmann::json& kernels, std::vector<KernelDescription>* out) {
@@ -188,6 +204,7 @@ std::string parse_kernel_descriptions(const nlohmann::json& kernels, std::vector
       }
     }
     if (auto adds = j.find("private_adds"); f.ok() && adds != j.end()) parse_private_adds(*adds, k, f);
+    if (auto own = j.find("own_adds"); f.ok() && own != j.end()) parse_own_adds(*own, k, f);
     if (!problem.empty()) break;
     if (!names.insert(k.name).second) return what + " is described twice";
     if (!entries.insert(k.forward).second || (!k.adjoint.empty() && !entries.insert(k.adjoint).second))
@@ -217,7 +234,7 @@ std::string compare_kernel_descriptions(const nlohmann::json& stored, const nloh
     const nlohmann::json& s = stored[i];
     const std::string who = "kernel '" + e.value("name", std::string("?")) + "'";
     if (!s.is_object()) return "describes " + who + " as something other than an object";
-    for (const char* field : {"name", "params", "launch_ndim", "forward", "adjoint", "checks", "private_adds"}) {
+    for (const char* field : {"name", "params", "launch_ndim", "forward", "adjoint", "checks", "private_adds", "own_adds"}) {
       auto se = s.find(field);
       auto ee = e.find(field);
       if (ee == e.end()) continue;

@@ -118,6 +118,7 @@ void build_and_load(LoadedModule& m, const ModuleDef& def, const Device& device)
     };
     e.forward = resolve(k.forward);
     if (!k.adjoint.empty()) e.adjoint = resolve(k.adjoint);
+    if (e.adjoint) e.own_adds = own_adds_of(k);
     if (device.is_cpu()) {
       e.cpu_private[0] = cpu_private_adds(k, false);
       if (e.adjoint) e.cpu_private[1] = cpu_private_adds(k, true);

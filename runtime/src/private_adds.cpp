@@ -53,48 +53,16 @@ CpuPrivateAdds cpu_private_adds(const compiler::KernelDescription& k, bool adjoi
   return out;
 }
 
-namespace {
-/// The bytes array `a` spans: [first, last] (any stride signs).
-std::pair<const char*, const char*> span_of(const kj::array_t<void>& a) {
-  const char* lo = static_cast<const char*>(a.data);
-  const char* hi = lo;
-  for (int d = 0; d < a.ndim; ++d) {
-    if (a.shape[d] == 0) return {nullptr, nullptr};
-    const int64_t reach = int64_t(a.shape[d] - 1) * a.strides[d];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  return {lo, hi + 1};  // + 1: at least the first byte of the last element
-}
-
-/// Whether another array argument's memory overlaps `target`'s.
-bool shares_memory(const CpuPrivateAdds& adds, void** params, int target) {
-  const auto mine = span_of(*static_cast<const kj::array_t<void>*>(params[target]));
-  if (!mine.first) return false;
-  for (int arg : adds.array_args) {
-    if (arg == target) continue;
-    const auto other = span_of(*static_cast<const kj::array_t<void>*>(params[arg]));
-    if (other.first && other.first < mine.second && mine.first < other.second) return true;
-  }
-  return false;
-}
-}  // namespace
-
-PlainAdds::PlainAdds(const CpuPrivateAdds* adds, void** params, bool in_order) : params_(params) {
+PlainAdds::PlainAdds(const CpuPrivateAdds* adds, void** params, bool in_order)
+    : flagged_(params, adds ? adds->param_count : 0, adds ? adds->targets.size() : 0) {
   if (!adds) return;
   for (const PrivateTarget& t : adds->targets) {
     const auto& a = *static_cast<const kj::array_t<void>*>(params[t.arg]);
-    const bool plain = a.data && (in_order || (t.owned && !shares_memory(*adds, params, t.arg)));
+    const bool plain = a.data && (in_order || (t.owned && !shares_memory(adds->array_args, params, t.arg)));
     if (!plain) continue;
-    if (flagged_params_.empty()) {  // the first: a launch that flags nothing allocates nothing
-      flagged_params_.assign(params, params + adds->param_count);
-      flagged_.reserve(adds->targets.size());  // not resized again: params point into it
-    }
-    flagged_.push_back(a);
-    flagged_.back().flags |= kj::kArrayPrivate;
-    flagged_params_[size_t(t.arg)] = &flagged_.back();
+    flagged_.flag(t.arg, kj::kArrayPrivate);
     if (!in_order) g_plain_adds.fetch_add(1, std::memory_order_relaxed);
   }
-  if (!flagged_params_.empty()) params_ = flagged_params_.data();
 }
 
 namespace {

@@ -48,7 +48,14 @@ const std::vector<Edit>& edits() {
       {"descriptions not hashed (an older kjit)", "lacks 'kernels_sha256' (written by an older kjit", true, false,
        [](nlohmann::json& m) { m.erase("kernels_sha256"); }},
       {"a parameter removed", "'params' otherwise than its code generator does", false, true,
-       [](nlohmann::json& m) { m["kernels"][0]["params"].erase(0); }},
+       [](nlohmann::json& m) {
+         m["kernels"][0]["params"].erase(0);
+         m["kernels"][0].erase("own_adds");  // its adjoint parameters would name others now
+       }},
+      {"an own-element add dropped", "'own_adds' otherwise than its code generator does", false, true,
+       [](nlohmann::json& m) { m["kernels"][0]["own_adds"].erase(0); }},
+      {"an own-element add on a value", "'own_adds' entry for parameter 6, which is not an array", true, true,
+       [](nlohmann::json& m) { m["kernels"][0]["own_adds"][0] = 6; }},  // saxpy(x, y, a, out): a's adjoint
       {"checks turned off", "'checks' otherwise", false, true,
        [](nlohmann::json& m) { m["kernels"][0]["checks"] = !m["kernels"][0]["checks"].get<bool>(); }},
       {"a kernel renamed", "'name' otherwise than its code generator does", false, true,

@@ -38,7 +38,9 @@ constexpr int kMaxDims = 4;
 ///    adjoint is a pointer to where its sum over the launch's threads goes.
 /// 4: array_t carries flags (kArrayPrivate: a launch's private zeroed copy, added into
 ///    plainly and merged by the runtime).
-constexpr int kAbiVersion = 4;
+/// 5: kArrayShared (an adjoint array whose memory another argument shares: own-element adds
+///    go atomic).
+constexpr int kAbiVersion = 5;
 
 /// What went wrong in one launch, written by the first thread that reports (the others see
 /// `code` taken and write nothing). Per launch, not per module: concurrent launches of one
@@ -69,6 +71,11 @@ struct launch_bounds_t {
 /// into the user's array after the launch (docs/ARCHITECTURE.md, privatized adds). Never set on CUDA.
 constexpr kj_int32 kArrayPrivate = 1;
 
+/// array_t::flags: another array argument of this CUDA launch shares this adjoint array's
+/// memory, so the reverse sweep's adds at the thread's own element (kj::own_add) must be atomic
+/// too. The cpu runs such a launch in index order instead and never sets it.
+constexpr kj_int32 kArrayShared = 2;
+
 /// A strided array of T: the value buffer, an optional gradient buffer of the same layout,
 /// the extent per dimension and the byte stride per dimension.
 template <class T>
@@ -77,7 +84,7 @@ struct array_t {
   T* grad;                    ///< gradient buffer with the same strides, or null
   kj_int32 shape[kMaxDims];   ///< extent per dimension; unused ones are 0
   kj_int32 ndim;              ///< 1..4 (0 for an absent array)
-  kj_int32 flags;             ///< kArrayPrivate or 0 (what launches pass)
+  kj_int32 flags;             ///< kArrayPrivate, kArrayShared or 0 (what launches pass)
   kj_int64 strides[kMaxDims]; ///< byte stride per dimension
 };
 

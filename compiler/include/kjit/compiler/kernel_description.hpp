@@ -49,6 +49,10 @@ struct KernelDescription {
   std::vector<LoopDescription> loops;
   std::vector<PrivateAddDescription> private_forward;  ///< arrays the forward only adds into
   std::vector<PrivateAddDescription> private_adjoint;  ///< arrays the adjoint only adds into
+  /// Adjoint entry parameters (kernel params, then adjoints) the reverse sweep adds into plainly
+  /// at each thread's own element (codegen's own_adds): a launch where another array argument
+  /// shares one's memory makes those adds atomic or runs in index order.
+  std::vector<int> own_adds;
 };
 
 /// Parses and validates a `kernels` field: an array of objects with every field of the right

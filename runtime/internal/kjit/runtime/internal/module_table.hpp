@@ -10,6 +10,7 @@
 #include "kjit/kernel.hpp"
 #include "kjit/runtime/device.hpp"
 #include "kjit/runtime/internal/cpu_dispatch.hpp"
+#include "kjit/runtime/internal/shared_arrays.hpp"
 
 namespace kjit::detail {
 
@@ -36,6 +37,9 @@ struct KernelEntry {
   mutable CpuCost cpu_cost[2];
   /// cpu: the arrays the forward [0] and adjoint [1] entry points only add into.
   CpuPrivateAdds cpu_private[2];
+  /// The adjoint's own-element plain adds (every device: where another argument shares their
+  /// memory, CUDA flags them atomic and the cpu runs the launch in index order).
+  OwnAdds own_adds;
 };
 
 /// One module (a set of kernels compiled together) loaded on one device. Never unloaded:

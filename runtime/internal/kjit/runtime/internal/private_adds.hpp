@@ -9,6 +9,7 @@
 
 #include "kjit/abi.h"
 #include "kjit/compiler/kernel_description.hpp"
+#include "kjit/runtime/internal/shared_arrays.hpp"
 
 namespace kjit::detail {
 
@@ -43,12 +44,10 @@ class PlainAdds {
   PlainAdds(const PlainAdds&) = delete;
   PlainAdds& operator=(const PlainAdds&) = delete;
   /// The launch's parameters, with the flagged descriptors in place.
-  void** params() { return params_; }
+  void** params() { return flagged_.params(); }
 
  private:
-  void** params_;
-  std::vector<void*> flagged_params_;
-  std::vector<kj::array_t<void>> flagged_;
+  FlaggedArrays flagged_;
 };
 
 /// The privatizable targets of an entry point from its kernel's description (`adjoint`: the
