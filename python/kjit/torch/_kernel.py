@@ -46,6 +46,12 @@ def _batch(tensors: Sequence[torch.Tensor], params: Sequence[Param]) -> tuple:
     return tuple(out)
 
 
+def _functorch_wrapped(t: torch.Tensor) -> bool:
+    """A tensor of a torch.func transform (vmap, grad, jvp): its strides are logical; the ops'
+    implementations see the real tensors (and make internal ones dense)."""
+    return torch._C._functorch.is_functorch_wrapped_tensor(t)
+
+
 class KernelOp:
     """A kjit kernel callable on torch tensors: ``k(*inputs)`` returns the outputs (in/out
     tensors first, then the pure outputs; one tensor when there is one, else a list).
@@ -362,7 +368,7 @@ class KernelOp:
                 if v.device != dev:
                     raise ValueError(f"Invalid device for {role} '{p.name}', expected {dev} (the device of '{lead}'), "
                                      f"got {v.device}")
-                if not v.is_contiguous():
+                if not v.is_contiguous() and not _functorch_wrapped(v):
                     raise ValueError(f"{role} '{p.name}' has strides {tuple(v.stride())} for shape {tuple(v.shape)}: "
                                      f"kjit launches read dense row-major tensors; pass {p.name}.contiguous()")
                 out.append(v)
@@ -381,7 +387,9 @@ class KernelOp:
                 raise TypeError(f"Invalid inner dimensions for static argument '{p.name}', expected {p.lanes} values "
                                 f"for {p.type}, got {flat.size}")
             v = [checked_value(p, x).item() for x in flat]
-            v = v[0] if not p.inner else torch.tensor(v).reshape(p.inner).tolist()
+            if p.inner:
+                return torch.tensor(v, dtype=_torch_dtype(p), device=dev).reshape(p.inner)
+            v = v[0]
         return torch.tensor(v, dtype=_torch_dtype(p), device=dev)
 
     def __call__(self, *args: Any) -> Any:
@@ -389,8 +397,8 @@ class KernelOp:
         if not self.backward_error and not torch.compiler.is_compiling():
             outs = list(self._function.apply(*ins))  # forward mode too (torch.autograd.Function.jvp)
         else:
-            outs = self.forward_op(*ins) if self.outputs else None
-            outs = list(outs) if outs is not None else []
+            outs = self.forward_op(*ins)
+            outs = list(outs) if self.outputs else []
         results = [a for a, p in zip(ins, self.inputs) if p.index in self._io_index] + outs
         return results[0] if len(results) == 1 else results
 
