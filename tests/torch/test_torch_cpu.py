@@ -12,6 +12,13 @@ import torch
 
 import kjit.torch as kt
 
+# ctest points the tests at the package pip installed for the torch venv; kjit.torch never
+# imports JAX.
+_expected = os.environ.get("KJIT_EXPECT_PACKAGE_DIR")
+if _expected and os.path.dirname(os.path.abspath(kt.__file__)) != os.path.join(os.path.abspath(_expected), "torch"):
+    raise SystemExit(f"kjit.torch was imported from {kt.__file__}, not from the installed {_expected}")
+assert "jax" not in sys.modules, "importing kjit.torch imported jax"
+print(f"kjit.torch from {os.path.dirname(kt.__file__)}, torch {torch.__version__}", flush=True)
 torch.manual_seed(0)
 kt.load(os.environ["KJIT_DEMO_LIBRARY"])
 kt.load(os.environ["KJIT_TEST_LIBRARY"])
@@ -279,10 +286,12 @@ def test_bad_input():
 
 def main() -> int:
     tests = [(n, f) for n, f in globals().items() if n.startswith("test_") and callable(f)]
-    only = sys.argv[1:]
+    args = sys.argv[1:]
+    skip = set(args[1:]) if args[:1] == ["--except"] else set()
+    only = set() if skip else set(args)
     passed = failed = 0
     for name, fn in tests:
-        if only and name not in only:
+        if (only and name not in only) or name in skip:
             continue
         try:
             fn()
