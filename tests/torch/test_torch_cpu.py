@@ -123,8 +123,25 @@ def test_gradcheck_and_second_order():
     # Forward-mode gradcheck goes through the tangent kernel.
     assert torch.autograd.gradcheck(lambda x, c: iterate(x, c, 3), (x, c), check_forward_ad=True,
                                     check_backward_ad=False, check_undefined_grad=False)
-    # Second order is not offered: the adjoint op has no derivative (docs/TORCH.md).
-    raises(RuntimeError, "", lambda: torch.autograd.gradgradcheck(daxpy, (x, y, a)))
+    # Second order: the adjoint's and the tangent's derivatives through the tangent kernel's adjoint.
+    assert torch.autograd.gradgradcheck(daxpy, (x, y, a))
+    assert torch.autograd.gradgradcheck(lambda x, c: iterate(x, c, 3), (x, c))
+    assert torch.autograd.gradgradcheck(lambda x, k: decay(x, k, 2), (x, k))
+    s = torch.tensor(0.5, dtype=F64, requires_grad=True)
+    assert torch.autograd.gradgradcheck(affine, (v, d, m, s))
+
+
+def test_hessians():
+    x, c = rnd(5), rnd(5) * 0.3
+    f = lambda x: iterate(x, c, 3).pow(2).sum()  # noqa: E731
+    R = torch.func.hessian(lambda x: iterate_ref(x, c, 3).pow(2).sum())(x)
+    close(torch.func.hessian(f)(x), R)                                   # forward over reverse
+    close(torch.func.jacrev(torch.func.jacrev(f))(x), R)                 # reverse over reverse
+    # A value parameter that depends on the input: second derivatives through it too.
+    y = rnd(5)
+    close(torch.func.hessian(lambda x: daxpy(x, y, x[0]).pow(2).sum())(x),
+          torch.func.hessian(lambda x: (x[0] * x + y).pow(2).sum())(x))
+    raises(kt.KjitError, "forward over forward mode", lambda: torch.func.jacfwd(torch.func.jacfwd(f))(x))
 
 
 def test_func_transforms():
@@ -180,7 +197,13 @@ def test_opcheck():
         args = [a.detach() for a in args]
         outs = k.forward_op(*args)
         torch.library.opcheck(k.adjoint_op, (*args, *outs, *[torch.ones_like(o) for o in outs]))
-        torch.library.opcheck(k.tangent_op, (*args, *[torch.ones_like(args[i]) for i in k.diff_in]))
+        dirs = [torch.ones_like(args[i]) for i in k.diff_in]
+        torch.library.opcheck(k.tangent_op, (*args, *dirs))
+        cts = [torch.ones_like(outs[j]) for j in k.diff_out]
+        torch.library.opcheck(k.tangent_adjoint_op, (*args, *dirs, *cts, *cts))
+        # With inputs that require grad: the derivative ops' own autograd formulas.
+        req = [a.clone().requires_grad_() if a.is_floating_point() else a for a in args]
+        torch.library.opcheck(k.adjoint_op, (*req, *outs, *[c.clone().requires_grad_() for c in cts]))
 
 
 def test_compile_training_step():

@@ -110,6 +110,11 @@ class KernelOp:
             except KjitError as e:
                 self._tangent_error = str(e)
         self._kernel = self.name.encode()
+        self._adj_fn = self._tan_fn = self._ta_fn = None
+        #: The ops of the derivatives (None where the kernel has none from torch).
+        self.adjoint_op: Any = None
+        self.tangent_op: Any = None
+        self.tangent_adjoint_op: Any = None
         self._attrs = self._forward_attrs(block_dim)
         self._tattrs = self._tangent_attrs(block_dim) if self._tsig is not None else None
         base = re.sub(r"\W", "_", self.name) + f"_{next(_counter)}"
@@ -227,6 +232,44 @@ class KernelOp:
                         [*outs, *douts], self._tattrs)
         return [douts[j] for j in self.diff_out]
 
+    def _tangent_adjoint_impl(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor],
+                              ct_y: Sequence[torch.Tensor], ct_dy: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """The tangent kernel's adjoint seeded with ``ct_y`` on the outputs and ``ct_dy`` on their
+        tangents: J^T ct_y + sum_k ct_dy_k H_k dirs per differentiable input, then J^T ct_dy per
+        direction (second derivatives)."""
+        ins = [t.contiguous() for t in ins]
+        d = {i: t.contiguous() for i, t in zip(self.diff_in, dirs)}
+        arrays = [t for t, p in zip(ins, self.inputs) if p.is_array]
+        darrays = [d.get(i, t) for i, (t, p) in enumerate(zip(ins, self.inputs)) if p.is_array]
+        values = [(i, t) for i, (t, p) in enumerate(zip(ins, self.inputs)) if not p.is_array]
+        traced = [t for _, t in values] + [d[i] for i, _ in values if i in d]
+        outs_p = [*self.inputs, *(self.inputs[i] for i in self.diff_in), *(self.outputs[j] for j in self.diff_out),
+                  *(self.outputs[j] for j in self.diff_out)]
+        batch = _batch([*ins, *dirs, *ct_y, *ct_dy], outs_p)
+        dev = ins[0].device if ins else torch.device("cpu")
+        cores = self._out_cores(ins)
+        # The outputs (and their tangents) are not read by an adjoint kjit.torch differentiates:
+        # zeros stand in for them; a result without a cotangent gets zeros.
+        outs = [torch.zeros(tuple(c), dtype=_torch_dtype(p), device=dev) for p, c in zip(self.outputs, cores)]
+        cy, cdy = dict(zip(self.diff_out, ct_y)), dict(zip(self.diff_out, ct_dy))
+        cots_y = [cy[j].contiguous() if j in cy else outs[j] for j in range(len(self.outputs))]
+        cots_dy = [cdy[j].contiguous() if j in cdy else outs[j] for j in range(len(self.outputs))]
+
+        def grad(i: int) -> torch.Tensor:
+            t = ins[i]
+            return torch.empty(batch + tuple(t.shape[t.dim() - _core_rank(self.inputs[i]):]),
+                               dtype=_torch_dtype(self.inputs[i]), device=t.device)
+
+        da = [i for i in self.diff_in if self.inputs[i].is_array]
+        dv = [i for i in self.diff_in if not self.inputs[i].is_array]
+        g_a, g_da, g_v, g_dv = ([grad(i) for i in da], [grad(i) for i in da], [grad(i) for i in dv],
+                                [grad(i) for i in dv])
+        _library.launch(self._kernel + TANGENT_SUFFIX.encode(), True,
+                        [*arrays, *darrays, *outs, *outs, *cots_y, *cots_dy, *traced], [*g_a, *g_da, *g_v, *g_dv],
+                        self._tattrs)
+        by_x, by_d = {**dict(zip(da, g_a)), **dict(zip(dv, g_v))}, {**dict(zip(da, g_da)), **dict(zip(dv, g_dv))}
+        return [by_x[i] for i in self.diff_in] + [by_d[i] for i in self.diff_in]
+
     def _no_forward_mode(self) -> str:
         why = self.backward_error or self._tangent_error
         return (f"kjit kernel '{self.name}' has no forward mode from torch: {why}. torch.func.jvp, jacfwd and "
@@ -298,6 +341,8 @@ class KernelOp:
         self.tangent_op.register_vmap(self._vmap_rule(lambda *a: self.tangent_op(*a), n_in + len(self.diff_in), False))
 
         kernel = self
+        if self._tsig is not None and self._tsig.has_adjoint:
+            self._define_second_order(base, plain, dirs, n_in, n_out)
 
         def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
             ctx.save_for_backward(*inputs, *output)
@@ -309,11 +354,83 @@ class KernelOp:
         self.forward_op.register_autograd(backward, setup_context=setup_context)
         self._function = _make_function(self)
 
+    def _define_second_order(self, base: str, plain: str, dirs: str, n_in: int, n_out: int) -> None:
+        """The tangent kernel's adjoint as an op, and the derivatives of the adjoint and tangent
+        ops through it (torch.autograd.grad of a gradient, gradgradcheck, hessians)."""
+        n_d, n_c = len(self.diff_in), len(self.diff_out)
+        cy = ", ".join(f"Tensor cy_{self.outputs[j].name}" for j in self.diff_out)
+        cdy = ", ".join(f"Tensor cdy_{self.outputs[j].name}" for j in self.diff_out)
+
+        def ta(*args: torch.Tensor) -> list[torch.Tensor]:
+            i, d, c = args[:n_in], args[n_in:n_in + n_d], args[n_in + n_d:]
+            return self._tangent_adjoint_impl(i, d, c[:n_c], c[n_c:])
+
+        def ta_fake(*args: torch.Tensor) -> list[torch.Tensor]:
+            ins = args[:n_in]
+            batch = _batch(args, [*self.inputs, *(self.inputs[i] for i in self.diff_in),
+                                  *(self.outputs[j] for j in self.diff_out), *(self.outputs[j] for j in self.diff_out)])
+            g = [torch.empty(batch + tuple(ins[i].shape[ins[i].dim() - _core_rank(self.inputs[i]):]),
+                             dtype=_torch_dtype(self.inputs[i]), device=ins[i].device) for i in self.diff_in]
+            return g + [torch.empty_like(t) for t in g]
+
+        self.tangent_adjoint_op = torch.library.custom_op(
+            f"kjit::{base}_tangent_adjoint", ta, mutates_args=(),
+            schema=f"({', '.join(s for s in (plain, dirs, cy, cdy) if s)}) -> Tensor[]")
+        self.tangent_adjoint_op.register_fake(ta_fake)
+        self.tangent_adjoint_op.register_vmap(
+            self._vmap_rule(lambda *a: self.tangent_adjoint_op(*a), n_in + n_d + 2 * n_c, False))
+
+        def zeros_for(outs_like: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+            return [torch.zeros_like(t) for t in outs_like]
+
+        # adjoint op: g = J^T c.  d g / d c applied to u is J u (the tangent op); d g / d x is
+        # sum_k c_k H_k u (the tangent kernel's adjoint seeded with c on the output tangents).
+        def adj_backward(saved: Sequence[torch.Tensor], grads: Sequence[torch.Tensor | None]) -> tuple:
+            ins, cts = saved[:n_in], saved[n_in + n_out:]
+            u = [g if g is not None else torch.zeros_like(ins[i]) for g, i in zip(grads, self.diff_in)]
+            g_c = self._call(self._tan_fn, self.tangent_op, *ins, *u)
+            g_x = self._call(self._ta_fn, self.tangent_adjoint_op, *ins, *u, *zeros_for(cts), *cts)[:n_d]
+            res: list = [None] * (n_in + n_out) + list(g_c)
+            for i, g in zip(self.diff_in, g_x):
+                res[i] = g
+            return tuple(res)
+
+        bw, setup = _saving_all(adj_backward)
+        self.adjoint_op.register_autograd(bw, setup_context=setup)
+
+        # jvp of the adjoint (forward over reverse: torch.func.hessian): d(J^T c) along (dx, dc) is
+        # J^T dc + sum_k c_k H_k dx, one launch of the tangent kernel's adjoint.
+        def adj_jvp(saved: Sequence[torch.Tensor], tangents: Sequence[torch.Tensor | None]) -> list[torch.Tensor]:
+            ins, cts = saved[:n_in], saved[n_in + n_out:]
+            dx = [tangents[i] if tangents[i] is not None else torch.zeros_like(ins[i]) for i in self.diff_in]
+            dc = [t if t is not None else torch.zeros_like(c) for t, c in zip(tangents[n_in + n_out:], cts)]
+            return self.tangent_adjoint_op(*ins, *dx, *dc, *cts)[:n_d]
+
+        self._adj_fn = _op_function(self.adjoint_op, adj_backward, adj_jvp)
+
+        # tangent op: t = J d.  d t / d d applied to e is J^T e; d t / d x is sum_k e_k H_k d.
+        def tan_backward(saved: Sequence[torch.Tensor], grads: Sequence[torch.Tensor | None]) -> tuple:
+            ins, d = saved[:n_in], saved[n_in:]
+            cores = self._out_cores(ins)
+            e = [g if g is not None else torch.zeros(tuple(cores[j]), dtype=_torch_dtype(self.outputs[j]),
+                                                     device=ins[0].device)
+                 for g, j in zip(grads, self.diff_out)]
+            g = self._call(self._ta_fn, self.tangent_adjoint_op, *ins, *d, *zeros_for(e), *e)
+            res: list = [None] * n_in + list(g[n_d:])
+            for i, gi in zip(self.diff_in, g[:n_d]):
+                res[i] = gi
+            return tuple(res)
+
+        bw, setup = _saving_all(tan_backward)
+        self.tangent_op.register_autograd(bw, setup_context=setup)
+        self._tan_fn = _op_function(self.tangent_op, tan_backward)
+        self._ta_fn = None  # third derivatives: none
+
     def _grads(self, ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor],
                grads: Sequence[torch.Tensor | None]) -> tuple:
         """One gradient per input (None for integers) from the adjoint op."""
         cts = [grads[j] if grads[j] is not None else torch.zeros_like(outs[j]) for j in self.diff_out]
-        g = self.adjoint_op(*ins, *outs, *cts)
+        g = self._call(self._adj_fn, self.adjoint_op, *ins, *outs, *cts)
         res: list = [None] * len(self.inputs)
         for i, gi in zip(self.diff_in, g):
             res[i] = gi
@@ -321,7 +438,16 @@ class KernelOp:
 
     def _tangents(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor | None]) -> list[torch.Tensor]:
         d = [dirs[i] if dirs[i] is not None else torch.zeros_like(ins[i]) for i in self.diff_in]
-        return self.tangent_op(*ins, *d)
+        return self._call(self._tan_fn, self.tangent_op, *ins, *d)
+
+    @staticmethod
+    def _call(fn: type | None, op: Any, *args: torch.Tensor) -> list[torch.Tensor]:
+        """``op`` through its autograd.Function (torch.func transforms of its derivatives: the
+        Function custom ops make for their autograd formula takes none), or the op itself under
+        torch.compile (which traces the op's registered formula) or when it has no derivative."""
+        if fn is None or torch.compiler.is_compiling():
+            return list(op(*args))
+        return list(fn.apply(*args))
 
     @staticmethod
     def _vmap_rule(call: Any, n: int, mutates: bool) -> Any:
@@ -401,6 +527,45 @@ class KernelOp:
             outs = list(outs) if self.outputs else []
         results = [a for a, p in zip(ins, self.inputs) if p.index in self._io_index] + outs
         return results[0] if len(results) == 1 else results
+
+
+def _saving_all(backward: Any) -> tuple:
+    """register_autograd's (backward, setup_context) for a formula over every input of the op."""
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+        ctx.save_for_backward(*inputs)
+
+    return (lambda ctx, grads: backward(ctx.saved_tensors, grads)), setup_context
+
+
+def _op_function(op: Any, backward: Any, jvp: Any = None) -> type:
+    """A torch.autograd.Function over ``op`` whose backward is ``backward(saved inputs, grads)``,
+    whose jvp (if any) is ``jvp(inputs, tangents)`` and whose vmap comes from the op's batching
+    rule."""
+    class OpFn(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(*args: torch.Tensor) -> tuple:
+            return tuple(op(*args))
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+            ctx.save_for_backward(*inputs)
+            ctx.save_for_forward(*inputs)
+
+        @staticmethod
+        def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
+            return backward(ctx.saved_tensors, grads)
+
+        @staticmethod
+        def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
+            if jvp is None:
+                raise KjitError("kjit: forward over forward mode (torch.func.jacfwd of jacfwd, jvp of jvp) needs "
+                                "second-order tangents, which kjit does not generate; take second derivatives with "
+                                "reverse mode on one side (torch.func.hessian, jacrev of jacrev, jacfwd of jacrev)")
+            return tuple(jvp(ctx.saved_tensors, tangents))
+
+    return OpFn
 
 
 def _make_function(k: KernelOp) -> type:
