@@ -276,6 +276,16 @@ def test_zero_copy_and_meta():
     assert m[0].shape == (9,) and m[0].device.type == "meta"
     v = affine.forward_op(*(torch.empty(s, dtype=F64, device="meta") for s in ((5, 3), (3,), (3, 3), ())))
     assert v[0].shape == (5, 3)
+    # The callable under FakeTensorMode goes through the op (its fake), not the direct launch.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        fo = affine(torch.empty(7, 3, dtype=F64), [1.0, 2.0, 3.0], torch.empty(3, 3, dtype=F64), 2.0)
+    assert fo.shape == (7, 3) and type(fo) is not torch.Tensor
+    # Numbers are converted once and kept: a new number is a new value.
+    close(daxpy(x, y, 1.0), x + y)
+    close(daxpy(x, y, 2.0), 2 * x + y)
+    close(daxpy(x, y, 1.0), x + y)
+    close(daxpy(x, y, True), x + y)
 
 
 def test_bad_input():

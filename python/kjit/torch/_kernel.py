@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
+import torch.autograd.forward_ad as _fwad
 
 from .._libkjit import KjitError
 from .._signature import Layout, Param, Signature, checked_value, make_layout, output_shape
@@ -110,7 +111,14 @@ class KernelOp:
             except KjitError as e:
                 self._tangent_error = str(e)
         self._kernel = self.name.encode()
+        self._core_ranks = [_core_rank(p) for p in self.inputs]
+        self._out_dtypes = [_torch_dtype(p) for p in self.outputs]
+        # The forward call's operands (array inputs, then values) and in/out results, by input position.
+        self._operand_order = ([i for i, p in enumerate(self.inputs) if p.is_array] +
+                               [i for i, p in enumerate(self.inputs) if not p.is_array])
+        self._io_pos = [i for i, p in enumerate(self.inputs) if p in self.in_out]
         self._adj_fn = self._tan_fn = self._ta_fn = None
+        self._value_cache: dict = {}
         #: The ops of the derivatives (None where the kernel has none from torch).
         self.adjoint_op: Any = None
         self.tangent_op: Any = None
@@ -171,15 +179,12 @@ class KernelOp:
                 for q in self.outputs]
 
     def _new_outputs(self, ins: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        batch = _batch(ins, self.inputs)
+        # An unbatched call (every operand at its parameter's rank) is the common, cheap case.
+        unbatched = all(t.dim() == r for t, r in zip(ins, self._core_ranks))
+        batch = () if unbatched else _batch(ins, self.inputs)
         dev = ins[0].device if ins else torch.device("cpu")
-        return [torch.empty(batch + tuple(c), dtype=_torch_dtype(p), device=dev)
-                for p, c in zip(self.outputs, self._out_cores(ins))]
-
-    def _new_grads(self, ins: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        batch = _batch(ins, self.inputs)
-        return [torch.empty(batch + tuple(ins[i].shape[ins[i].dim() - _core_rank(self.inputs[i]):]),
-                            dtype=_torch_dtype(self.inputs[i]), device=ins[i].device) for i in self.diff_in]
+        return [torch.empty(batch + tuple(c), dtype=dt, device=dev)
+                for dt, c in zip(self._out_dtypes, self._out_cores(ins))]
 
     # -- the launches (op implementations) --------------------------------------------------------
 
@@ -189,11 +194,11 @@ class KernelOp:
         return arrays, values
 
     def _forward_impl(self, ins: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        ins = [t if p.index in self._io_index else t.contiguous() for t, p in zip(ins, self.inputs)]
+        if not self.in_out:  # in/out tensors are written in place: never copies (checked by the call)
+            ins = [t.contiguous() for t in ins]
         outs = self._new_outputs(ins)
-        arrays, values = self._split(ins)
-        io = [t for t, p in zip(ins, self.inputs) if p.index in self._io_index]
-        _library.launch(self._kernel, False, [*arrays, *values], [*io, *outs], self._attrs)
+        _library.launch(self._kernel, False, [ins[i] for i in self._operand_order], [*(ins[i] for i in self._io_pos),
+                                                                                    *outs], self._attrs)
         return outs
 
     def _adjoint_impl(self, ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor],
@@ -506,6 +511,19 @@ class KernelOp:
         return out
 
     def _value_tensor(self, p: Param, v: Any, dev: torch.device) -> torch.Tensor:
+        # A Python number's tensor is kept (the ops never write value operands): a loop calling
+        # with the same numbers converts them once. Keyed by type too (True == 1 == 1.0).
+        key = (p.index, type(v), v, dev) if isinstance(v, (int, float, bool)) else None
+        if key is not None and not torch.compiler.is_compiling():
+            t = self._value_cache.get(key)
+            if t is None:
+                if len(self._value_cache) >= 256:
+                    self._value_cache.clear()
+                t = self._value_cache[key] = self._new_value_tensor(p, v, dev)
+            return t
+        return self._new_value_tensor(p, v, dev)
+
+    def _new_value_tensor(self, p: Param, v: Any, dev: torch.device) -> torch.Tensor:
         if not torch.compiler.is_compiling():  # exact conversion, kjit.jax's messages (NumPy: eager only)
             import numpy as np
             flat = np.asarray(v if isinstance(v, (np.ndarray, np.generic)) else np.array(v, dtype=object)).reshape(-1)
@@ -518,9 +536,25 @@ class KernelOp:
             v = v[0]
         return torch.tensor(v, dtype=_torch_dtype(p), device=dev)
 
+    def _plain_eager(self, ins: Sequence[torch.Tensor]) -> bool:
+        """Whether this call needs nothing of torch's machinery: eager, no derivative to record
+        (no input requires grad, no forward-mode level), plain cpu/cuda tensors, no dispatch or
+        function mode (FakeTensorMode, FlopCounterMode...). Then the op's implementation runs
+        directly, skipping the dispatcher (the per-call overhead at small sizes)."""
+        if (torch.compiler.is_compiling() or _fwad._current_level >= 0 or torch._C._len_torch_dispatch_stack()
+                or torch._C._is_torch_function_mode_enabled()):
+            return False
+        grad = torch.is_grad_enabled()
+        for t in ins:
+            if type(t) is not torch.Tensor or (grad and t.requires_grad) or _functorch_wrapped(t) or t.is_meta:
+                return False
+        return True
+
     def __call__(self, *args: Any) -> Any:
         ins = self._check(args)
-        if not self.backward_error and not torch.compiler.is_compiling():
+        if self._plain_eager(ins):
+            outs = self._forward_impl(ins)
+        elif not self.backward_error and not torch.compiler.is_compiling():
             outs = list(self._function.apply(*ins))  # forward mode too (torch.autograd.Function.jvp)
         else:
             outs = self.forward_op(*ins)

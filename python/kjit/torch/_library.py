@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import struct
 import threading
 from typing import Any
 
@@ -55,8 +56,9 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("kjit_ffi_kernel_signature", c.c_char_p, [c.c_char_p]),
         ("kjit_ffi_kernels", c.c_char_p, []),
         ("kjit_ffi_preload", c.c_int, [c.c_char_p, c.c_char_p]),
-        ("kjit_ffi_launch", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p, c.POINTER(CBuffer), c.c_int64,
-                                      c.POINTER(CBuffer), c.c_int64, c.POINTER(CAttr), c.c_int64]),
+        # The buffers are packed into per-thread scratch memory (launch): passed as addresses.
+        ("kjit_ffi_launch", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p, c.c_void_p, c.c_int64,
+                                      c.c_void_p, c.c_int64, c.POINTER(CAttr), c.c_int64]),
     ]:
         fn = getattr(lib, name)
         fn.restype = res
@@ -125,16 +127,6 @@ def preload(name: str, device: torch.device) -> None:
         raise KjitError(last_error())
 
 
-def _buffer(b: CBuffer, t: torch.Tensor, keep: list) -> None:
-    dims = (ctypes.c_int64 * t.dim())(*t.shape)
-    keep.append(dims)
-    b.data = t.data_ptr() if t.numel() else None
-    b.dtype = XLA_CODE[t.dtype]
-    b.rank = t.dim()
-    b.dims = dims
-    b.strides = None
-
-
 class Attrs:
     """Integer-array attributes of a call (kjit_traced, kjit_array_order, kjit_launch_dims, ...),
     built once per kernel and direction."""
@@ -160,6 +152,26 @@ class Attrs:
             a.data = ctypes.cast(data, ctypes.c_void_p)
 
 
+_BUFFER = struct.Struct("=QiiQQ")  # kjit_c_buffer (CBuffer): data, dtype, rank, dims, strides (NULL)
+assert _BUFFER.size == ctypes.sizeof(CBuffer)
+_MAX_BUFFERS = 6 * 64
+_MAX_RANK = 16
+
+
+class _Scratch(threading.local):
+    """Per-thread memory the buffers of one launch are packed into (no allocation per call)."""
+
+    def __init__(self) -> None:
+        self.buffers = (ctypes.c_char * (_BUFFER.size * _MAX_BUFFERS))()
+        self.dims = (ctypes.c_int64 * (_MAX_RANK * _MAX_BUFFERS))()
+        self.buffers_at = ctypes.addressof(self.buffers)
+        self.dims_at = ctypes.addressof(self.dims)
+
+
+_scratch = _Scratch()
+_packers = {r: struct.Struct(f"={r}q") for r in range(_MAX_RANK + 1)}
+
+
 def launch(kernel: bytes, adjoint: bool, args: list[torch.Tensor], rets: list[torch.Tensor], attrs: Attrs) -> None:
     """One launch of ``kernel``'s forward or adjoint entry on dense tensors of one device."""
     dev = (args or rets)[0].device
@@ -169,13 +181,18 @@ def launch(kernel: bytes, adjoint: bool, args: list[torch.Tensor], rets: list[to
         spec, stream = f"cuda:{dev.index}".encode(), torch.cuda.current_stream(dev).cuda_stream
     else:
         raise KjitError(f"kjit kernel '{kernel.decode()}': tensors on device '{dev}': kjit launches on cpu and cuda")
-    keep: list = []
-    a = (CBuffer * max(1, len(args)))()
-    for b, t in zip(a, args):
-        _buffer(b, t, keep)
-    r = (CBuffer * max(1, len(rets)))()
-    for b, t in zip(r, rets):
-        _buffer(b, t, keep)
-    if lib().kjit_ffi_launch(kernel, int(adjoint), spec, stream, a, len(args), r, len(rets), attrs.array,
-                             attrs.count) != 0:
+    sc = _scratch
+    if len(args) + len(rets) > _MAX_BUFFERS:
+        raise KjitError(f"kjit kernel '{kernel.decode()}': more than {_MAX_BUFFERS} buffers in one launch")
+    bufs, dims, dims_at = sc.buffers, sc.dims, sc.dims_at
+    for i, t in enumerate((*args, *rets)):
+        shape = t.shape
+        rank = len(shape)
+        if rank > _MAX_RANK:
+            raise KjitError(f"kjit kernel '{kernel.decode()}': a tensor of rank {rank} (kjit takes at most {_MAX_RANK})")
+        _packers[rank].pack_into(dims, 8 * _MAX_RANK * i, *shape)
+        _BUFFER.pack_into(bufs, _BUFFER.size * i, t.data_ptr(), XLA_CODE[t.dtype], rank, dims_at + 8 * _MAX_RANK * i, 0)
+    at = sc.buffers_at
+    if lib().kjit_ffi_launch(kernel, int(adjoint), spec, stream, at, len(args), at + _BUFFER.size * len(args),
+                             len(rets), attrs.array, attrs.count) != 0:
         raise KjitError(last_error())
