@@ -72,7 +72,6 @@ class KernelOp:
         self.launch_dims = None if launch_dims is None else (
             (int(launch_dims),) if isinstance(launch_dims, int) else tuple(int(d) for d in launch_dims))
         self.output_dims = output_dims
-        what = f"kernel('{self.name}')"
         self._first_array = next((i for i, p in enumerate(self.inputs) if p.is_array), None)
         if self.launch_dims is None and self._first_array is None:
             raise ValueError(f"kernel '{self.name}': cannot determine the launch dimensions (no input array); pass "
@@ -126,7 +125,7 @@ class KernelOp:
         self._attrs = self._forward_attrs(block_dim)
         self._tattrs = self._tangent_attrs(block_dim) if self._tsig is not None else None
         base = re.sub(r"\W", "_", self.name) + f"_{next(_counter)}"
-        self._define_ops(base, what)
+        self._define_ops(base)
 
     # -- the handlers' attributes ---------------------------------------------------------------
 
@@ -283,7 +282,7 @@ class KernelOp:
 
     # -- the ops ----------------------------------------------------------------------------------
 
-    def _define_ops(self, base: str, what: str) -> None:
+    def _define_ops(self, base: str) -> None:
         self._io_index = {p.index for p in self.in_out}
         letters = iter("abcdefghijklmnopqrstuvwxyz")
         ins = ", ".join(f"Tensor({next(letters)}!) a_{p.name}" if p.index in self._io_index else f"Tensor a_{p.name}"
