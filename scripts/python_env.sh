@@ -140,3 +140,47 @@ kjit_cuda_wheels() {
     printf '[kjit] pip install of NVRTC failed: GPU targets cannot be compiled\n' >&2
   return 0
 }
+
+# torch for kjit.torch's tests, in its own venv (.venv-torch; KJIT_VENV_TORCH overrides), so
+# that no JAX venv ever holds torch. The CPU wheel index comes first (a few hundred MB); where
+# it cannot be reached, PyPI's torch (which pulls the CUDA libraries: several GB, said loudly).
+KJIT_TORCH_VERSION=2.15.0
+KJIT_TORCH_PINS=(torch==$KJIT_TORCH_VERSION numpy==2.3.5 setuptools==80.9.0)
+KJIT_TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu
+
+# Creates or refreshes the torch venv on a Python 3.11-3.13. Idempotent (a stamp holds the pins
+# and the index they came from: a venv with them is left alone, without the network). Returns 0
+# either way: a venv that could not be made leaves the torch tests skipped, which fails the run
+# (skip_policy.py).
+kjit_torch_env() {
+  local root="${KJIT_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+  local venv="${KJIT_VENV_TORCH:-$root/.venv-torch}" py want stamp
+  py="$(kjit_find_python 11 13)"
+  if [ -z "$py" ]; then
+    printf '[kjit] no Python 3.11-3.13 found: torch cannot be installed (its tests will fail as skipped)\n' >&2
+    return 0
+  fi
+  stamp="$venv/.kjit-pins"
+  want="python$(kjit_python_version "$py") ${KJIT_TORCH_PINS[*]}"
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then
+    return 0
+  fi
+  printf '[kjit] preparing %s: %s\n' "$venv" "$want" >&2
+  if [ -x "$venv/bin/python" ] && [ "$(kjit_python_version "$venv/bin/python")" != "$(kjit_python_version "$py")" ]; then
+    rm -rf "$venv"
+  fi
+  if [ ! -x "$venv/bin/python" ]; then
+    "$py" -m venv "$venv" || { printf '[kjit] cannot create %s with %s\n' "$venv" "$py" >&2; return 0; }
+  fi
+  local pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check) from
+  if "${pip[@]}" --timeout 20 --retries 1 --index-url "$KJIT_TORCH_CPU_INDEX" "torch==$KJIT_TORCH_VERSION" 2>/dev/null; then
+    from="$KJIT_TORCH_CPU_INDEX"
+  else
+    printf '[kjit] %s cannot be reached: installing torch from PyPI (the CUDA build and its libraries)\n' \
+      "$KJIT_TORCH_CPU_INDEX" >&2
+    from=pypi
+  fi
+  "${pip[@]}" "${KJIT_TORCH_PINS[@]}" ||
+    { printf '[kjit] pip install into %s failed: the torch tests cannot run (they will fail as skipped)\n' "$venv" >&2; return 0; }
+  printf '%s\n%s\n' "$want" "$from" >"$stamp"
+}

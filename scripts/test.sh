@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds kjit and runs the whole test suite (ctest), then builds it again with AddressSanitizer
-# and UBSan (LeakSanitizer on) in build-asan and runs it there too, the JAX tests excepted
+# and UBSan (LeakSanitizer on) in build-asan and runs it there too, the JAX and torch tests excepted
 # (KJIT_SANITIZERS=0 skips that second pass). Extra arguments go to both ctest runs.
 # No CUDA toolkit is needed (NVRTC and the CUDA headers come from PyPI where it is absent). A
 # test that skips fails the run unless it is a GPU test on a machine without a GPU or
@@ -10,6 +10,7 @@ source "$(dirname "$0")/common.sh"
 source "$KJIT_ROOT/scripts/python_env.sh"
 kjit_install_packages
 kjit_python_env
+kjit_torch_env
 kjit_cuda_wheels
 started=$SECONDS
 
@@ -30,8 +31,8 @@ if [ "${KJIT_SANITIZERS:-1}" != 0 ]; then
   sanitized=$SECONDS
   kjit_build_sanitized
   kjit_sanitizer_env
-  # JAX (and the package's own test, and the Warp JAX ports) load libkjit.so into a Python that
+  # JAX and torch (and the package's own test, and the Warp JAX ports) load libkjit.so into a Python that
   # carries no sanitizer runtime: not run here (an exclusion, not a skip).
-  kjit_ctest "$KJIT_ASAN_BUILD_DIR" -E '^(jax_|python_|compositions_|warp_example_jax_)' "$@"
+  kjit_ctest "$KJIT_ASAN_BUILD_DIR" -E '^(jax_|python_|compositions_|warp_example_jax_|torch_)' "$@"
   kjit_log "sanitizer build and tests: $((SECONDS - sanitized)) s; in all $((SECONDS - started)) s"
 fi

@@ -96,3 +96,26 @@ def open_libkjit(kernel_library: str | None = None, explicit: str | None = None)
         "kjit: cannot open libkjit.so; tried, in order:\n" + "\n".join(reasons) +
         "\nSet KJIT_LIBRARY to the path of libkjit.so (in a build tree: build/lib/libkjit.so; "
         "installed: <prefix>/lib/libkjit.so).", name=SONAME)
+
+
+class KjitError(RuntimeError):
+    """An error reported by libkjit (its message is kjit's own)."""
+
+
+def open_kernel_library(path: str, explicit: str | None, loaded: list[ctypes.CDLL]) -> None:
+    """Opens kernel library ``path`` (appended to ``loaded``: it stays loaded) and the libkjit.so it uses.
+
+    A kernel library links libkjit.so, normally found through its RUNPATH. libkjit.so is opened
+    first only when told where it is, or when the kernel library cannot find it: the kernel
+    library's DT_NEEDED then resolves to that copy (the loader matches the soname), so the
+    process holds one libkjit.so, whose registry the kernels and every shim share."""
+    if explicit or os.environ.get("KJIT_LIBRARY"):
+        open_libkjit(path, explicit)
+    try:
+        loaded.append(ctypes.CDLL(path))
+        return
+    except OSError as e:
+        if already_loaded() is not None or SONAME not in str(e):
+            raise
+    open_libkjit(path)
+    loaded.append(ctypes.CDLL(path))

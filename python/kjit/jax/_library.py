@@ -11,6 +11,7 @@ from typing import Any
 import jax
 
 from .. import _libkjit
+from .._libkjit import KjitError
 
 #: Version of the C interface (kjit_ffi_abi_version) this shim speaks.
 ABI_VERSION = 2
@@ -31,8 +32,6 @@ _api_minor: int | None = None
 PLATFORMS = ("cpu", "CUDA")
 
 
-class KjitError(RuntimeError):
-    """An error reported by libkjit (its message is kjit's own)."""
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -152,23 +151,6 @@ def api_version() -> tuple[int, int] | None:
     return None if _api_minor is None else (0, _api_minor)
 
 
-def _open_kernel_library(path: str, explicit: str | None) -> None:
-    # A kernel library links libkjit.so, normally found through its RUNPATH. Open libkjit.so
-    # first only when told where it is, or when the kernel library cannot find it: the kernel
-    # library's DT_NEEDED then resolves to that copy (the loader matches the soname), so the
-    # process holds one libkjit.so, whose registry the kernels and this shim share.
-    if explicit or os.environ.get("KJIT_LIBRARY"):
-        _libkjit.open_libkjit(path, explicit)
-    try:
-        _loaded.append(ctypes.CDLL(path))
-        return
-    except OSError as e:
-        if _libkjit.already_loaded() is not None or _libkjit.SONAME not in str(e):
-            raise
-    _libkjit.open_libkjit(path)
-    _loaded.append(ctypes.CDLL(path))
-
-
 def load(path: str, kjit_library: str | None = None) -> None:
     """Loads a kernel library (its kernels register themselves) and libkjit.so, and
     registers kjit's FFI targets with JAX for the cpu and CUDA platforms.
@@ -185,7 +167,7 @@ def load(path: str, kjit_library: str | None = None) -> None:
     path = os.path.abspath(path)
     with _lock:
         if _lib is None:
-            _open_kernel_library(path, kjit_library)
+            _libkjit.open_kernel_library(path, kjit_library, _loaded)
             # Symbols looked up through the kernel library's handle come from its own
             # dependencies: exactly the libkjit.so it uses, whatever its file name or soname.
             candidate = _loaded[-1]
