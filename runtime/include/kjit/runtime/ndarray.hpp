@@ -13,7 +13,15 @@
 #include "kjit/runtime/stream.hpp"
 #include "kjit/types.hpp"
 
+// DLPack's tensors (declared in kjit/runtime/dlpack.hpp, or by any dlpack.h).
+struct DLManagedTensor;
+struct DLManagedTensorVersioned;
+
 namespace kjit {
+
+namespace detail {
+struct DlpackAccess;  // from_dlpack (dlpack.cpp) sets the owner of a producer's memory
+}
 
 /// Extents of an array or a launch, outermost first.
 using Shape = std::vector<int64_t>;
@@ -114,6 +122,17 @@ class NdArray {
   /// (views) are copied element by element, on the cpu.
   void copy_from(const NdArray& src, const Stream& stream = Stream());
 
+  /// This array as a DLPack tensor (include kjit/runtime/dlpack.hpp; docs/DLPACK.md) that
+  /// keeps the memory alive until the consumer calls its deleter (once, from any thread). A
+  /// vector, quaternion or transform element adds one last dimension of its components, a
+  /// matrix two: an array of n vec3f is an (n, 3) float32 tensor. The gradient buffer is not
+  /// exported (grad().to_dlpack() is). A User error for an empty handle, struct elements, and
+  /// byte strides that are not whole scalars. A view of memory owned elsewhere (view()) is
+  /// exported as it is: that memory must outlive the tensor.
+  DLManagedTensor* to_dlpack() const;
+  /// The same as a DLManagedTensorVersioned (DLPack 1.1, flags 0).
+  DLManagedTensorVersioned* to_dlpack_versioned() const;
+
   /// The descriptor a kernel receives (kjit/abi.h).
   kj::array_t<void> descriptor() const;
 
@@ -142,6 +161,7 @@ class NdArray {
   /// Throws unless this array (or an empty handle) fits an Array<element, ndim> field.
   void check_field(const ir::Type& element, int ndim) const;
   void set_layout(const Shape& shape, const std::vector<int64_t>& strides);
+  friend struct detail::DlpackAccess;
 
   detail::SharedResource memory_;       ///< owns data_ (empty for views)
   detail::SharedResource grad_memory_;  ///< owns grad_ (empty for views)
