@@ -466,8 +466,8 @@ TEST_CASE("dlpack: tensors kjit cannot read are User errors naming what is wrong
       {with([](Spec& s) { s.shape = {3}; }), ir_type_of<vec3f>(),
        "from_dlpack: a 1-D tensor as an array of vec3f (whose elements take the last 1 dimension) leaves 0 array "
        "dimensions; kjit arrays have 1 to 4 dimensions"},
-      {with([](Spec& s) { s.shape = {1, 1, 1, 1, 2, 2}; }), ir_type_of<mat22f>(),
-       "from_dlpack: a 6-D tensor as an array of mat22f (whose elements take the last 2 dimensions) leaves 4 array "
+      {with([](Spec& s) { s.shape = {1, 1, 1, 1, 1, 2, 2}; }), ir_type_of<mat22f>(),
+       "from_dlpack: a 7-D tensor as an array of mat22f (whose elements take the last 2 dimensions) leaves 5 array "
        "dimensions; kjit arrays have 1 to 4 dimensions"},
       {with([](Spec& s) { s.shape = {4, 4}; }), ir_type_of<vec3f>(),
        "from_dlpack: a tensor of shape {4, 4} as an array of vec3f needs 3 components in its last dimension, not 4"},
@@ -484,7 +484,7 @@ TEST_CASE("dlpack: tensors kjit cannot read are User errors naming what is wrong
        "from_dlpack: a float32 tensor cannot be an array of vec3d (float64 components)"},
       {Spec(), ir::Type::array(ir_type_of<float>(), 1), "from_dlpack: the element type array1d<float32> is an array type"},
       {Spec(), ir_type_of<DlpackPt>(),
-       "from_dlpack: an array of DlpackPt cannot view a tensor: struct elements have no DLPack dtype"},
+       "from_dlpack: an array of dlpack_tests::DlpackPt cannot view a tensor: struct elements have no DLPack dtype"},
       {with([](Spec& s) { s.byte_offset = 2; }), none, "not aligned to the 4 bytes of a float32"},
       {with([](Spec& s) { s.shape = {3, -1}; }), none,
        "from_dlpack: array of shape {3, -1}: extents must not be negative"},
@@ -522,7 +522,7 @@ TEST_CASE("dlpack: tensors kjit cannot read are User errors naming what is wrong
   Spec s;
   s.byte_offset = 6;
   DLManagedTensor* m = fake<DLManagedTensor>(&deleted, s);
-  char at[64];
+  char at[160];
   std::snprintf(at, sizeof at, "from_dlpack: the data (%p + byte_offset 6) is not aligned to the 4 bytes of a float32",
                 m->dl_tensor.data);
   CHECK(error_of([&] { from_dlpack(m); }) == at);
@@ -561,7 +561,7 @@ TEST_CASE("dlpack: versioned tensors of another major version, and read-only one
 TEST_CASE("dlpack: arrays kjit cannot export are User errors") {
   CHECK(error_of([] { NdArray().to_dlpack(); }) == "to_dlpack: an empty handle (no array)");
   CHECK(error_of([] { zeros<DlpackPt>({2}).to_dlpack_versioned(); }) ==
-        "to_dlpack_versioned: an array of DlpackPt: struct elements have no DLPack dtype");
+        "to_dlpack_versioned: an array of dlpack_tests::DlpackPt: struct elements have no DLPack dtype");
   std::vector<unsigned char> mem(64);
   NdArray odd = NdArray::view(mem.data(), ir_type_of<float>(), {3}, Device::cpu(), {6});
   CHECK(error_of([&] { odd.to_dlpack(); }) ==

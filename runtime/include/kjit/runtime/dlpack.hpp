@@ -153,6 +153,14 @@ NdArray from_dlpack(DLManagedTensorVersioned* tensor, bool allow_read_only = fal
   return from_dlpack(tensor, ir_type_of<T>(), allow_read_only);
 }
 
+// NdArray::to_dlpack() and to_dlpack_versioned() (DLPack 1.1, flags 0) export an array: the
+// tensor holds a copy of the NdArray, so the memory lives until the consumer calls the deleter
+// (once, from any thread). A vector, quaternion or transform element adds one last dimension
+// of its components, a matrix two: an array of n vec3f is an (n, 3) float32 tensor. The
+// gradient buffer is not exported (grad().to_dlpack() is). A User error for an empty handle,
+// struct elements, and byte strides that are not whole scalars. A view of memory owned
+// elsewhere (NdArray::view) is exported as it is: that memory must outlive the tensor.
+
 /// A view of `tensor`'s memory that owns nothing, as NdArray::view: the memory must outlive
 /// every use of the view (for DLTensors lent for the length of a call). Element types and
 /// errors as from_dlpack's.

@@ -13,14 +13,13 @@
 #include "kjit/runtime/stream.hpp"
 #include "kjit/types.hpp"
 
-// DLPack's tensors (declared in kjit/runtime/dlpack.hpp, or by any dlpack.h).
-struct DLManagedTensor;
+struct DLManagedTensor;  // DLPack's (kjit/runtime/dlpack.hpp, or any dlpack.h)
 struct DLManagedTensorVersioned;
 
 namespace kjit {
 
 namespace detail {
-struct DlpackAccess;  // from_dlpack (dlpack.cpp) sets the owner of a producer's memory
+struct DlpackAccess;  // from_dlpack gives a view the producer's tensor as its owner
 }
 
 /// Extents of an array or a launch, outermost first.
@@ -122,15 +121,9 @@ class NdArray {
   /// (views) are copied element by element, on the cpu.
   void copy_from(const NdArray& src, const Stream& stream = Stream());
 
-  /// This array as a DLPack tensor (include kjit/runtime/dlpack.hpp; docs/DLPACK.md) that
-  /// keeps the memory alive until the consumer calls its deleter (once, from any thread). A
-  /// vector, quaternion or transform element adds one last dimension of its components, a
-  /// matrix two: an array of n vec3f is an (n, 3) float32 tensor. The gradient buffer is not
-  /// exported (grad().to_dlpack() is). A User error for an empty handle, struct elements, and
-  /// byte strides that are not whole scalars. A view of memory owned elsewhere (view()) is
-  /// exported as it is: that memory must outlive the tensor.
+  /// This array as a DLPack tensor that keeps the memory alive until the consumer calls its
+  /// deleter (kjit/runtime/dlpack.hpp says how elements and errors are mapped).
   DLManagedTensor* to_dlpack() const;
-  /// The same as a DLManagedTensorVersioned (DLPack 1.1, flags 0).
   DLManagedTensorVersioned* to_dlpack_versioned() const;
 
   /// The descriptor a kernel receives (kjit/abi.h).
