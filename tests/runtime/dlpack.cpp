@@ -479,6 +479,9 @@ TEST_CASE("dlpack: tensors kjit cannot read are User errors naming what is wrong
       {with([](Spec& s) { s.shape = {2, 2, 2}; s.strides = {4, 1, 2}; }), ir_type_of<mat22f>(),
        "from_dlpack: a tensor of shape {2, 2, 2} as an array of mat22f needs its components row-major and compact "
        "(element strides (2, 1) in the last two dimensions), not (1, 2)"},
+      {with([](Spec& s) { s.shape = {2, 2, 2}; s.strides = {8, 4, 1}; }), ir_type_of<mat22f>(),
+       "from_dlpack: a tensor of shape {2, 2, 2} as an array of mat22f needs its components row-major and compact "
+       "(element strides (2, 1) in the last two dimensions), not (4, 1)"},
       {Spec(), ir_type_of<double>(), "from_dlpack: a float32 tensor cannot be an array of float64"},
       {with([](Spec& s) { s.shape = {2, 3}; }), ir_type_of<vec3d>(),
        "from_dlpack: a float32 tensor cannot be an array of vec3d (float64 components)"},
