@@ -10,10 +10,11 @@
 
 // The DLPack ABI, declared from the DLPack 1.1 specification (github.com/dmlc/dlpack,
 // include/dlpack/dlpack.h, DLPACK_MAJOR_VERSION 1, DLPACK_MINOR_VERSION 1): the same names,
-// field order and enum values. It shares dlpack.h's include guard, so that a program may
-// include either first (libtorch's ATen/dlpack.h, CuPy's or the reference header): whichever
-// comes first declares the types, and the other is skipped. Only the types kjit reads are
-// declared (no exchange-API function types).
+// field order and enum values. It shares dlpack.h's include guard: whichever of it and a
+// producer's dlpack.h (libtorch's ATen/dlpack.h, ...) comes first declares the types, and the
+// other is skipped. Include the producer's first where it is of a later minor version (torch
+// 2.15 has 1.3), so that its newer names exist. Only the types kjit reads are declared (no
+// exchange-API function types).
 #ifndef DLPACK_DLPACK_H_
 #define DLPACK_DLPACK_H_
 
@@ -134,7 +135,7 @@ namespace kjit {
 /// (element strides (cols, 1) / 1). kjit takes ownership of `tensor` in every case: when it
 /// throws (a User error naming what it cannot read: dtype, device, dimensions, strides,
 /// alignment), it has called the deleter already. Negative and zero strides and a byte_offset
-/// are fine. Device kCPU and kDLCUDAHost (pinned) give a cpu array, kDLCUDA `cuda:<device_id>`.
+/// are fine. Devices kDLCPU and kDLCUDAHost (pinned) give a cpu array, kDLCUDA `cuda:<device_id>`.
 /// The array has no gradient buffer (requires_grad() gives it one of kjit's own).
 NdArray from_dlpack(DLManagedTensor* tensor, const ir::Type& element = ir::Type());
 /// The same for the versioned struct (DLPack >= 1.0). A tensor of another major version is
