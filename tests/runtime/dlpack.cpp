@@ -4,7 +4,9 @@
 // tensor kjit cannot read is a User error naming what is wrong, after which the deleter has run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -252,6 +254,65 @@ TEST_CASE("dlpack: strided, transposed, sliced and reversed views keep their lay
   c = NdArray();
   r = NdArray();
   CHECK(deleted == 3);
+}
+
+TEST_CASE("dlpack: random producer layouts read as an oracle reads the memory, and export unchanged") {
+  // Layouts a producer can have: dimensions permuted, stepped and reversed over a buffer of
+  // distinct values; each element of the view against the buffer at its strided offset.
+  std::mt19937 rng(33);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int ndim = 1 + int(rng() % 4);
+    const size_t n = static_cast<size_t>(ndim);
+    std::vector<int64_t> shape(n, 0), step(n, 0), order(n, 0);
+    for (size_t d = 0; d < n; ++d) {
+      shape[d] = int64_t(rng() % 4);
+      step[d] = 1 + int64_t(rng() % 2);
+      order[d] = int64_t(d);
+    }
+    std::shuffle(order.begin(), order.end(), rng);
+    // Compact strides in the permuted order, times each dimension's step.
+    std::vector<int64_t> strides(n, 0);
+    int64_t span = 1;
+    for (int k = ndim - 1; k >= 0; --k) {
+      const size_t d = size_t(order[size_t(k)]);
+      strides[d] = span * step[d];
+      span *= std::max<int64_t>(shape[d], 1) * step[d];
+    }
+    // Reversed dimensions start at their last element.
+    int64_t offset = 0;
+    for (int d = 0; d < ndim; ++d)
+      if (rng() % 3 == 0 && shape[size_t(d)] > 0) offset += (shape[size_t(d)] - 1) * strides[size_t(d)], strides[size_t(d)] = -strides[size_t(d)];
+    int deleted = 0;
+    Spec sp;
+    sp.shape = shape;
+    sp.strides = strides;
+    sp.bytes = size_t(span) * sizeof(float);
+    sp.byte_offset = uint64_t(offset) * sizeof(float);
+    DLManagedTensor* m = fake<DLManagedTensor>(&deleted, sp);
+    const float* mem = static_cast<const float*>(m->dl_tensor.data);
+    for (int64_t i = 0; i < span; ++i) const_cast<float*>(mem)[i] = float(i);
+    NdArray a = from_dlpack(m);
+    std::vector<float> want;
+    std::vector<int64_t> index(n, 0);
+    int64_t count = 1;
+    for (int64_t e : shape) count *= e;
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t at = offset;
+      for (int d = 0; d < ndim; ++d) at += index[size_t(d)] * strides[size_t(d)];
+      want.push_back(mem[at]);
+      for (int d = ndim - 1; d >= 0 && ++index[size_t(d)] == shape[size_t(d)]; --d) index[size_t(d)] = 0;
+    }
+    CAPTURE(trial);
+    CHECK(a.copy().to_vector<float>() == want);
+    DLManagedTensorVersioned* back = a.to_dlpack_versioned();
+    CHECK(back->dl_tensor.data == mem + offset);
+    CHECK(dims_of(back->dl_tensor) == shape);
+    CHECK(strides_of(back->dl_tensor) == strides);
+    a = NdArray();
+    CHECK(deleted == 0);  // the export holds the producer
+    back->deleter(back);
+    CHECK(deleted == 1);
+  }
 }
 
 TEST_CASE("dlpack: kernels read and write a producer's memory (cpu)") {
