@@ -1,6 +1,6 @@
 // examples/torch_dlpack/main.cpp — kjit kernels on libtorch tensors through DLPack, without
-// copies: torch -> kjit (at::toDLPack, kjit::from_dlpack), kjit -> torch (to_dlpack,
-// at::fromDLPack), a non-contiguous torch view written in place. Each result is checked
+// copies: torch -> kjit (at::toDLPack / toDLPackVersioned, kjit::from_dlpack), kjit -> torch
+// (to_dlpack, at::fromDLPack), a non-contiguous torch view written in place. Each result is checked
 // against torch's own arithmetic; the ctest asserts the printed lines.
 #include <ATen/ATen.h>
 #include <ATen/DLConvertor.h>
@@ -44,8 +44,12 @@ int main() {
   // torch tensor's memory.
   at::Tensor points = at::arange(12, at::kFloat).reshape({4, 3});
   at::Tensor lengths = at::empty({4}, at::kFloat);
-  kjit::launch(torch_example::squared_lengths, 4, kjit::from_dlpack<kjit::vec3f>(at::toDLPack(points)),
-               kjit::from_dlpack(at::toDLPack(lengths)));
+#if DLPACK_MAJOR_VERSION >= 1  // a torch whose dlpack.h is 1.x exports the versioned struct too
+  kjit::NdArray lengths_k = kjit::from_dlpack(at::toDLPackVersioned(lengths));
+#else
+  kjit::NdArray lengths_k = kjit::from_dlpack(at::toDLPack(lengths));
+#endif
+  kjit::launch(torch_example::squared_lengths, 4, kjit::from_dlpack<kjit::vec3f>(at::toDLPack(points)), lengths_k);
   print_row("squared lengths", lengths, at::equal(lengths, (points * points).sum(1)));
 
   // kjit -> torch: the tensor views kjit's memory, which lives until torch lets go of it.
