@@ -13,7 +13,14 @@
 #include "kjit/runtime/stream.hpp"
 #include "kjit/types.hpp"
 
+struct DLManagedTensor;  // DLPack's (kjit/runtime/dlpack.hpp, or any dlpack.h)
+struct DLManagedTensorVersioned;
+
 namespace kjit {
+
+namespace detail {
+struct DlpackAccess;  // from_dlpack gives a view the producer's tensor as its owner
+}
 
 /// Extents of an array or a launch, outermost first.
 using Shape = std::vector<int64_t>;
@@ -114,6 +121,11 @@ class NdArray {
   /// (views) are copied element by element, on the cpu.
   void copy_from(const NdArray& src, const Stream& stream = Stream());
 
+  /// This array as a DLPack tensor that keeps the memory alive until the consumer calls its
+  /// deleter (kjit/runtime/dlpack.hpp says how elements and errors are mapped).
+  DLManagedTensor* to_dlpack() const;
+  DLManagedTensorVersioned* to_dlpack_versioned() const;
+
   /// The descriptor a kernel receives (kjit/abi.h).
   kj::array_t<void> descriptor() const;
 
@@ -142,6 +154,7 @@ class NdArray {
   /// Throws unless this array (or an empty handle) fits an Array<element, ndim> field.
   void check_field(const ir::Type& element, int ndim) const;
   void set_layout(const Shape& shape, const std::vector<int64_t>& strides);
+  friend struct detail::DlpackAccess;
 
   detail::SharedResource memory_;       ///< owns data_ (empty for views)
   detail::SharedResource grad_memory_;  ///< owns grad_ (empty for views)
