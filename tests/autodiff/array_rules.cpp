@@ -123,7 +123,7 @@ std::string slice(const std::string& text, const std::string& from, const std::s
 TEST_CASE("a read at the thread's own index adds plainly; a shared index adds atomically") {
   std::string text = module_text("autodiff_arrays");
   std::string gather = slice(text, "kjit_ar_tests__gather_adj_body", "#if KJ_CUDA");
-  CHECK(gather.find("if (adj_p_x.data) kj::elem(adj_p_x, ") != std::string::npos);
+  CHECK(gather.find("if (adj_p_x.data) kj::own_add(adj_p_x, kj::elem(adj_p_x, ") != std::string::npos);
   CHECK(gather.find("// own element: plain add") != std::string::npos);
   CHECK(gather.find("kj::array_add(adj_p_y, &kj::elem(adj_p_y, ") != std::string::npos);
   CHECK(gather.find("kj::array_add(adj_p_x, ") == std::string::npos);
