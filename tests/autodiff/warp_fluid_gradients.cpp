@@ -4,6 +4,8 @@
 // (check_gradients over the whole program).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
