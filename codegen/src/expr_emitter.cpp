@@ -138,10 +138,18 @@ std::string ExprEmitter::atomic(const ir::Stmt& s) {
   if (op == ir::AtomicOp::Add || op == ir::AtomicOp::Sub)
     return add_into(n_.value(s.args[0]), element(s, s.args.size() - 2), n_.value(s.args.back()),
                     n_.fn.type_of(s.args[0]).element(), op == ir::AtomicOp::Sub);
-  std::string out = std::string("kj::atomic_") + ir::atomic_op_name(op) + "(&" +
-                    element(s, s.args.size() - 1 - operands);
+  const std::string name = op == ir::AtomicOp::Exch && !result_read(s) ? "exch_unread" : ir::atomic_op_name(op);
+  std::string out = "kj::atomic_" + name + "(&" + element(s, s.args.size() - 1 - operands);
   for (size_t i = s.args.size() - operands; i < s.args.size(); ++i) out += ", " + n_.value(s.args[i]);
   return out + ")";
+}
+
+bool ExprEmitter::result_read(const ir::Stmt& s) {
+  if (!def_use_) def_use_ = std::make_shared<const ir::DefUse>(n_.fn);
+  // Only a statement of the function the names are of is known unread; anything else counts
+  // as read.
+  if (size_t(s.result) >= n_.fn.values.size() || def_use_->def(s.result) != &s) return true;
+  return def_use_->used(s.result);
 }
 
 std::string ExprEmitter::add_into(const std::string& array, const std::string& element, const std::string& value,

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kjit/ir/def_use.hpp"
 #include "kjit/ir/ir.hpp"
 #include "prelude.hpp"
 
@@ -64,7 +66,9 @@ class ExprEmitter {
   /// "kj::elem(p_x, v4)": the element an array access refers to (args[0] array, then
   /// `count` indices).
   std::string element(const ir::Stmt& s, size_t count) const;
-  /// The expression of an atomic statement (a call returning the previous value).
+  /// The expression of an atomic statement (a call returning the previous value; an exchange
+  /// whose previous value nothing reads is kj::atomic_exch_unread, a plain atomic store on the
+  /// cpu, where a locked exchange costs several times as much).
   std::string atomic(const ir::Stmt& s);
   /// An atomic add (sub) of `value` into `element` of `array`: kj::array_add, which adds
   /// plainly into a cpu thread's private copy of the array, for the element kinds the runtime
@@ -83,8 +87,11 @@ class ExprEmitter {
   std::string call(const ir::Stmt& s);
   /// A TangentCall: the builtin's prelude tangent function, or its forward function on duals.
   std::string tangent_call(const ir::Stmt& s);
+  /// Whether anything reads `s`'s result (the use counts of the function, found once).
+  bool result_read(const ir::Stmt& s);
   const Names& n_;
   const FunctionNames* functions_;
+  std::shared_ptr<const ir::DefUse> def_use_;
 };
 
 }  // namespace kjit::codegen

@@ -13,56 +13,18 @@
 #include <cstdio>
 #include <exception>
 
-#include "fluid_checkpoint_common.hpp"
-
-namespace {
-using fluid_checkpoint_port::Config;
-using fluid_checkpoint_port::Fields;
-using fluid_checkpoint_port::grid;
-
-/// One time step from `in` to `out` (Warp's Example.step): self-advection, the projection with
-/// `pressure_iterations` Jacobi iterations warm-started from in.pressure, density advection.
-/// Every intermediate is a fresh array, so none is overwritten while a tape needs it.
-void step(const Fields& in, const Fields& out, const Config& c) {
-  namespace fc = fluid_checkpoint;
-  const int n = c.grid;
-  const kjit::Dims dims{n, n};
-  const double dt = 1.0, dh = 1.0 / n;  // Python floats, float32 at the launch as in Warp
-  kjit::NdArray wx = grid(n), wy = grid(n), div = grid(n);
-  kjit::launch(fc::advect, dims, dt, in.vx, in.vy, in.vx, wx, n);
-  kjit::launch(fc::advect, dims, dt, in.vx, in.vy, in.vy, wy, n);
-  kjit::launch(fc::divergence, dims, wx, wy, div, n, dh);
-  kjit::NdArray pressure = in.pressure;
-  for (int k = 0; k < c.pressure_iterations; ++k) {
-    kjit::NdArray next = k == c.pressure_iterations - 1 ? out.pressure : grid(n);
-    kjit::launch(fc::jacobi_iter, dims, div, pressure, next, n, dh);
-    pressure = next;
-  }
-  kjit::launch(fc::update_velocities, dims, pressure, wx, wy, out.vx, out.vy, n, dh);
-  kjit::launch(fc::advect, dims, dt, out.vx, out.vy, in.density, out.density, n);
-}
-
-Fields fresh_fields(int n) { return Fields{grid(n), grid(n), grid(n), grid(n)}; }
-
-/// `steps` time steps from `in`, the last one writing `out`.
-void simulate_segment(const Fields& in, const Fields& out, int steps, const Config& c) {
-  Fields state = in;
-  for (int t = 1; t <= steps; ++t) {
-    Fields next = t == steps ? out : fresh_fields(c.grid);
-    step(state, next, c);
-    state = next;
-  }
-}
-
-}  // namespace
+#include "fluid_checkpoint_steps.hpp"
 
 int main(int argc, char** argv) try {
   // Warp's estimate: 12 + 2 P grids a step (every Jacobi iterate is stored).
-  const Config c = fluid_checkpoint_port::parse(argc, argv, [](int p) { return 12L + 2L * p; });
-  fluid_checkpoint_port::optimise(c, "fluid_checkpoint", fresh_fields,
-                                  [&c](kjit::Tape& tape, const Fields& state, const Fields& end, int steps) {
-                                    tape.record_checkpoint([state, end, steps, &c] { simulate_segment(state, end, steps, c); });
-                                  });
+  const fluid_checkpoint_port::Config c = fluid_checkpoint_port::parse(argc, argv, [](int p) { return 12L + 2L * p; });
+  namespace fp = fluid_checkpoint_port;
+  fp::optimise(c, "fluid_checkpoint", [](int n) { return fp::fresh_fields(n, fluid_checkpoint::f32); },
+               [&c](kjit::Tape& tape, const fp::Fields& state, const fp::Fields& end, int steps) {
+                 tape.record_checkpoint([state, end, steps, &c] {
+                   fp::simulate_segment(state, end, steps, c.grid, c.pressure_iterations, fluid_checkpoint::f32);
+                 });
+               });
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "warp_fluid_checkpoint: %s\n", e.what());

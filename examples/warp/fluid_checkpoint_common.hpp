@@ -1,6 +1,7 @@
 // examples/warp/fluid_checkpoint_common.hpp — what Warp 1.19's two checkpointed fluid
 // optimisations (optim/example_fluid_checkpoint.py and its _custom_backward variant) share, in
-// kjit: the stable-fluids kernels (module warp_fluid_checkpoint), the state of a step, the
+// kjit: the stable-fluids kernels (module warp_fluid_checkpoint; float64 twins in
+// warp_fluid_checkpoint_f64 for the gradient checks), the state of a step, the
 // options, the target image, and the optimisation loop (a tape with one checkpoint per segment,
 // Adam), which each port gives its own way of recording a segment.
 #pragma once
@@ -20,12 +21,16 @@
 
 namespace fluid_checkpoint {
 using namespace kjit::dsl;
-KJIT_MODULE(warp_fluid_checkpoint)
 
 // Warp's N_GRID is a wp.constant (512); the grid size is a parameter here so that the check and
 // the ctest can run small grids, and DH = 1 / N_GRID (a Python float, float32 in Warp's kernels)
-// comes in as a Float of the same value.
-constexpr float jacobi_relaxation = float(2.0 / 3.0);  // damping makes the checkerboard mode decay
+// comes in as a Float of the same value. The kernels are Warp's float32 ones; their bodies are
+// templates over the host scalar T so that the float64 twins (module
+// warp_fluid_checkpoint_f64) run the same code for the central-difference gradient checks.
+/// Damping makes the checkerboard mode decay.
+template <class T> constexpr T jacobi_relaxation = T(2.0 / 3.0);
+
+template <class T> using Grid = Array<Value<T>, 2>;
 
 /// Periodic boundary: wraps an index into [0, n).
 inline const auto cyclic_index = func("cyclic_index", [](Int idx, Int n) {
@@ -34,63 +39,127 @@ inline const auto cyclic_index = func("cyclic_index", [](Int idx, Int n) {
   return Int(ret_idx);
 });
 
-KJIT_KERNEL(fill_initial_density, (Array<Float, 2> density, Float column_width)) {
+template <class T> void fill_initial_density_body(Grid<T> density, Value<T> column_width) {
   auto [i, j] = tid<2>();
-  Float y_pos = Float(i);
+  Value<T> y_pos = Value<T>(i);
   // Three bands of fluid.
-  If(column_width <= y_pos && y_pos < 2.0f * column_width, [&] { density(i, j) = 1.0f; })
-      .ElseIf(4.5f * column_width <= y_pos && y_pos < 5.5f * column_width, [&] { density(i, j) = 1.0f; })
-      .ElseIf(8.0f * column_width <= y_pos && y_pos < 9.0f * column_width, [&] { density(i, j) = 1.0f; })
-      .Else([&] { density(i, j) = 0.0f; });
+  If(column_width <= y_pos && y_pos < T(2) * column_width, [&] { density(i, j) = T(1); })
+      .ElseIf(T(4.5) * column_width <= y_pos && y_pos < T(5.5) * column_width, [&] { density(i, j) = T(1); })
+      .ElseIf(T(8) * column_width <= y_pos && y_pos < T(9) * column_width, [&] { density(i, j) = T(1); })
+      .Else([&] { density(i, j) = T(0); });
 }
 
 /// Moves f0 along (vx, vy) back in time: semi-Lagrangian, bilinear, periodic.
-KJIT_KERNEL(advect, (Float dt, Array<Float, 2> vx, Array<Float, 2> vy, Array<Float, 2> f0, Array<Float, 2> f1,
-                     Int n)) {
+template <class T> void advect_body(Value<T> dt, Grid<T> vx, Grid<T> vy, Grid<T> f0, Grid<T> f1, Int n) {
   auto [i, j] = tid<2>();
-  Float center_xs = Float(i) - vx(i, j) * dt;
-  Float center_ys = Float(j) - vy(i, j) * dt;
+  Value<T> center_xs = Value<T>(i) - vx(i, j) * dt;
+  Value<T> center_ys = Value<T>(j) - vy(i, j) * dt;
   Int left_idx = Int(floor(center_xs));
   Int bot_idx = Int(floor(center_ys));
-  Float s1 = center_xs - Float(left_idx);  // weight of the right cell
-  Float s0 = 1.0f - s1;
-  Float t1 = center_ys - Float(bot_idx);  // weight of the top cell
-  Float t0 = 1.0f - t1;
+  Value<T> s1 = center_xs - Value<T>(left_idx);  // weight of the right cell
+  Value<T> s0 = T(1) - s1;
+  Value<T> t1 = center_ys - Value<T>(bot_idx);  // weight of the top cell
+  Value<T> t0 = T(1) - t1;
   Int i0 = cyclic_index(left_idx, n), i1 = cyclic_index(left_idx + 1, n);
   Int j0 = cyclic_index(bot_idx, n), j1 = cyclic_index(bot_idx + 1, n);
   f1(i, j) = s0 * (t0 * f0(i0, j0) + t1 * f0(i0, j1)) + s1 * (t0 * f0(i1, j0) + t1 * f0(i1, j1));
 }
 
 /// Backward-difference divergence, paired with the forward pressure gradient.
-KJIT_KERNEL(divergence, (Array<Float, 2> wx, Array<Float, 2> wy, Array<Float, 2> div, Int n, Float dh)) {
+template <class T> void divergence_body(Grid<T> wx, Grid<T> wy, Grid<T> div, Int n, Value<T> dh) {
   auto [i, j] = tid<2>();
   div(i, j) = (wx(i, j) - wx(cyclic_index(i - 1, n), j) + wy(i, j) - wy(i, cyclic_index(j - 1, n))) / dh;
 }
 
 /// One damped Jacobi iteration of the pressure Poisson equation.
-KJIT_KERNEL(jacobi_iter, (Array<Float, 2> div, Array<Float, 2> p0, Array<Float, 2> p1, Int n, Float dh)) {
+template <class T> void jacobi_iter_body(Grid<T> div, Grid<T> p0, Grid<T> p1, Int n, Value<T> dh) {
   auto [i, j] = tid<2>();
-  p1(i, j) = (1.0f - jacobi_relaxation) * p0(i, j) +
-             0.25f * jacobi_relaxation *
+  p1(i, j) = (T(1) - jacobi_relaxation<T>) * p0(i, j) +
+             T(0.25) * jacobi_relaxation<T> *
                  (-dh * dh * div(i, j) + p0(cyclic_index(i - 1, n), j) + p0(cyclic_index(i + 1, n), j) +
                   p0(i, cyclic_index(j - 1, n)) + p0(i, cyclic_index(j + 1, n)));
 }
 
 /// Subtracts the forward pressure gradient, paired with the backward divergence.
-KJIT_KERNEL(update_velocities, (Array<Float, 2> p, Array<Float, 2> wx, Array<Float, 2> wy, Array<Float, 2> vx,
-                                Array<Float, 2> vy, Int n, Float dh)) {
+template <class T>
+void update_velocities_body(Grid<T> p, Grid<T> wx, Grid<T> wy, Grid<T> vx, Grid<T> vy, Int n, Value<T> dh) {
   auto [i, j] = tid<2>();
   vx(i, j) = wx(i, j) - (p(cyclic_index(i + 1, n), j) - p(i, j)) / dh;
   vy(i, j) = wy(i, j) - (p(i, cyclic_index(j + 1, n)) - p(i, j)) / dh;
 }
 
-KJIT_KERNEL(compute_loss, (Array<Float, 2> actual_state, Array<Float, 2> target_state, Array<Float> loss, Int n)) {
+template <class T> void compute_loss_body(Grid<T> actual_state, Grid<T> target_state, Array<Value<T>> loss, Int n) {
   auto [i, j] = tid<2>();
-  Float loss_value = (actual_state(i, j) - target_state(i, j)) * (actual_state(i, j) - target_state(i, j)) /
-                     Float(n * n);
+  Value<T> loss_value = (actual_state(i, j) - target_state(i, j)) * (actual_state(i, j) - target_state(i, j)) /
+                        Value<T>(n * n);
   atomic_add(loss, 0, loss_value);
 }
+
+/// The kernels of one precision (the launches take them by definition).
+struct Kernels {
+  const kjit::KernelDef &fill_initial_density, &advect, &divergence, &jacobi_iter, &update_velocities, &compute_loss;
+  kjit::ir::Type element;  ///< float32 or float64: the grids' element type
+};
 }  // namespace fluid_checkpoint
+
+// The float32 kernels: Warp's, the ones the ports run.
+namespace fluid_checkpoint {
+KJIT_MODULE(warp_fluid_checkpoint)
+KJIT_KERNEL(fill_initial_density, (Grid<float> density, Float column_width)) {
+  fill_initial_density_body<float>(density, column_width);
+}
+KJIT_KERNEL(advect, (Float dt, Grid<float> vx, Grid<float> vy, Grid<float> f0, Grid<float> f1, Int n)) {
+  advect_body<float>(dt, vx, vy, f0, f1, n);
+}
+KJIT_KERNEL(divergence, (Grid<float> wx, Grid<float> wy, Grid<float> div, Int n, Float dh)) {
+  divergence_body<float>(wx, wy, div, n, dh);
+}
+KJIT_KERNEL(jacobi_iter, (Grid<float> div, Grid<float> p0, Grid<float> p1, Int n, Float dh)) {
+  jacobi_iter_body<float>(div, p0, p1, n, dh);
+}
+KJIT_KERNEL(update_velocities,
+            (Grid<float> p, Grid<float> wx, Grid<float> wy, Grid<float> vx, Grid<float> vy, Int n, Float dh)) {
+  update_velocities_body<float>(p, wx, wy, vx, vy, n, dh);
+}
+KJIT_KERNEL(compute_loss, (Grid<float> actual_state, Grid<float> target_state, Array<Float> loss, Int n)) {
+  compute_loss_body<float>(actual_state, target_state, loss, n);
+}
+inline const Kernels f32{fill_initial_density.def(), advect.def(),           divergence.def(),
+                         jacobi_iter.def(),          update_velocities.def(), compute_loss.def(),
+                         kjit::ir_type_of<float>()};
+}  // namespace fluid_checkpoint
+
+// Their float64 twins, for the gradient checks against central differences.
+namespace fluid_checkpoint_f64 {
+using namespace kjit::dsl;
+using namespace fluid_checkpoint;
+KJIT_MODULE(warp_fluid_checkpoint_f64)
+KJIT_KERNEL(fill_initial_density, (Grid<double> density, Double column_width)) {
+  fill_initial_density_body<double>(density, column_width);
+}
+KJIT_KERNEL(advect, (Double dt, Grid<double> vx, Grid<double> vy, Grid<double> f0, Grid<double> f1, Int n)) {
+  advect_body<double>(dt, vx, vy, f0, f1, n);
+}
+KJIT_KERNEL(divergence, (Grid<double> wx, Grid<double> wy, Grid<double> div, Int n, Double dh)) {
+  divergence_body<double>(wx, wy, div, n, dh);
+}
+KJIT_KERNEL(jacobi_iter, (Grid<double> div, Grid<double> p0, Grid<double> p1, Int n, Double dh)) {
+  jacobi_iter_body<double>(div, p0, p1, n, dh);
+}
+KJIT_KERNEL(update_velocities,
+            (Grid<double> p, Grid<double> wx, Grid<double> wy, Grid<double> vx, Grid<double> vy, Int n, Double dh)) {
+  update_velocities_body<double>(p, wx, wy, vx, vy, n, dh);
+}
+KJIT_KERNEL(compute_loss, (Grid<double> actual_state, Grid<double> target_state, Array<Double> loss, Int n)) {
+  compute_loss_body<double>(actual_state, target_state, loss, n);
+}
+}  // namespace fluid_checkpoint_f64
+
+namespace fluid_checkpoint_f64 {
+inline const fluid_checkpoint::Kernels f64{fill_initial_density.def(), advect.def(),           divergence.def(),
+                                           jacobi_iter.def(),          update_velocities.def(), compute_loss.def(),
+                                           kjit::ir_type_of<double>()};
+}  // namespace fluid_checkpoint_f64
 
 namespace fluid_checkpoint_port {
 
@@ -105,7 +174,10 @@ struct Config {
   std::string target, out;
 };
 
-inline kjit::NdArray grid(int n) { return kjit::zeros<float>({n, n}); }
+/// An n x n grid of zeros of the kernels' precision (float32 unless told).
+inline kjit::NdArray grid(int n, const fluid_checkpoint::Kernels& k = fluid_checkpoint::f32) {
+  return kjit::NdArray::zeros(k.element, {n, n});
+}
 
 /// Warp's estimate_segment_size: the segment size with the fewest stored grids,
 /// grids_per_step * S + 4 ceil(steps / S), ties going to the larger size.

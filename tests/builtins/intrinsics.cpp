@@ -28,6 +28,13 @@ KJIT_KERNEL(atomics_int, (Array<int32_t> v, Array<int32_t> acc, Array<int32_t> o
   old[i] = atomic_cas(acc, 7, 0, i + 1);  // exactly one thread finds 0
   atomic_exch(acc, 8, x);
 }
+// Exchanges whose previous value is read (a chain: each thread takes the one before it) and one
+// whose value nothing reads (kj::atomic_exch_unread: a store on the cpu).
+KJIT_KERNEL(exchange_chain, (Array<int32_t> slots, Array<int32_t> seen)) {
+  Int i = tid();
+  seen[i] = atomic_exch(slots, 0, i + 1);
+  atomic_exch(slots, 1, i + 1);
+}
 KJIT_KERNEL(atomics_wide, (Array<double> v, Array<double> accd, Array<uint64_t> accu, Array<int8_t> acc8, Array<Vec3f> accv)) {
   Int i = tid();
   Double x = v[i];
@@ -138,6 +145,23 @@ TEST_CASE("atomics on int32: add, sub, min, max, and, or, xor, cas, exch") {
   CHECK(std::count(o.begin(), o.end(), 0) == 1);      // one winner saw 0
   CHECK(a[7] == 1 + int(std::find(o.begin(), o.end(), 0) - o.begin()));
   CHECK(std::find(v.begin(), v.end(), a[8]) != v.end());  // exch leaves one thread's value
+}
+
+TEST_CASE("exchanges: a read one hands each thread its predecessor's value, an unread one stores") {
+  for (int n : {37, 100000}) {  // one chunk, and the pool
+    CAPTURE(n);
+    NdArray slots = zeros<int32_t>({2}), seen = zeros<int32_t>({n});
+    launch(intrinsics::exchange_chain, n, slots, seen);
+    std::vector<int32_t> values = seen.to_vector<int32_t>();
+    const std::vector<int32_t> s = slots.to_vector<int32_t>();
+    values.push_back(s[0]);  // the chain's last value stays in the slot
+    std::sort(values.begin(), values.end());
+    bool permutation = true;  // 0 (the slot's start) and every thread's i + 1, each once
+    for (int k = 0; k <= n; ++k) permutation &= values[size_t(k)] == k;
+    CHECK(permutation);
+    CHECK(s[1] >= 1);
+    CHECK(s[1] <= n);
+  }
 }
 
 TEST_CASE("atomics on float64, uint64, int8 and vectors") {
