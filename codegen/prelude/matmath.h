@@ -55,8 +55,15 @@ template <class T> KJ_FUNC T determinant(const mat_t<3, 3, T>& m) {
 /// as Warp does (USD's scheme), so that both agree with it bit for bit: the six 2x2 minors of
 /// a pair of columns (products and difference in T, then kept in double), each 3x3 cofactor
 /// as a double sum of element times minor, those of columns 0 and 1 rounded to T, and the
-/// determinant the column-0 expansion summed in T from row 3 up.
-template <class T> struct cofactors44_t { double z[4][4]; T det; };
+/// determinant the column-0 expansion summed in T from row 3 up. The rounded cofactors are
+/// stored as T (a double rounded to T and widened again in one expression is what GCC 12's
+/// SLP vectorizer drops the rounding of).
+template <class T> struct cofactors44_t {
+  T lo[4][2];       ///< columns 0 and 1, rounded to T
+  double hi[4][2];  ///< columns 2 and 3
+  T det;
+  KJ_FUNC double z(int i, int j) const { return j < 2 ? double(lo[i][j]) : hi[i][j - 2]; }
+};
 template <class T> KJ_FUNC_BIG cofactors44_t<T> cofactors44(const mat_t<4, 4, T>& m) {
   cofactors44_t<T> r;
   // y[a][b]: the minor of rows a < b in columns (c0, c1); an unused slot stays unset.
@@ -64,9 +71,9 @@ template <class T> KJ_FUNC_BIG cofactors44_t<T> cofactors44(const mat_t<4, 4, T>
     for (int a = 0; a < 4; ++a)
       for (int b = a + 1; b < 4; ++b) y[a][b] = double(T(m.c[a][c0] * m.c[b][c1] - m.c[b][c0] * m.c[a][c1]));
   };
-  // The cofactor of element (i, j) from the minors y of the other column pair: rows (p, q, s)
-  // are the other three, in the order Warp sums them; e[] the element column that pairs
-  // with each minor. sign_last: the last term's sign.
+  // A cofactor from column `col`'s elements and the other column pair's minors y:
+  // m[p][col] y(q, s) - m[q][col] y(p, s) +- m[s][col] y(p, q), rows p, q, s the other three
+  // in the order Warp sums them, plus_last the last term's sign (a double sum).
   auto term3 = [&](const double (&y)[4][4], int col, int p, int q, int s, bool plus_last) {
     auto Y = [&](int a, int b) { return a < b ? y[a][b] : y[b][a]; };
     double t = double(m.c[p][col]) * Y(q, s) - double(m.c[q][col]) * Y(p, s);
@@ -75,24 +82,24 @@ template <class T> KJ_FUNC_BIG cofactors44_t<T> cofactors44(const mat_t<4, 4, T>
   double y[4][4];
   minors(0, 1, y);
   // Columns 2 and 3: element of column 2 (3) times minors of columns 0, 1.
-  r.z[3][3] = term3(y, 2, 0, 1, 2, true);
-  r.z[2][3] = term3(y, 2, 1, 3, 0, false);
-  r.z[1][3] = term3(y, 2, 0, 2, 3, true);
-  r.z[0][3] = term3(y, 2, 2, 3, 1, false);
-  r.z[3][2] = term3(y, 3, 1, 2, 0, false);
-  r.z[2][2] = term3(y, 3, 0, 1, 3, true);
-  r.z[1][2] = term3(y, 3, 2, 3, 0, false);
-  r.z[0][2] = term3(y, 3, 1, 2, 3, true);
+  r.hi[3][1] = term3(y, 2, 0, 1, 2, true);
+  r.hi[2][1] = term3(y, 2, 1, 3, 0, false);
+  r.hi[1][1] = term3(y, 2, 0, 2, 3, true);
+  r.hi[0][1] = term3(y, 2, 2, 3, 1, false);
+  r.hi[3][0] = term3(y, 3, 1, 2, 0, false);
+  r.hi[2][0] = term3(y, 3, 0, 1, 3, true);
+  r.hi[1][0] = term3(y, 3, 2, 3, 0, false);
+  r.hi[0][0] = term3(y, 3, 1, 2, 3, true);
   minors(2, 3, y);
-  r.z[3][0] = double(T(term3(y, 1, 1, 2, 0, false)));
-  r.z[2][0] = double(T(term3(y, 1, 0, 1, 3, true)));
-  r.z[1][0] = double(T(term3(y, 1, 2, 3, 0, false)));
-  r.z[0][0] = double(T(term3(y, 1, 1, 2, 3, true)));
-  r.z[3][1] = double(T(term3(y, 0, 0, 1, 2, true)));
-  r.z[2][1] = double(T(term3(y, 0, 1, 3, 0, false)));
-  r.z[1][1] = double(T(term3(y, 0, 0, 2, 3, true)));
-  r.z[0][1] = double(T(term3(y, 0, 2, 3, 1, false)));
-  r.det = m.c[3][0] * T(r.z[3][0]) + m.c[2][0] * T(r.z[2][0]) + m.c[1][0] * T(r.z[1][0]) + m.c[0][0] * T(r.z[0][0]);
+  r.lo[3][0] = T(term3(y, 1, 1, 2, 0, false));
+  r.lo[2][0] = T(term3(y, 1, 0, 1, 3, true));
+  r.lo[1][0] = T(term3(y, 1, 2, 3, 0, false));
+  r.lo[0][0] = T(term3(y, 1, 1, 2, 3, true));
+  r.lo[3][1] = T(term3(y, 0, 0, 1, 2, true));
+  r.lo[2][1] = T(term3(y, 0, 1, 3, 0, false));
+  r.lo[1][1] = T(term3(y, 0, 0, 2, 3, true));
+  r.lo[0][1] = T(term3(y, 0, 2, 3, 1, false));
+  r.det = m.c[3][0] * r.lo[3][0] + m.c[2][0] * r.lo[2][0] + m.c[1][0] * r.lo[1][0] + m.c[0][0] * r.lo[0][0];
   return r;
 }
 template <class T> KJ_FUNC T determinant(const mat_t<4, 4, T>& m) { return cofactors44(m).det; }
@@ -110,7 +117,7 @@ template <class T> KJ_FUNC void adj_determinant(const mat_t<3, 3, T>& m, T ret, 
 }
 template <class T> KJ_FUNC void adj_determinant(const mat_t<4, 4, T>& m, T ret, mat_t<4, 4, T>& adj_m, T g) {
   cofactors44_t<T> c = cofactors44(m);
-  for (int i = 0; i < 4; ++i) for (int j = 0; j < 4; ++j) adj_m.c[i][j] += g * T(c.z[i][j]);
+  for (int i = 0; i < 4; ++i) for (int j = 0; j < 4; ++j) adj_m.c[i][j] += g * T(c.z(i, j));
 }
 }  // namespace kj
 
@@ -145,7 +152,7 @@ template <class T, bool approx> KJ_FUNC_BIG mat_t<4, 4, T> inverse_impl(const ma
   if (!(abs(d) > 0.0)) return mat_t<4, 4, T>{};
   double r = approx ? div_approx(1.0, d) : 1.0 / d;
   mat_t<4, 4, T> inv;
-  for (int i = 0; i < 4; ++i) for (int j = 0; j < 4; ++j) inv.c[j][i] = T(c.z[i][j] * r);
+  for (int i = 0; i < 4; ++i) for (int j = 0; j < 4; ++j) inv.c[j][i] = T(c.z(i, j) * r);
   return inv;
 }
 template <int N, class T> KJ_FUNC mat_t<N, N, T> inverse(const mat_t<N, N, T>& m) { return inverse_impl<T, false>(m); }

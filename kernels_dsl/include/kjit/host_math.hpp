@@ -190,8 +190,11 @@ template <class T> constexpr T cofactor(const mat<3, 3, T>& m, int i, int j) {
 /// The cofactors z[i][j] and the determinant of a 4x4 matrix in Warp's scheme, operation for
 /// operation as the kernels' cofactors44 (codegen/prelude/matmath.h says how).
 template <class T> struct cofactors44 {
-  double z[4][4];
+  T lo[4][2];       ///< columns 0 and 1, rounded to T (stored as T: GCC 12's SLP vectorizer
+                    ///< drops the rounding of a double narrowed and widened in one expression)
+  double hi[4][2];  ///< columns 2 and 3
   T det;
+  constexpr double z(int i, int j) const { return j < 2 ? double(lo[i][j]) : hi[i][j - 2]; }
 };
 /// The 2x2 minors of columns (c0, c1): y[a][b] for rows a < b, in T, kept as double.
 template <class T> constexpr void minors44(const mat<4, 4, T>& m, int c0, int c1, double (&y)[4][4]) {
@@ -209,24 +212,24 @@ template <class T> constexpr cofactors44<T> cofactors(const mat<4, 4, T>& m) {
   cofactors44<T> r{};
   double y[4][4]{};
   minors44(m, 0, 1, y);
-  r.z[3][3] = term44(m, y, 2, 0, 1, 2, true);
-  r.z[2][3] = term44(m, y, 2, 1, 3, 0, false);
-  r.z[1][3] = term44(m, y, 2, 0, 2, 3, true);
-  r.z[0][3] = term44(m, y, 2, 2, 3, 1, false);
-  r.z[3][2] = term44(m, y, 3, 1, 2, 0, false);
-  r.z[2][2] = term44(m, y, 3, 0, 1, 3, true);
-  r.z[1][2] = term44(m, y, 3, 2, 3, 0, false);
-  r.z[0][2] = term44(m, y, 3, 1, 2, 3, true);
+  r.hi[3][1] = term44(m, y, 2, 0, 1, 2, true);
+  r.hi[2][1] = term44(m, y, 2, 1, 3, 0, false);
+  r.hi[1][1] = term44(m, y, 2, 0, 2, 3, true);
+  r.hi[0][1] = term44(m, y, 2, 2, 3, 1, false);
+  r.hi[3][0] = term44(m, y, 3, 1, 2, 0, false);
+  r.hi[2][0] = term44(m, y, 3, 0, 1, 3, true);
+  r.hi[1][0] = term44(m, y, 3, 2, 3, 0, false);
+  r.hi[0][0] = term44(m, y, 3, 1, 2, 3, true);
   minors44(m, 2, 3, y);
-  r.z[3][0] = double(T(term44(m, y, 1, 1, 2, 0, false)));
-  r.z[2][0] = double(T(term44(m, y, 1, 0, 1, 3, true)));
-  r.z[1][0] = double(T(term44(m, y, 1, 2, 3, 0, false)));
-  r.z[0][0] = double(T(term44(m, y, 1, 1, 2, 3, true)));
-  r.z[3][1] = double(T(term44(m, y, 0, 0, 1, 2, true)));
-  r.z[2][1] = double(T(term44(m, y, 0, 1, 3, 0, false)));
-  r.z[1][1] = double(T(term44(m, y, 0, 0, 2, 3, true)));
-  r.z[0][1] = double(T(term44(m, y, 0, 2, 3, 1, false)));
-  r.det = T(T(T(m.c[3][0] * T(r.z[3][0]) + m.c[2][0] * T(r.z[2][0])) + m.c[1][0] * T(r.z[1][0])) + m.c[0][0] * T(r.z[0][0]));
+  r.lo[3][0] = T(term44(m, y, 1, 1, 2, 0, false));
+  r.lo[2][0] = T(term44(m, y, 1, 0, 1, 3, true));
+  r.lo[1][0] = T(term44(m, y, 1, 2, 3, 0, false));
+  r.lo[0][0] = T(term44(m, y, 1, 1, 2, 3, true));
+  r.lo[3][1] = T(term44(m, y, 0, 0, 1, 2, true));
+  r.lo[2][1] = T(term44(m, y, 0, 1, 3, 0, false));
+  r.lo[1][1] = T(term44(m, y, 0, 0, 2, 3, true));
+  r.lo[0][1] = T(term44(m, y, 0, 2, 3, 1, false));
+  r.det = T(T(T(m.c[3][0] * r.lo[3][0] + m.c[2][0] * r.lo[2][0]) + m.c[1][0] * r.lo[1][0]) + m.c[0][0] * r.lo[0][0]);
   return r;
 }
 }  // namespace detail
@@ -256,7 +259,7 @@ template <class T, detail::if_real<T> = 0> constexpr mat<4, 4, T> inverse(const 
   const double r = 1.0 / d;
   mat<4, 4, T> inv{};
   for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) inv.c[j][i] = T(c.z[i][j] * r);
+    for (int j = 0; j < 4; ++j) inv.c[j][i] = T(c.z(i, j) * r);
   return inv;
 }
 
