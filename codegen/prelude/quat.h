@@ -31,7 +31,12 @@ template <class T> KJ_FUNC quat_t<T> conjugate(const quat_t<T>& q) { return quat
 template <class T> KJ_FUNC T dot(const quat_t<T>& a, const quat_t<T>& b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
 template <class T> KJ_FUNC T length(const quat_t<T>& q) { return sqrt(dot(q, q)); }
 template <class T> KJ_FUNC T length_sq(const quat_t<T>& q) { return dot(q, q); }
-template <class T> KJ_FUNC quat_t<T> normalize(const quat_t<T>& q) { T l = length(q); if (l > T(0)) return q / l; return quat_t<T>{T(0), T(0), T(0), T(0)}; }
+/// q times the reciprocal of |q| (Warp's rounding); the identity where |q| is not > 0, as Warp.
+template <class T> KJ_FUNC quat_t<T> normalize(const quat_t<T>& q) {
+  T l = length(q);
+  if (l > T(0)) return q * (T(1) / l);
+  return quat_t<T>{T(0), T(0), T(0), T(1)};
+}
 template <class T> KJ_FUNC vec_t<3, T> vec_part(const quat_t<T>& q) { return vec_t<3, T>{{q.x, q.y, q.z}}; }
 template <class T> KJ_FUNC quat_t<T> make_quat(const vec_t<3, T>& v, T w) { return quat_t<T>{v.c[0], v.c[1], v.c[2], w}; }
 
@@ -60,7 +65,7 @@ template <class T> KJ_FUNC void adj_normalize(const quat_t<T>& q, const quat_t<T
 }
 }  // namespace kj
 
-//@chunk quatmath requires quat cross dual mat abs
+//@chunk quatmath requires quat cross dual mat abs length normalize
 namespace kj {
 /// Rotation of `angle` about `axis` (used as given: pass a unit axis).
 template <class T> KJ_FUNC quat_t<T> quat_from_axis_angle(const vec_t<3, T>& axis, T angle) {
@@ -91,36 +96,42 @@ template <class T> KJ_FUNC vec_t<3, T> rotate_by(const quat_t<T>& q, const vec_t
 }
 template <class T> KJ_FUNC vec_t<3, T> quat_rotate(const quat_t<T>& q, const vec_t<3, T>& p) { return rotate_by(q, p, T(1)); }
 template <class T> KJ_FUNC vec_t<3, T> quat_rotate_inv(const quat_t<T>& q, const vec_t<3, T>& p) { return rotate_by(q, p, T(-1)); }
+/// The rotation matrix: its columns are q rotating the unit axes (Warp's formula, so the
+/// same bits; for a q that is not unit it is not orthogonal).
 template <class T> KJ_FUNC mat_t<3, 3, T> quat_to_matrix(const quat_t<T>& q) {
-  T x = q.x, y = q.y, z = q.z, w = q.w;
-  return mat_t<3, 3, T>{{{T(1) - T(2) * (y * y + z * z), T(2) * (x * y - z * w), T(2) * (x * z + y * w)},
-                         {T(2) * (x * y + z * w), T(1) - T(2) * (x * x + z * z), T(2) * (y * z - x * w)},
-                         {T(2) * (x * z - y * w), T(2) * (y * z + x * w), T(1) - T(2) * (x * x + y * y)}}};
-}
-/// The unit quaternion of a rotation matrix (Shepperd's method), with w >= 0.
-template <class T> KJ_FUNC quat_t<T> quat_from_matrix(const mat_t<3, 3, T>& m) {
-  T tr = m.c[0][0] + m.c[1][1] + m.c[2][2];
-  quat_t<T> q;
-  if (tr > T(0)) {
-    T s = sqrt(tr + T(1)) * T(2);
-    q = quat_t<T>{(m.c[2][1] - m.c[1][2]) / s, (m.c[0][2] - m.c[2][0]) / s, (m.c[1][0] - m.c[0][1]) / s, T(0.25) * s};
-  } else if (m.c[0][0] > m.c[1][1] && m.c[0][0] > m.c[2][2]) {
-    T s = sqrt(T(1) + m.c[0][0] - m.c[1][1] - m.c[2][2]) * T(2);
-    q = quat_t<T>{T(0.25) * s, (m.c[0][1] + m.c[1][0]) / s, (m.c[0][2] + m.c[2][0]) / s, (m.c[2][1] - m.c[1][2]) / s};
-  } else if (m.c[1][1] > m.c[2][2]) {
-    T s = sqrt(T(1) + m.c[1][1] - m.c[0][0] - m.c[2][2]) * T(2);
-    q = quat_t<T>{(m.c[0][1] + m.c[1][0]) / s, T(0.25) * s, (m.c[1][2] + m.c[2][1]) / s, (m.c[0][2] - m.c[2][0]) / s};
-  } else {
-    T s = sqrt(T(1) + m.c[2][2] - m.c[0][0] - m.c[1][1]) * T(2);
-    q = quat_t<T>{(m.c[0][2] + m.c[2][0]) / s, (m.c[1][2] + m.c[2][1]) / s, T(0.25) * s, (m.c[1][0] - m.c[0][1]) / s};
+  mat_t<3, 3, T> m;
+  for (int j = 0; j < 3; ++j) {
+    vec_t<3, T> e = {{T(0), T(0), T(0)}};
+    e.c[j] = T(1);
+    vec_t<3, T> col = rotate_by(q, e, T(1));
+    for (int i = 0; i < 3; ++i) m.c[i][j] = col.c[i];
   }
-  if (q.w < T(0)) q = -q;
-  return normalize(q);
+  return m;
 }
-template <class T> KJ_FUNC quat_t<T> quat_from_matrix(const mat_t<4, 4, T>& m) {
-  mat_t<3, 3, T> r;
-  for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.c[i][j] = m.c[i][j];
-  return quat_from_matrix(r);
+/// The unit quaternion of a rotation matrix (the upper-left 3x3 of a 4x4) as Warp computes
+/// it: from the trace where it is >= 0, else from the largest diagonal element (the first of
+/// equals); then normalized (no sign is chosen for w).
+template <int N, class T> KJ_FUNC quat_t<T> quat_from_matrix(const mat_t<N, N, T>& m) {
+  const T(*a)[N] = m.c;
+  T tr = a[0][0] + a[1][1] + a[2][2];
+  quat_t<T> q;
+  if (tr >= T(0)) {
+    T h = sqrt(tr + T(1)), k = T(0.5) / h;
+    q = quat_t<T>{(a[2][1] - a[1][2]) * k, (a[0][2] - a[2][0]) * k, (a[1][0] - a[0][1]) * k, T(0.5) * h};
+  } else {
+    int d = a[1][1] > a[0][0] ? 1 : 0;
+    if (a[2][2] > a[d][d]) d = 2;
+    // Component d from the diagonal, the others from the off-diagonal pairs' sums (a sum
+    // of two rounds the same either way round) and w from a difference.
+    int u = (d + 1) % 3, v = (d + 2) % 3;
+    T h = sqrt((a[d][d] - (a[u][u] + a[v][v])) + T(1)), k = T(0.5) / h;
+    T* c = &q.x;
+    c[d] = T(0.5) * h;
+    c[u] = (a[u][d] + a[d][u]) * k;
+    c[v] = (a[v][d] + a[d][v]) * k;
+    q.w = (a[v][u] - a[u][v]) * k;
+  }
+  return normalize(q);
 }
 /// The rotation of angle e[a] about coordinate axis a.
 template <class T> KJ_FUNC quat_t<T> axis_rotation(int a, T angle) {
@@ -169,21 +180,40 @@ template <class T> KJ_FUNC_BIG vec_t<3, T> quat_to_euler(const quat_t<T>& q, int
   }
   return e;
 }
-template <class T> KJ_FUNC vec_t<3, T> quat_to_rpy(const quat_t<T>& q) { return quat_to_euler(q, 0, 1, 2); }
-/// Spherical interpolation from q0 (t = 0) to q1 (t = 1) along the arc between them.
-template <class T> KJ_FUNC quat_t<T> quat_slerp(const quat_t<T>& q0, const quat_t<T>& q1, T t) {
-  T c = dot(q0, q1);
-  c = c > T(1) ? T(1) : (c < T(-1) ? T(-1) : c);
-  T theta = acos(c), s = sin(theta);
-  if (s < T(1e-6)) return normalize(q0 * (T(1) - t) + q1 * t);
-  return (q0 * sin((T(1) - t) * theta) + q1 * sin(t * theta)) / s;
+/// Roll, pitch and yaw (the angles of quat_rpy) straight from the components, as Warp: the
+/// pitch's sine is clamped to [-1, 1] (a NaN to -1, as clamp). Near gimbal lock, roll and yaw
+/// lose accuracy (quat_to_euler(q, 0, 1, 2) handles it).
+template <class T> KJ_FUNC vec_t<3, T> quat_to_rpy(const quat_t<T>& q) {
+  T x = q.x, y = q.y, z = q.z, w = q.w;
+  T sp = T(2) * (w * y - z * x);
+  sp = sp > T(1) ? T(1) : (sp < T(-1) ? T(-1) : sp);  // asin maps a NaN to asin(-1)
+  return vec_t<3, T>{{atan2(T(2) * (w * x + y * z), T(1) - T(2) * (x * x + y * y)), asin(sp),
+                      atan2(T(2) * (w * z + x * y), T(1) - T(2) * (y * y + z * z))}};
 }
-/// The twist of q about a unit axis: the rotation about `axis` in q's swing-twist split.
+/// Spherical interpolation from q0 (t = 0) towards q1 (t = 1), as Warp: q0 r^t, r = q0* q1
+/// taken with w >= 0 (the shorter arc: t = 1 gives q1 or -q1), through r's axis and angle.
+template <class T> KJ_FUNC quat_t<T> quat_slerp(const quat_t<T>& q0, const quat_t<T>& q1, T t) {
+  quat_t<T> r = conjugate(q0) * q1;
+  vec_t<3, T> v = vec_part(r), axis = normalize(v);
+  if (r.w < T(0)) axis = -axis;
+  return q0 * quat_from_axis_angle(axis, t * (T(2) * atan2(length(v), abs(r.w))));
+}
+/// The same function over dual numbers (adjoint and tangent): r^t's vector part written as
+/// v sin(t a) / |v| with its limit v t / w at v = 0, where the axis form's derivative is lost
+/// (a zero axis); a = atan2(|v|, w), r with w >= 0.
+template <class T> KJ_FUNC quat_t<dual<T>> quat_slerp(const quat_t<dual<T>>& q0, const quat_t<dual<T>>& q1, dual<T> t) {
+  using D = dual<T>;
+  quat_t<D> r = conjugate(q0) * q1;
+  if (r.w < D(0)) r = -r;
+  vec_t<3, D> v = vec_part(r);
+  D lv = length(v), a = atan2(lv, r.w);
+  D k = lv > D(0) ? sin(t * a) / lv : t / r.w;
+  return q0 * make_quat(v * k, cos(t * a));
+}
+/// The twist of q about a unit axis: the rotation about `axis` in q's swing-twist split
+/// (normalize gives the identity where that part is zero).
 template <class T> KJ_FUNC quat_t<T> quat_twist(const vec_t<3, T>& axis, const quat_t<T>& q) {
-  quat_t<T> t = make_quat(axis * dot(axis, vec_part(q)), q.w);
-  T l = length(t);
-  if (l > T(0)) return t / l;
-  return quat_t<T>{T(0), T(0), T(0), T(1)};
+  return normalize(make_quat(axis * dot(axis, vec_part(q)), q.w));
 }
 template <class T> KJ_FUNC T quat_twist_angle(const vec_t<3, T>& axis, const quat_t<T>& q) { return T(2) * atan2(abs(dot(axis, vec_part(q))), q.w); }
 template <class T> KJ_FUNC T quat_twist_angle_signed(const vec_t<3, T>& axis, const quat_t<T>& q) { return T(2) * atan2(dot(axis, vec_part(q)), q.w); }
@@ -201,13 +231,13 @@ template <class T> KJ_FUNC void adj_rotate(const quat_t<T>& q, const vec_t<3, T>
 }
 template <class T> KJ_FUNC void adj_quat_rotate(const quat_t<T>& q, const vec_t<3, T>& p, const vec_t<3, T>&, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) { adj_rotate(q, p, T(1), adj_q, adj_p, g); }
 template <class T> KJ_FUNC void adj_quat_rotate_inv(const quat_t<T>& q, const vec_t<3, T>& p, const vec_t<3, T>&, quat_t<T>& adj_q, vec_t<3, T>& adj_p, const vec_t<3, T>& g) { adj_rotate(q, p, T(-1), adj_q, adj_p, g); }
+/// Column j is q rotating axis j: the rotation's adjoint, column by column.
 template <class T> KJ_FUNC void adj_quat_to_matrix(const quat_t<T>& q, const mat_t<3, 3, T>&, quat_t<T>& adj_q, const mat_t<3, 3, T>& G) {
-  T x = q.x, y = q.y, z = q.z, w = q.w;
-  const T(*g)[3] = G.c;
-  adj_q.x += T(2) * (y * (g[0][1] + g[1][0]) + z * (g[0][2] + g[2][0]) + w * (g[2][1] - g[1][2])) - T(4) * x * (g[1][1] + g[2][2]);
-  adj_q.y += T(2) * (x * (g[0][1] + g[1][0]) + z * (g[1][2] + g[2][1]) + w * (g[0][2] - g[2][0])) - T(4) * y * (g[0][0] + g[2][2]);
-  adj_q.z += T(2) * (x * (g[0][2] + g[2][0]) + y * (g[1][2] + g[2][1]) + w * (g[1][0] - g[0][1])) - T(4) * z * (g[0][0] + g[1][1]);
-  adj_q.w += T(2) * (z * (g[1][0] - g[0][1]) + y * (g[0][2] - g[2][0]) + x * (g[2][1] - g[1][2]));
+  for (int j = 0; j < 3; ++j) {
+    vec_t<3, T> e = {{T(0), T(0), T(0)}}, adj_e = e;
+    e.c[j] = T(1);
+    adj_rotate(q, e, T(1), adj_q, adj_e, vec_t<3, T>{{G.c[0][j], G.c[1][j], G.c[2][j]}});
+  }
 }
 template <class T> KJ_FUNC void adj_quat_from_axis_angle(const vec_t<3, T>& a, T angle, const quat_t<T>&, vec_t<3, T>& adj_a, T& adj_angle, const quat_t<T>& g) {
   T h = angle * T(0.5), s = sin(h), c = cos(h);

@@ -78,7 +78,13 @@ template <class T> KJ_FUNC mat_t<4, 4, T> transform_compose(const vec_t<3, T>& p
   m.c[3][3] = T(1);
   return m;
 }
-template <class T> KJ_FUNC mat_t<4, 4, T> transform_to_matrix(const transform_t<T>& t) { return transform_compose(t.p, t.q, vec_t<3, T>{{T(1), T(1), T(1)}}); }
+template <class T> KJ_FUNC mat_t<4, 4, T> transform_to_matrix(const transform_t<T>& t) {
+  mat_t<3, 3, T> r = quat_to_matrix(t.q);
+  mat_t<4, 4, T> m = {};
+  for (int i = 0; i < 3; ++i) { for (int j = 0; j < 3; ++j) m.c[i][j] = r.c[i][j]; m.c[i][3] = t.p.c[i]; }
+  m.c[3][3] = T(1);
+  return m;
+}
 template <class T> KJ_FUNC transform_t<T> transform_from_matrix(const mat_t<4, 4, T>& m) {
   return transform_t<T>{vec_t<3, T>{{m.c[0][3], m.c[1][3], m.c[2][3]}}, quat_from_matrix(m)};
 }

@@ -19,7 +19,14 @@ template <int N, class T> KJ_FUNC vec_t<N, T> operator/(vec_t<N, T> a, T s) { fo
 template <int N, class T> KJ_FUNC vec_t<N, T> operator/(T s, vec_t<N, T> a) { for (int i = 0; i < N; ++i) a.c[i] = quot(s, a.c[i]); return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T>& operator+=(vec_t<N, T>& a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] += b.c[i]; return a; }
 template <int N, class T> KJ_FUNC vec_t<N, T>& operator-=(vec_t<N, T>& a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) a.c[i] -= b.c[i]; return a; }
-template <int N, class T> KJ_FUNC T dot(const vec_t<N, T>& a, const vec_t<N, T>& b) { T s = T(0); for (int i = 0; i < N; ++i) s += a.c[i] * b.c[i]; return s; }
+/// As Warp's: 2- and 3-vectors sum from the first product (all -0 products give -0), other
+/// lengths from 0.
+template <int N, class T> KJ_FUNC T dot(const vec_t<N, T>& a, const vec_t<N, T>& b) {
+  constexpr int f = (N == 2 || N == 3) ? 1 : 0;
+  T s = f ? a.c[0] * b.c[0] : T(0);
+  for (int i = f; i < N; ++i) s += a.c[i] * b.c[i];
+  return s;
+}
 template <int N, class T> KJ_FUNC bool operator==(const vec_t<N, T>& a, const vec_t<N, T>& b) { for (int i = 0; i < N; ++i) if (!(a.c[i] == b.c[i])) return false; return true; }
 template <int N, class T> KJ_FUNC bool operator!=(const vec_t<N, T>& a, const vec_t<N, T>& b) { return !(a == b); }
 
@@ -78,9 +85,22 @@ template <int R, int C, class T> KJ_FUNC mat_t<R, C, T>& operator+=(mat_t<R, C, 
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T>& operator-=(mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) a.c[i][j] -= b.c[i][j]; return a; }
 template <int R, int C, class T> KJ_FUNC bool operator==(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) if (!(a.c[i][j] == b.c[i][j])) return false; return true; }
 template <int R, int C, class T> KJ_FUNC bool operator!=(const mat_t<R, C, T>& a, const mat_t<R, C, T>& b) { return !(a == b); }
-template <int R, int C, class T> KJ_FUNC vec_t<R, T> operator*(const mat_t<R, C, T>& m, const vec_t<C, T>& v) { vec_t<R, T> r; for (int i = 0; i < R; ++i) { T s = T(0); for (int j = 0; j < C; ++j) s += m.c[i][j] * v.c[j]; r.c[i] = s; } return r; }
-template <int R, int C, class T> KJ_FUNC vec_t<C, T> operator*(const vec_t<R, T>& v, const mat_t<R, C, T>& m) { vec_t<C, T> r; for (int j = 0; j < C; ++j) { T s = T(0); for (int i = 0; i < R; ++i) s += v.c[i] * m.c[i][j]; r.c[j] = s; } return r; }
-template <int R, int C, int K, class T> KJ_FUNC mat_t<R, K, T> operator*(const mat_t<R, C, T>& a, const mat_t<C, K, T>& b) { mat_t<R, K, T> r; for (int i = 0; i < R; ++i) for (int k = 0; k < K; ++k) { T s = T(0); for (int j = 0; j < C; ++j) s += a.c[i][j] * b.c[j][k]; r.c[i][k] = s; } return r; }
+/// a * b + c: fused (one rounding) for float and double on every target, as Warp's matrix
+/// product; other types multiply, then add.
+template <class T> KJ_FUNC T muladd(T a, T b, T c) { c += a * b; return c; }
+#if KJ_CUDA
+KJ_FUNC float muladd(float a, float b, float c) { return ::fmaf(a, b, c); }
+KJ_FUNC double muladd(double a, double b, double c) { return ::fma(a, b, c); }
+#else
+KJ_FUNC float muladd(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+KJ_FUNC double muladd(double a, double b, double c) { return __builtin_fma(a, b, c); }
+#endif
+// Warp's products, operation for operation: matrix times vector sums the columns scaled by the
+// vector's components, vector times matrix the rows, each from its first term (a sum of -0
+// terms stays -0); a matrix product accumulates each entry from 0 with muladd.
+template <int R, int C, class T> KJ_FUNC vec_t<R, T> operator*(const mat_t<R, C, T>& m, const vec_t<C, T>& v) { vec_t<R, T> r; for (int i = 0; i < R; ++i) { T s = m.c[i][0] * v.c[0]; for (int j = 1; j < C; ++j) s += m.c[i][j] * v.c[j]; r.c[i] = s; } return r; }
+template <int R, int C, class T> KJ_FUNC vec_t<C, T> operator*(const vec_t<R, T>& v, const mat_t<R, C, T>& m) { vec_t<C, T> r; for (int j = 0; j < C; ++j) { T s = m.c[0][j] * v.c[0]; for (int i = 1; i < R; ++i) s += m.c[i][j] * v.c[i]; r.c[j] = s; } return r; }
+template <int R, int C, int K, class T> KJ_FUNC mat_t<R, K, T> operator*(const mat_t<R, C, T>& a, const mat_t<C, K, T>& b) { mat_t<R, K, T> r; for (int i = 0; i < R; ++i) for (int k = 0; k < K; ++k) { T s = T(0); for (int j = 0; j < C; ++j) s = muladd(a.c[i][j], b.c[j][k], s); r.c[i][k] = s; } return r; }
 
 template <int R, int C, class T> KJ_FUNC mat_t<R, C, T> load_of(const mat_t<R, C, T>& x) { mat_t<R, C, T> r; for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) r.c[i][j] = x.c[i][j]; return r; }
 template <int R, int C, class T> KJ_FUNC void store_to(mat_t<R, C, T>& dst, const mat_t<R, C, T>& x) { for (int i = 0; i < R; ++i) for (int j = 0; j < C; ++j) dst.c[i][j] = x.c[i][j]; }

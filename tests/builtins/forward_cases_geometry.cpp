@@ -35,18 +35,18 @@ std::vector<FwdCase> geometry_cases() {
   for (auto [i, j, k] : {std::tuple{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {0, 2, 0}})
     c.push_back({"quat_from_euler", {V(3, -3, 3), Int({double(i)}), Int({double(j)}), Int({double(k)})},
                  [](const Inputs& in) { return from_euler(in[0], int(in[1][0]), int(in[2][0]), int(in[3][0])); }, nullptr, t32});
-  c.push_back({"quat_from_matrix", {R3()}, nullptr, [](const Inputs& in, const Lanes& q) {
-                 return std::max(diff(qmatrix(q), in[0]), q[3] < 0 ? 1.0 : 0.0);
-               }, t32, 1e-10});
+  c.push_back({"quat_from_matrix", {R3()}, nullptr, [](const Inputs& in, const Lanes& q) { return diff(qmatrix(q), in[0]); }, t32, 1e-10});
   c.push_back({"quat_from_matrix", {R4()}, nullptr, [](const Inputs& in, const Lanes& q) { return diff(qmatrix(q), rot_of(in[0])); }, t32, 1e-10});
   c.push_back({"quat_rpy", {S(-3, 3), S(-1.5, 1.5), S(-3, 3)}, [](const Inputs& in) { return from_euler({in[0][0], in[1][0], in[2][0]}, 0, 1, 2); }, nullptr, t32});
   c.push_back({"quat_inverse", {Q()}, [](const Inputs& in) { return qconj(in[0]); }});
   c.push_back({"quat_rotate", {Q(), V(3)}, [](const Inputs& in) { return qrotate(in[0], in[1]); }, nullptr, t32});
   c.push_back({"quat_rotate_inv", {Q(), V(3)}, [](const Inputs& in) { return qrotate(qconj(in[0]), in[1]); }, nullptr, t32});
+  // Warp's slerp takes the shorter arc: towards -q1 where q0 . q1 < 0.
   c.push_back({"quat_slerp", {Q(), Q(), S(0, 1)}, [](const Inputs& in) {
-                 double th = std::acos(std::min(1.0, std::max(-1.0, dot(in[0], in[1]))));
+                 Lanes q1 = dot(in[0], in[1]) < 0 ? scale(in[1], -1) : in[1];
+                 double th = std::acos(std::min(1.0, std::max(-1.0, dot(in[0], q1))));
                  double t = in[2][0];
-                 return scale(add(scale(in[0], std::sin((1 - t) * th)), scale(in[1], std::sin(t * th))), 1 / std::sin(th));
+                 return scale(add(scale(in[0], std::sin((1 - t) * th)), scale(q1, std::sin(t * th))), 1 / std::sin(th));
                }, nullptr, 1e-4, 1e-9});
   c.push_back({"quat_to_axis_angle", {Q()}, [](const Inputs& in) {
                  Lanes v = slice(in[0], 0, 3);

@@ -3,8 +3,8 @@
 // of special-valued inputs and every output component is compared bit for bit with Warp's
 // (tests/builtins/golden/warp_special_values_composite.txt, written by
 // scripts/warp_special_values_composite.sh from Warp itself, holds one hash per input row).
-// NaNs compare as NaN whatever their sign and payload; +0 and -0 differ. The differences not
-// yet aligned are listed below, and docs/DSL.md says which.
+// NaNs compare as NaN whatever their sign and payload; +0 and -0 differ. No difference is
+// kept (kKeptDifferences below).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -145,8 +145,11 @@ uint64_t fnv1a(const std::string& s) {
 ///  - otherwise: an ordinary base row (kBase, nonsingular as matrices), then the base with
 ///    one component replaced by each of the nine values in turn (9 K rows), every component
 ///    set to one of the nine values (9 rows: all NaN, ..., the all-zero vector, the all-ones
-///    singular matrix), and 16 rows with each component drawn from the nine by splitmix64
-///    seeded with FNV-1a of the signature's key.
+///    singular matrix), the first half of the components 1 and the rest -0 and the reverse
+///    (2 rows: sums of -0 products, as dot((1, 1, 1), (-0, -0, -0))), 16 rows with each
+///    component drawn from the nine by splitmix64 seeded with FNV-1a of the signature's key,
+///    and 8 rows drawn the same way from ordinary values that round in almost every
+///    operation (kOrdinary), where the order of operations shows in the last bits.
 std::vector<std::vector<double>> input_rows(const Signature& sig) {
   static const double kBase[] = {1, -2.5, 0.5, 3, -1.25, 2, -0.75, 4, 1.5, -3, 0.25, 2.5, -2, 0.75, 3.5, -0.5};
   const std::vector<double> v = special_values(sig.scalar);
@@ -169,10 +172,24 @@ std::vector<std::vector<double>> input_rows(const Signature& sig) {
   for (int c = 0; c < k; ++c)
     for (double x : v) { rows.push_back(base); rows.back()[size_t(c)] = x; }
   for (double x : v) rows.push_back(std::vector<double>(size_t(k), x));
+  for (int first_ones = 1; first_ones >= 0; --first_ones) {
+    std::vector<double> row;
+    for (int c = 0; c < k; ++c) row.push_back((c < k / 2) == bool(first_ones) ? 1.0 : -0.0);
+    rows.push_back(row);
+  }
   uint64_t state = fnv1a(key(sig));
   for (int r = 0; r < 16; ++r) {
     std::vector<double> row;
     for (int c = 0; c < k; ++c) row.push_back(v[splitmix(state) % v.size()]);
+    rows.push_back(row);
+  }
+  static const double kOrdinary[] = {0.1, -0.3, 0.7, 1.9, -2.3, 3.7, -0.45, 0.15, 5.1, -0.9};
+  for (int r = 0; r < 8; ++r) {
+    std::vector<double> row;
+    for (int c = 0; c < k; ++c) {
+      const double x = kOrdinary[splitmix(state) % 10];
+      row.push_back(sig.scalar == Scalar::F32 ? double(float(x)) : x);
+    }
     rows.push_back(row);
   }
   return rows;
@@ -248,25 +265,11 @@ Results kjit_results(const Signature& sig, Type* result) {
 }
 
 /// Where kjit still differs from Warp: signature key -> how many rows differ (the count is
-/// checked, so a change either way shows). None is kept on purpose yet; each is a different
-/// formula or order of operations, not yet aligned (issue 32 item 4 goes on). Anything else
-/// that differs fails.
-const std::map<std::string, int> kKeptDifferences = {
-    // Gauss-Jordan with partial pivoting and a first-row cofactor expansion; Warp uses the
-    // adjugate over the determinant (4x4: USD's scheme with float64 2x2 minors), and a zero
-    // matrix when the determinant is 0 or NaN (2x2, 3x3) or |det| is not > 0 (4x4).
-    {"determinant m44 f32", 18}, {"determinant m44 f64", 18}, {"inverse m22 f32", 45}, {"inverse m22 f64", 42},
-    {"inverse m33 f32", 79}, {"inverse m33 f64", 75}, {"inverse m44 f32", 164}, {"inverse m44 f64", 164},
-    // Products' order of summation: a different signed zero or an inf - inf NaN in a few rows.
-    {"mul m22 m22 f32", 2}, {"mul m22 m22 f64", 1}, {"mul m33 v3 f64", 1}, {"mul v3 m33 f64", 2},
-    // Quaternion formulas (normalize's division, the matrix conversions, slerp's small-angle
-    // branch, Euler angles, twist), and the transforms built on them.
-    {"normalize q f32", 22}, {"normalize q f64", 27}, {"quat_from_matrix m33 f32", 68}, {"quat_from_matrix m33 f64", 64},
-    {"quat_slerp q q s f32", 105}, {"quat_slerp q q s f64", 104}, {"quat_to_matrix q f32", 60},
-    {"quat_to_matrix q f64", 59}, {"quat_to_rpy q f32", 61}, {"quat_twist v3 q f32", 24},
-    {"transform_from_matrix m44 f32", 132}, {"transform_from_matrix m44 f64", 131},
-    {"transform_to_matrix t f32", 87}, {"transform_to_matrix t f64", 87},
-};
+/// checked, so a change either way shows). Empty: every signature gives Warp's bits (the
+/// inverses, the 4x4 determinant, the products and the quaternion formulas were aligned for
+/// issue 32), so any difference fails. A difference kept on purpose goes here, with a comment
+/// saying why, and in docs/DSL.md.
+const std::map<std::string, int> kKeptDifferences = {};
 
 const char* kGolden = KJIT_SOURCE_DIR "/tests/builtins/golden/warp_special_values_composite.txt";
 

@@ -3,6 +3,7 @@
 // against the same builtins in cpu kernels, on random inputs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -299,6 +300,9 @@ TEST_CASE("host math: vector and matrix values against hand-computed ones") {
   CHECK(determinant(diag(vec4f(1, 2, 3, 4))) == 24);
   CHECK(max_diff(inverse(m2), mat22f(-2, 1, 1.5f, -0.5f)) < 1e-6);  // 1/3 on the way: not exact
   CHECK(inverse(mat33d(1, 2, 3, 2, 4, 6, 0, 1, 1)) == mat33d());  // singular: zeros, as Warp
+  CHECK(inverse(mat22f(1, 2, 2, 4)) == mat22f());
+  CHECK(inverse(mat44d(1, 2, 3, 4, 1, 2, 3, 4, 0, 1, 0, 2, 5, 0, 1, 1)) == mat44d());
+  CHECK(inverse(mat22f(1e-30f, 0, 0, 1e-30f)) == mat22f());  // the determinant underflows: zeros
   CHECK(inverse(diag(vec4d(2, 4, 8, 0.5))) == diag(vec4d(0.5, 0.25, 0.125, 2)));
   std::mt19937 rng(7);
   for (int k = 0; k < 20; ++k) {
@@ -325,7 +329,8 @@ TEST_CASE("host math: quaternions and transforms against closed forms and identi
   CHECK(dot(quatf(1, 2, 3, 4), quatf(1, 1, 1, 1)) == 10);
   CHECK(length(quatf(1, 2, 2, 4)) == 5);
   CHECK(normalize(quatf(0, 0, 0, 2)) == quat_identity<float>());
-  CHECK(normalize(quatf()) == quatf());
+  CHECK(normalize(quatf()) == quat_identity<float>());  // Warp: the identity when |q| is not > 0
+  CHECK(normalize(quatf(0, -0.0f, 0, 0)) == quat_identity<float>());
 
   std::mt19937 rng(11);
   for (int k = 0; k < 40; ++k) {
@@ -338,8 +343,9 @@ TEST_CASE("host math: quaternions and transforms against closed forms and identi
     CHECK(max_diff(quat_rotate_inv(q, v), transpose(quat_to_matrix(q)) * v) < 1e-14);
     CHECK(max_diff(quat_rotate(q * r, v), quat_rotate(q, quat_rotate(r, v))) < 1e-14);
     CHECK(max_diff(q * quat_inverse(q), quat_identity<double>()) < 1e-15);
-    // The matrix round trip gives q or -q, with w >= 0.
-    CHECK(max_diff(quat_from_matrix(quat_to_matrix(q)), q.w < 0 ? -q : q) < 1e-14);
+    // The matrix round trip gives q or -q (Warp chooses no sign).
+    const quatd back = quat_from_matrix(quat_to_matrix(q));
+    CHECK(std::min(max_diff(back, q), max_diff(back, -q)) < 1e-14);
     mat44d m4 = transform_to_matrix(transformd(p, q));
     CHECK(std::fabs(determinant(quat_to_matrix(q)) - 1) < 1e-14);
 
@@ -421,6 +427,9 @@ TEST_CASE("host math is bit-identical to the kernels' builtins (float32, cpu, ra
       mat44f A4 = random_mat<4, 4>(rng);
       vec3f x = random_vec(rng), y = random_vec(rng);
       float c = random_scale(rng);
+      if (i == 0) A = mat33f(), A2 = mat22f(1, 2, 2, 4), A4 = mat44f();  // singular: Warp's zeros
+      if (i == 1)  // a repeated row: singular too
+        for (int j = 0; j < 4; ++j) A4[3][j] = A4[1][j], A[2][j % 3] = A[0][j % 3];
       m.push_back(A), n.push_back(B), a.push_back(x), b.push_back(y), s.push_back(c), m2.push_back(A2), m4.push_back(A4);
       for (const mat33f& r : {A + B, A - B, A * B, transpose(A), inverse(A), outer(x, y), diag(x), A * c, A / c, -A + identity<3, float>()})
         om.push_back(r);
@@ -447,6 +456,7 @@ TEST_CASE("host math is bit-identical to the kernels' builtins (float32, cpu, ra
     std::vector<mat33f> rot, om;
     for (int i = 0; i < kN; ++i) {
       quatf Q = random_unit_quat(rng, i), P(uniform(rng), uniform(rng), uniform(rng), uniform(rng));
+      if (i == 0) P = quatf();  // normalize's identity case
       vec3f x = random_vec(rng);
       float s0 = uniform(rng, -4, 4), s1 = uniform(rng, -4, 4), s2 = random_scale(rng);
       mat33f R = quat_to_matrix(random_unit_quat(rng, i + 1));

@@ -24,6 +24,11 @@ inline float host_sin(float x) { return __builtin_sinf(x); }
 inline double host_sin(double x) { return __builtin_sin(x); }
 inline float host_cos(float x) { return __builtin_cosf(x); }
 inline double host_cos(double x) { return __builtin_cos(x); }
+/// a * b + c with one rounding for float and double (the kernels' muladd: Warp's matrix
+/// product); other types multiply, then add.
+template <class T> constexpr T muladd(T a, T b, T c) { return T(c + a * b); }
+inline float muladd(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+inline double muladd(double a, double b, double c) { return __builtin_fma(a, b, c); }
 /// Division as kernels define it (prelude core.h `quot`): an integer divided by 0 is 0 and
 /// MIN / -1 wraps to MIN, where C++ would trap.
 template <class T> constexpr T quot(T a, T b) {
@@ -82,10 +87,12 @@ KJIT_HOST_MAP(mat<R KJIT_HOST_COMMA C KJIT_HOST_COMMA T>, template <int R KJIT_H
 #undef KJIT_HOST_MAP
 
 // Vectors.
-/// The sum of the componentwise products (accumulated from 0 in component order).
+/// The sum of the componentwise products in component order, as Warp (and the kernels): from
+/// the first product for 2- and 3-vectors (all -0 products give -0), from 0 otherwise.
 template <int N, class T> constexpr T dot(const vec<N, T>& a, const vec<N, T>& b) {
-  T s = T(0);
-  for (int i = 0; i < N; ++i) s = T(s + a.c[i] * b.c[i]);
+  constexpr int f = (N == 2 || N == 3) ? 1 : 0;
+  T s = f ? T(a.c[0] * b.c[0]) : T(0);
+  for (int i = f; i < N; ++i) s = T(s + a.c[i] * b.c[i]);
   return s;
 }
 template <class T> constexpr vec<3, T> cross(const vec<3, T>& a, const vec<3, T>& b) {
@@ -109,17 +116,23 @@ template <int R, int C, class T> constexpr mat<R, C, T> outer(const vec<R, T>& a
 }
 
 // Matrices.
-/// Matrix times column vector, row vector times matrix, matrix times matrix.
+/// Matrix times column vector and row vector times matrix (each component summed from its
+/// first product), matrix times matrix (each entry accumulated from 0 with fused
+/// multiply-adds): Warp's operations, as the kernels.
 template <int R, int C, class T> constexpr vec<R, T> operator*(const mat<R, C, T>& m, const vec<C, T>& v) {
   vec<R, T> r{};
-  for (int i = 0; i < R; ++i) r.c[i] = dot(vec<C, T>(m.c[i]), v);
+  for (int i = 0; i < R; ++i) {
+    T s = T(m.c[i][0] * v.c[0]);
+    for (int j = 1; j < C; ++j) s = T(s + m.c[i][j] * v.c[j]);
+    r.c[i] = s;
+  }
   return r;
 }
 template <int R, int C, class T> constexpr vec<C, T> operator*(const vec<R, T>& v, const mat<R, C, T>& m) {
   vec<C, T> r{};
   for (int j = 0; j < C; ++j) {
-    T s = T(0);
-    for (int i = 0; i < R; ++i) s = T(s + v.c[i] * m.c[i][j]);
+    T s = T(m.c[0][j] * v.c[0]);
+    for (int i = 1; i < R; ++i) s = T(s + m.c[i][j] * v.c[i]);
     r.c[j] = s;
   }
   return r;
@@ -129,7 +142,7 @@ template <int R, int C, int K, class T> constexpr mat<R, K, T> operator*(const m
   for (int i = 0; i < R; ++i)
     for (int k = 0; k < K; ++k) {
       T s = T(0);
-      for (int j = 0; j < C; ++j) s = T(s + a.c[i][j] * b.c[j][k]);
+      for (int j = 0; j < C; ++j) s = detail::muladd(a.c[i][j], b.c[j][k], s);
       r.c[i][k] = s;
     }
   return r;
@@ -162,57 +175,91 @@ template <int N, class T> constexpr mat<N, N, T> diag(const vec<N, T>& v) {
   for (int i = 0; i < N; ++i) m.c[i][i] = v.c[i];
   return m;
 }
-/// The determinant of a 2x2, 3x3 (row0 . row1 x row2, as the kernels and Warp) or 4x4
-/// matrix (expansion along the first row over 3x3 minors).
+/// The determinant of a 2x2 or 3x3 (row0 . row1 x row2) matrix, as the kernels and Warp.
 template <class T> constexpr T determinant(const mat<2, 2, T>& m) { return T(m.c[0][0] * m.c[1][1] - m.c[0][1] * m.c[1][0]); }
 template <class T> constexpr T determinant(const mat<3, 3, T>& m) {
   return T(m.c[0][0] * (m.c[1][1] * m.c[2][2] - m.c[1][2] * m.c[2][1]) + m.c[0][1] * (m.c[1][2] * m.c[2][0] - m.c[1][0] * m.c[2][2]) +
            m.c[0][2] * (m.c[1][0] * m.c[2][1] - m.c[1][1] * m.c[2][0]));
 }
-template <class T> constexpr T determinant(const mat<4, 4, T>& m) {
-  T s = T(0);
-  for (int k = 0; k < 4; ++k) {
-    mat<3, 3, T> minor{};
-    for (int i = 1; i < 4; ++i)
-      for (int j = 0, c = 0; j < 4; ++j)
-        if (j != k) minor.c[i - 1][c++] = m.c[i][j];
-    T d = T(m.c[0][k] * determinant(minor));
-    s = T((k % 2) ? s - d : s + d);
-  }
-  return s;
+namespace detail {
+/// The 3x3 cofactor of element (i, j) (the kernels' cofactor).
+template <class T> constexpr T cofactor(const mat<3, 3, T>& m, int i, int j) {
+  const int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+  return T(m.c[i1][j1] * m.c[i2][j2] - m.c[i1][j2] * m.c[i2][j1]);
 }
-/// The inverse by Gauss-Jordan elimination with partial pivoting; zeros for a singular matrix
-/// (as Warp and the kernels).
-template <int N, class T, detail::if_real<T> = 0> constexpr mat<N, N, T> inverse(mat<N, N, T> a) {
-  mat<N, N, T> inv = mat<N, N, T>::identity();
-  auto mag = [](T x) { return x < T(0) ? -x : x; };  // the kernels' abs
-  for (int col = 0; col < N; ++col) {
-    int p = col;
-    for (int r = col + 1; r < N; ++r)
-      if (mag(a.c[r][col]) > mag(a.c[p][col])) p = r;
-    if (a.c[p][col] == T(0)) return mat<N, N, T>();
-    for (int j = 0; j < N; ++j) {
-      T t = a.c[col][j];
-      a.c[col][j] = a.c[p][j];
-      a.c[p][j] = t;
-      t = inv.c[col][j];
-      inv.c[col][j] = inv.c[p][j];
-      inv.c[p][j] = t;
-    }
-    T s = T(1) / a.c[col][col];
-    for (int j = 0; j < N; ++j) {
-      a.c[col][j] *= s;
-      inv.c[col][j] *= s;
-    }
-    for (int r = 0; r < N; ++r) {
-      if (r == col) continue;
-      T f = a.c[r][col];
-      for (int j = 0; j < N; ++j) {
-        a.c[r][j] -= f * a.c[col][j];
-        inv.c[r][j] -= f * inv.c[col][j];
-      }
-    }
-  }
+/// The cofactors z[i][j] and the determinant of a 4x4 matrix in Warp's scheme, operation for
+/// operation as the kernels' cofactors44 (codegen/prelude/matmath.h says how).
+template <class T> struct cofactors44 {
+  T lo[4][2];       ///< columns 0 and 1, rounded to T (stored as T: GCC 12's SLP vectorizer
+                    ///< drops the rounding of a double narrowed and widened in one expression)
+  double hi[4][2];  ///< columns 2 and 3
+  T det;
+  constexpr double z(int i, int j) const { return j < 2 ? double(lo[i][j]) : hi[i][j - 2]; }
+};
+/// The 2x2 minors of columns (c0, c1): y[a][b] for rows a < b, in T, kept as double.
+template <class T> constexpr void minors44(const mat<4, 4, T>& m, int c0, int c1, double (&y)[4][4]) {
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b) y[a][b] = double(T(m.c[a][c0] * m.c[b][c1] - m.c[b][c0] * m.c[a][c1]));
+}
+/// m[p][col] y(q, s) - m[q][col] y(p, s) +- m[s][col] y(p, q), in double.
+template <class T>
+constexpr double term44(const mat<4, 4, T>& m, const double (&y)[4][4], int col, int p, int q, int s, bool plus_last) {
+  auto Y = [&](int a, int b) { return a < b ? y[a][b] : y[b][a]; };
+  const double t = double(m.c[p][col]) * Y(q, s) - double(m.c[q][col]) * Y(p, s);
+  return plus_last ? t + double(m.c[s][col]) * Y(p, q) : t - double(m.c[s][col]) * Y(p, q);
+}
+template <class T> constexpr cofactors44<T> cofactors(const mat<4, 4, T>& m) {
+  cofactors44<T> r{};
+  double y[4][4]{};
+  minors44(m, 0, 1, y);
+  r.hi[3][1] = term44(m, y, 2, 0, 1, 2, true);
+  r.hi[2][1] = term44(m, y, 2, 1, 3, 0, false);
+  r.hi[1][1] = term44(m, y, 2, 0, 2, 3, true);
+  r.hi[0][1] = term44(m, y, 2, 2, 3, 1, false);
+  r.hi[3][0] = term44(m, y, 3, 1, 2, 0, false);
+  r.hi[2][0] = term44(m, y, 3, 0, 1, 3, true);
+  r.hi[1][0] = term44(m, y, 3, 2, 3, 0, false);
+  r.hi[0][0] = term44(m, y, 3, 1, 2, 3, true);
+  minors44(m, 2, 3, y);
+  r.lo[3][0] = T(term44(m, y, 1, 1, 2, 0, false));
+  r.lo[2][0] = T(term44(m, y, 1, 0, 1, 3, true));
+  r.lo[1][0] = T(term44(m, y, 1, 2, 3, 0, false));
+  r.lo[0][0] = T(term44(m, y, 1, 1, 2, 3, true));
+  r.lo[3][1] = T(term44(m, y, 0, 0, 1, 2, true));
+  r.lo[2][1] = T(term44(m, y, 0, 1, 3, 0, false));
+  r.lo[1][1] = T(term44(m, y, 0, 0, 2, 3, true));
+  r.lo[0][1] = T(term44(m, y, 0, 2, 3, 1, false));
+  r.det = T(T(T(m.c[3][0] * r.lo[3][0] + m.c[2][0] * r.lo[2][0]) + m.c[1][0] * r.lo[1][0]) + m.c[0][0] * r.lo[0][0]);
+  return r;
+}
+}  // namespace detail
+/// The determinant of a 4x4 matrix: Warp's (USD's) expansion through 2x2 minors kept in double.
+template <class T> constexpr T determinant(const mat<4, 4, T>& m) { return detail::cofactors(m).det; }
+/// The inverse, as Warp (and the kernels) compute it: the adjugate times the reciprocal of the
+/// determinant (for 4x4 in double); a zero matrix where the determinant is 0 or NaN (3x3: 0).
+template <class T, detail::if_real<T> = 0> constexpr mat<2, 2, T> inverse(const mat<2, 2, T>& m) {
+  const T d = determinant(m);
+  if (!(d > T(0) || d < T(0))) return mat<2, 2, T>();
+  const T r = T(1) / d;
+  return mat<2, 2, T>(m.c[1][1] * r, -m.c[0][1] * r, -m.c[1][0] * r, m.c[0][0] * r);
+}
+template <class T, detail::if_real<T> = 0> constexpr mat<3, 3, T> inverse(const mat<3, 3, T>& m) {
+  const T d = determinant(m);
+  if (d == T(0)) return mat<3, 3, T>();
+  const T r = T(1) / d;
+  mat<3, 3, T> inv{};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) inv.c[j][i] = T(detail::cofactor(m, i, j) * r);
+  return inv;
+}
+template <class T, detail::if_real<T> = 0> constexpr mat<4, 4, T> inverse(const mat<4, 4, T>& m) {
+  const detail::cofactors44<T> c = detail::cofactors(m);
+  const double d = double(c.det);
+  if (!((d < 0 ? -d : d) > 0.0)) return mat<4, 4, T>();
+  const double r = 1.0 / d;
+  mat<4, 4, T> inv{};
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) inv.c[j][i] = T(c.z(i, j) * r);
   return inv;
 }
 
@@ -236,11 +283,11 @@ template <class T> constexpr bool operator!=(const quat<T>& a, const quat<T>& b)
 template <class T> constexpr T dot(const quat<T>& a, const quat<T>& b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
 template <class T> constexpr T length_sq(const quat<T>& q) { return dot(q, q); }
 template <class T, detail::if_real<T> = 0> T length(const quat<T>& q) { return detail::host_sqrt(dot(q, q)); }
-/// q / |q|; the zero quaternion when |q| is not > 0.
+/// q times the reciprocal of |q|; the identity when |q| is not > 0 (Warp's rules).
 template <class T, detail::if_real<T> = 0> quat<T> normalize(const quat<T>& q) {
   T l = length(q);
-  if (l > T(0)) return q / l;
-  return quat<T>();
+  if (l > T(0)) return q * (T(1) / l);
+  return quat<T>(T(0), T(0), T(0), T(1));
 }
 /// The identity rotation (0, 0, 0, 1): `quat_identity<float>()`. (The trailing pack: see identity.)
 template <class T = float, class... None, std::enable_if_t<sizeof...(None) == 0, int> = 0>
@@ -275,39 +322,41 @@ template <class T> constexpr vec<3, T> rotate_by(const quat<T>& q, const vec<3, 
 }  // namespace detail
 template <class T> constexpr vec<3, T> quat_rotate(const quat<T>& q, const vec<3, T>& p) { return detail::rotate_by(q, p, T(1)); }
 template <class T> constexpr vec<3, T> quat_rotate_inv(const quat<T>& q, const vec<3, T>& p) { return detail::rotate_by(q, p, T(-1)); }
-/// The rotation matrix of a unit quaternion.
+/// The rotation matrix: column j is q rotating axis j (Warp's formula, as the kernels; for a q
+/// that is not unit it is not orthogonal).
 template <class T> constexpr mat<3, 3, T> quat_to_matrix(const quat<T>& q) {
-  T x = q.x, y = q.y, z = q.z, w = q.w;
-  return mat<3, 3, T>(T(1) - T(2) * (y * y + z * z), T(2) * (x * y - z * w), T(2) * (x * z + y * w),
-                      T(2) * (x * y + z * w), T(1) - T(2) * (x * x + z * z), T(2) * (y * z - x * w),
-                      T(2) * (x * z - y * w), T(2) * (y * z + x * w), T(1) - T(2) * (x * x + y * y));
-}
-/// The unit quaternion (w >= 0) of a rotation matrix, Shepperd's method; a 4x4 gives that of
-/// its upper-left 3x3.
-template <class T, detail::if_real<T> = 0> quat<T> quat_from_matrix(const mat<3, 3, T>& m) {
-  T tr = m.c[0][0] + m.c[1][1] + m.c[2][2];
-  quat<T> q{};
-  if (tr > T(0)) {
-    T s = detail::host_sqrt(tr + T(1)) * T(2);
-    q = quat<T>((m.c[2][1] - m.c[1][2]) / s, (m.c[0][2] - m.c[2][0]) / s, (m.c[1][0] - m.c[0][1]) / s, T(0.25) * s);
-  } else if (m.c[0][0] > m.c[1][1] && m.c[0][0] > m.c[2][2]) {
-    T s = detail::host_sqrt(T(1) + m.c[0][0] - m.c[1][1] - m.c[2][2]) * T(2);
-    q = quat<T>(T(0.25) * s, (m.c[0][1] + m.c[1][0]) / s, (m.c[0][2] + m.c[2][0]) / s, (m.c[2][1] - m.c[1][2]) / s);
-  } else if (m.c[1][1] > m.c[2][2]) {
-    T s = detail::host_sqrt(T(1) + m.c[1][1] - m.c[0][0] - m.c[2][2]) * T(2);
-    q = quat<T>((m.c[0][1] + m.c[1][0]) / s, T(0.25) * s, (m.c[1][2] + m.c[2][1]) / s, (m.c[0][2] - m.c[2][0]) / s);
-  } else {
-    T s = detail::host_sqrt(T(1) + m.c[2][2] - m.c[0][0] - m.c[1][1]) * T(2);
-    q = quat<T>((m.c[0][2] + m.c[2][0]) / s, (m.c[1][2] + m.c[2][1]) / s, T(0.25) * s, (m.c[1][0] - m.c[0][1]) / s);
+  mat<3, 3, T> m{};
+  for (int j = 0; j < 3; ++j) {
+    vec<3, T> e(T(0), T(0), T(0));
+    e.c[j] = T(1);
+    const vec<3, T> col = detail::rotate_by(q, e, T(1));
+    for (int i = 0; i < 3; ++i) m.c[i][j] = col.c[i];
   }
-  if (q.w < T(0)) q = -q;
-  return normalize(q);
+  return m;
 }
-template <class T, detail::if_real<T> = 0> quat<T> quat_from_matrix(const mat<4, 4, T>& m) {
-  mat<3, 3, T> r{};
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) r.c[i][j] = m.c[i][j];
-  return quat_from_matrix(r);
+/// The unit quaternion of a rotation matrix (a 4x4: of its upper-left 3x3), as Warp and the
+/// kernels: from the trace where it is >= 0, else from the largest diagonal element; then
+/// normalized (no sign is chosen for w).
+template <int N, class T, detail::if_real<T> = 0> quat<T> quat_from_matrix(const mat<N, N, T>& m) {
+  static_assert(N == 3 || N == 4, "quat_from_matrix takes a 3x3 or 4x4 matrix");
+  const auto& a = m.c;
+  const T tr = a[0][0] + a[1][1] + a[2][2];
+  quat<T> q{};
+  if (tr >= T(0)) {
+    const T h = detail::host_sqrt(tr + T(1)), k = T(0.5) / h;
+    q = quat<T>((a[2][1] - a[1][2]) * k, (a[0][2] - a[2][0]) * k, (a[1][0] - a[0][1]) * k, T(0.5) * h);
+  } else {
+    int d = a[1][1] > a[0][0] ? 1 : 0;
+    if (a[2][2] > a[d][d]) d = 2;
+    const int u = (d + 1) % 3, v = (d + 2) % 3;
+    const T h = detail::host_sqrt((a[d][d] - (a[u][u] + a[v][v])) + T(1)), k = T(0.5) / h;
+    T c[3]{};
+    c[d] = T(0.5) * h;
+    c[u] = (a[u][d] + a[d][u]) * k;
+    c[v] = (a[v][d] + a[d][v]) * k;
+    q = quat<T>(c[0], c[1], c[2], (a[v][u] - a[u][v]) * k);
+  }
+  return normalize(q);
 }
 
 // Transforms (p, q): the point x maps to q x q* + p.
@@ -354,7 +403,7 @@ template <class T> constexpr mat<4, 4, T> transform_to_matrix(const transform<T>
   mat<3, 3, T> r = quat_to_matrix(t.q);
   mat<4, 4, T> m{};
   for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) m.c[i][j] = r.c[i][j];  // the kernels scale by 1 here: the same bits
+    for (int j = 0; j < 3; ++j) m.c[i][j] = r.c[i][j];
     m.c[i][3] = t.p.c[i];
   }
   m.c[3][3] = T(1);
