@@ -4,6 +4,8 @@
 #   .venv-bench/bin/python scripts/warp_examples.py BUILD_DIR OUT_MD
 # With `--goldens DIR` in place of OUT_MD it writes Warp's outputs at the ctests' sizes
 # (tests/golden/warp_examples/, which the warp_example_* ctests compare the ports with).
+# core/example_torch.py runs under the torch venv's Python ($KJIT_TORCH_PYTHON, else
+# .venv-torch/bin/python of this checkout), Warp's side with this venv's warp package on its path.
 import glob, json, os, re, subprocess, sys, tempfile, time
 import numpy as np
 import warp as wp
@@ -292,6 +294,64 @@ def fluid_checkpoint_custom_backward():
     adjoint a recorded function."""
     return fluid_checkpoint_example("fluid_checkpoint_custom_backward", "fluid_checkpoint_custom_backward",
                                     FLUID_CHECKPOINT_RUN)
+# Warp's core/example_torch.py at its defaults (1500 particles), for this many Adam steps.
+TORCH_ITERS = 10
+
+
+def torch_warp_run(out):
+    """In the torch venv (--torch-warp): Warp's own example_torch.Example, stepped TORCH_ITERS
+    times on the cpu; saves its final positions, its mean after each step and the median ms per
+    step after the first (which compiles) to `out` (.npz)."""
+    import torch  # noqa: F401  (Warp's example imports it; fail here, clearly, without it)
+    from warp.examples.core import example_torch
+    with wp.ScopedDevice("cpu"):
+        e = example_torch.Example(headless=True, train_iters=TORCH_ITERS)
+        means, ms = [], []
+        for k in range(TORCH_ITERS):
+            t0 = time.perf_counter()
+            e.step()
+            if k > 0:
+                ms.append((time.perf_counter() - t0) * 1e3)
+            means.append(e.mean_pos.copy())
+    np.savez(out, xy=e.xy_np, means=np.array(means, dtype=np.float32), ms=np.float64(np.median(ms)))
+
+
+def torch_run(which, out):
+    """Runs Warp's example_torch (which="warp", this script's --torch-warp) or kjit's port
+    (examples/warp/torch_example.py) under the torch venv; returns its npz and ms per step.
+    Warp's side gets this venv's warp package (alone, so torch's numpy stays) on its path."""
+    python = os.environ.get("KJIT_TORCH_PYTHON", os.path.join(root, ".venv-torch", "bin", "python"))
+    warp_only = os.path.join(tmp, "warp-only")
+    if not os.path.isdir(warp_only):
+        os.makedirs(warp_only)
+        os.symlink(os.path.dirname(wp.__file__), os.path.join(warp_only, "warp"))
+    if which == "warp":
+        cmd, path = [python, os.path.abspath(__file__), build, "--torch-warp", out], warp_only
+    else:
+        cmd = [python, os.path.join(root, "examples", "warp", "torch_example.py"), "--train-iters", str(TORCH_ITERS),
+               "--library", os.path.join(build, "lib", "libwarp_torch_interop.so"), "--out", out]
+        path = os.path.join(root, "python")
+    r = subprocess.run(cmd, env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True, check=True)
+    result = np.load(out)
+    ms = float(result["ms"]) if "ms" in result.files else float(re.search(r"([0-9.]+) ms per iteration", r.stdout).group(1))
+    return result, ms
+
+
+def torch_example():
+    """core/example_torch.py: Warp's example and kjit's port, each in its own process under the
+    torch venv, TORCH_ITERS Adam steps from the same particles: final positions and the mean
+    after each step compared bit for bit; ms per step (forward, backward, Adam)."""
+    (w, w_ms), (k, k_ms) = (torch_run(which, os.path.join(tmp, "torch_%s.npz" % which)) for which in ("warp", "kjit"))
+    parts, diff = [], 0.0
+    for key, what in (("xy", "positions after %d steps" % TORCH_ITERS), ("means", "mean after each step")):
+        same = int(np.sum(w[key].view(np.uint32) == k[key].view(np.uint32)))
+        diff = max(diff, float(np.max(np.abs(w[key] - k[key]))))
+        parts.append("%s: %d of %d values bit-identical" % (what, same, w[key].size))
+    return {"program": "`examples/warp/torch_example.py`, `examples/warp/torch_interop/`",
+            "check": "; ".join(parts) + " (1500 particles, torch 2.15.0 Adam on both sides)", "diff": diff,
+            "kjit": k_ms, "warp": w_ms, "quote": False}
+
+
 def jax_interop(example, repeat=50):
     """interop/example_<example>.py: Warp's example functions and the kjit port's
     (examples/warp/<example>.py), each in its own process under this venv's JAX
@@ -503,6 +563,7 @@ PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_spin_lock.py": spin_lock, "core/example_work_queue.py": work_queue,
           "interop/example_jax_kernel.py": lambda: jax_interop("jax_kernel"),
           "interop/example_jax_callable.py": lambda: jax_interop("jax_callable"),
+          "core/example_torch.py": torch_example,
           "core/example_custom_allocator.py": custom_allocator, "core/example_alloc_tracker.py": alloc_tracker}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
@@ -567,9 +628,16 @@ def write_goldens(directory):
     for example in ("jax_kernel", "jax_callable"):
         subprocess.run([sys.executable, os.path.join(root, "scripts", "warp_jax_examples.py"), "warp", example, "--quiet",
                         "--out", os.path.join(directory, example + ".npz")], check=True, capture_output=True)
-    print("wrote %s, jax_kernel.npz, jax_callable.npz to %s" % (", ".join(outputs), directory))
+    # Warp's torch example (warp_example_torch ctest), under the torch venv.
+    w, _ = torch_run("warp", os.path.join(tmp, "torch_warp.npz"))
+    np.savez(os.path.join(directory, "torch_%d_iters.npz" % TORCH_ITERS), xy=w["xy"], means=w["means"])
+    print("wrote %s, jax_kernel.npz, jax_callable.npz, torch_%d_iters.npz to %s" % (", ".join(outputs), TORCH_ITERS,
+                                                                                   directory))
 
 
+if out_md == "--torch-warp":
+    torch_warp_run(sys.argv[3])
+    sys.exit(0)
 if out_md == "--goldens":
     write_goldens(sys.argv[3])
     sys.exit(0)
@@ -613,7 +681,9 @@ optimisation iteration (forward, checkpointed backward, Adam step), kjit's launc
 deterministic to get Warp's bits (in index order on one thread, adding plainly, as Warp's cpu
 does). For the JAX interop examples, the sum over the example functions of each one's jitted
 call (the median of 50 after a warm-up one, each function's own times in its check; both under
-JAX 0.7.2 on the cpu platform, Warp's launch a Python callback, kjit's a C++ handler). The
+JAX 0.7.2 on the cpu platform, Warp's launch a Python callback, kjit's a C++ handler). For
+`core/example_torch.py`, per Adam step (kernel, its adjoint, torch's Adam) of 1500 particles,
+the median of 9 after a first one, both under torch 2.15.0 in the torch venv. The
 machine's load average (other work on its %d cores) was %.1f when it started: kjit's pool gains
 little from a second core another process keeps busy.
 
