@@ -217,16 +217,22 @@ class KernelOp:
                         [*diff_arrays, *diff_values], self._attrs)
         return grads
 
-    def _tangent_impl(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        if self._tattrs is None:
-            raise KjitError(self._no_forward_mode())
+    def _tangent_operands(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor]) -> tuple:
+        """The tangent kernel's operands: the inputs (contiguous), their arrays, the arrays'
+        directions (an input's own array where it has none), and the traced values in parameter
+        order: the values, then the differentiable values' tangents."""
         ins = [t.contiguous() for t in ins]
         d = {i: t.contiguous() for i, t in zip(self.diff_in, dirs)}
         arrays = [t for t, p in zip(ins, self.inputs) if p.is_array]
         darrays = [d.get(i, t) for i, (t, p) in enumerate(zip(ins, self.inputs)) if p.is_array]
         values = [(i, t) for i, (t, p) in enumerate(zip(ins, self.inputs)) if not p.is_array]
-        # Traced values in parameter order: the values, then the differentiable values' tangents.
         traced = [t for _, t in values] + [d[i] for i, _ in values if i in d]
+        return ins, arrays, darrays, traced
+
+    def _tangent_impl(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if self._tattrs is None:
+            raise KjitError(self._no_forward_mode())
+        ins, arrays, darrays, traced = self._tangent_operands(ins, dirs)
         batch = _batch([*ins, *dirs], [*self.inputs, *(self.inputs[i] for i in self.diff_in)])
         dev = ins[0].device if ins else torch.device("cpu")
         cores = self._out_cores(ins)
@@ -241,12 +247,7 @@ class KernelOp:
         """The tangent kernel's adjoint seeded with ``ct_y`` on the outputs and ``ct_dy`` on their
         tangents: J^T ct_y + sum_k ct_dy_k H_k dirs per differentiable input, then J^T ct_dy per
         direction (second derivatives)."""
-        ins = [t.contiguous() for t in ins]
-        d = {i: t.contiguous() for i, t in zip(self.diff_in, dirs)}
-        arrays = [t for t, p in zip(ins, self.inputs) if p.is_array]
-        darrays = [d.get(i, t) for i, (t, p) in enumerate(zip(ins, self.inputs)) if p.is_array]
-        values = [(i, t) for i, (t, p) in enumerate(zip(ins, self.inputs)) if not p.is_array]
-        traced = [t for _, t in values] + [d[i] for i, _ in values if i in d]
+        ins, arrays, darrays, traced = self._tangent_operands(ins, dirs)
         outs_p = [*self.inputs, *(self.inputs[i] for i in self.diff_in), *(self.outputs[j] for j in self.diff_out),
                   *(self.outputs[j] for j in self.diff_out)]
         batch = _batch([*ins, *dirs, *ct_y, *ct_dy], outs_p)
