@@ -41,8 +41,8 @@ void run_entry(const EntryRun& run, SelectBatch select, void* context) {
     // adds where the two share memory (decided per item: selecting one moves the buffers): the
     // cpu then runs the item in index order, CUDA makes those adds atomic (kArrayShared on
     // copies of their descriptors).
-    const bool own_shared = own && own->shared(run.params);
     if (run.device.is_cpu()) {
+      const bool own_shared = own && own->shared(run.params);
       if (sums) sums->prepare(bounds->size);
       run_cpu_entry(reinterpret_cast<CpuEntry>(fn), run.params, bounds->size, run.entry->cpu_cost[slot],
                     &run.entry->cpu_private[slot], sums ? sums->align(bounds->size) : 1,
@@ -52,9 +52,9 @@ void run_entry(const EntryRun& run, SelectBatch select, void* context) {
       if (sums) sums->finish();
     } else {
       FlaggedArrays params(run.params, own ? own->param_count : 0, own ? own->targets.size() : 0);
-      if (own_shared)
+      if (own)
         for (int t : own->targets)
-          if (shares_memory(own->array_args, run.params, t)) params.flag(t, kj::kArrayShared);
+          if (own->shared(run.params, t)) params.flag(t, kj::kArrayShared);
       // cuLaunchKernel copies the parameters at launch: the next batch item may reuse them.
       launch_cuda_entry(*run.entry, *run.kernel, run.adjoint, bounds->size, run.block_dim, run.stream,
                         params.params());

@@ -46,9 +46,13 @@ void FlaggedArrays::flag(int arg, kj_int32 flag) {
   flagged_params_[size_t(arg)] = &flagged_.back();
 }
 
+bool OwnAdds::shared(void** params, int target) const {
+  return static_cast<const kj::array_t<void>*>(params[target])->data && shares_memory(array_args, params, target);
+}
+
 bool OwnAdds::shared(void** params) const {
   for (int t : targets)
-    if (static_cast<const kj::array_t<void>*>(params[t])->data && shares_memory(array_args, params, t)) {
+    if (shared(params, t)) {
       g_shared_own_adds.fetch_add(1, std::memory_order_relaxed);
       return true;
     }

@@ -47,15 +47,17 @@ struct OwnAdds {
   std::vector<int> targets;     ///< packed parameter indices of the plainly added arrays
   std::vector<int> array_args;  ///< every array among the packed parameters (what may alias)
 
-  /// Whether another array argument shares the memory of a target in this launch.
+  /// Whether another array argument shares the memory of a target in this launch (counted).
   bool shared(void** params) const;
+  /// Whether another array argument shares target `target`'s memory.
+  bool shared(void** params, int target) const;
 };
 
 /// The own adds of `k`'s adjoint entry (none without one).
 OwnAdds own_adds_of(const compiler::KernelDescription& k);
 
-/// Launches that found an own-add target's memory shared since the process started (what
-/// tests observe).
+/// cpu launches (batch items) that found an own-add target's memory shared, and so ran in
+/// index order, since the process started (what tests observe).
 uint64_t shared_own_add_launches();
 
 }  // namespace kjit::detail
