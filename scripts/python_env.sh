@@ -53,9 +53,21 @@ kjit_find_python() {
 # unless KJIT_ALLOW_SKIP names them (scripts/skip_policy.py).
 kjit_python_venv() {
   local venv="$1" py="$2"; shift 2
+  local want="python$(kjit_python_version "$py") $*" ready=0
+  kjit_venv_prepare "$venv" "$py" "$want" || ready=$?  # (set -e callers)
+  [ "$ready" = 2 ] || return "$ready"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" ||
+    { printf '[kjit] pip install into %s failed\n' "$venv" >&2; return 1; }
+  printf '%s' "$want" >"$venv/.kjit-pins"
+}
+
+# kjit_venv_prepare VENV PY WANT — 0 when VENV already holds WANT (the first line of its
+# .kjit-pins stamp), without touching the network; else 2 with VENV a venv on PY, ready for pip
+# (made anew where it was on another Python version), or 1 when it cannot be made (said).
+kjit_venv_prepare() {
+  local venv="$1" py="$2" want="$3"
   local stamp="$venv/.kjit-pins"
-  local want="python$(kjit_python_version "$py") $*"
-  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then
     return 0
   fi
   printf '[kjit] preparing %s: %s\n' "$venv" "$want" >&2
@@ -65,9 +77,7 @@ kjit_python_venv() {
   if [ ! -x "$venv/bin/python" ]; then
     "$py" -m venv "$venv" || { printf '[kjit] cannot create %s with %s\n' "$venv" "$py" >&2; return 1; }
   fi
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" ||
-    { printf '[kjit] pip install into %s failed\n' "$venv" >&2; return 1; }
-  printf '%s' "$want" >"$stamp"
+  return 2
 }
 
 # Creates or refreshes $KJIT_ROOT/.venv (KJIT_VENV overrides the folder: JAX 0.7.2 on Python
@@ -162,16 +172,9 @@ kjit_torch_env() {
   fi
   stamp="$venv/.kjit-pins"
   want="python$(kjit_python_version "$py") ${KJIT_TORCH_PINS[*]}"
-  if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then
-    return 0
-  fi
-  printf '[kjit] preparing %s: %s\n' "$venv" "$want" >&2
-  if [ -x "$venv/bin/python" ] && [ "$(kjit_python_version "$venv/bin/python")" != "$(kjit_python_version "$py")" ]; then
-    rm -rf "$venv"
-  fi
-  if [ ! -x "$venv/bin/python" ]; then
-    "$py" -m venv "$venv" || { printf '[kjit] cannot create %s with %s\n' "$venv" "$py" >&2; return 0; }
-  fi
+  local ready=0
+  kjit_venv_prepare "$venv" "$py" "$want" || ready=$?
+  [ "$ready" = 2 ] || return 0  # ready (0), or no venv (1): the tests say they were skipped
   local pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check) from
   if "${pip[@]}" --timeout 20 --retries 1 --index-url "$KJIT_TORCH_CPU_INDEX" "torch==$KJIT_TORCH_VERSION" 2>/dev/null; then
     from="$KJIT_TORCH_CPU_INDEX"
