@@ -72,16 +72,16 @@ template <class T> KJ_FUNC quat_t<T> quat_from_axis_angle(const vec_t<3, T>& axi
   T h = angle * T(0.5);
   return make_quat(axis * sin(h), cos(h));
 }
-/// The axis and angle of a unit quaternion: angle = 2 atan2(|v|, w) in [0, 2 pi]; the x axis
-/// for the identity.
+/// The axis and angle of a unit quaternion, as Warp: the shorter rotation, angle =
+/// 2 atan2(|v|, |w|) in [0, pi], the axis negated where w < 0 (q and -q give one rotation);
+/// a zero axis for the identity (normalize's rule).
 template <class T> struct axis_angle_t { vec_t<3, T> axis; T angle; };
 template <class T> KJ_FUNC axis_angle_t<T>& operator+=(axis_angle_t<T>& a, const axis_angle_t<T>& b) { a.axis += b.axis; a.angle += b.angle; return a; }
 template <class T> KJ_FUNC axis_angle_t<T> quat_to_axis_angle(const quat_t<T>& q) {
   vec_t<3, T> v = vec_part(q);
-  T s = length(v);
   axis_angle_t<T> r;
-  r.axis = s > T(0) ? v / s : vec_t<3, T>{{T(1), T(0), T(0)}};
-  r.angle = T(2) * atan2(s, q.w);
+  r.axis = q.w < T(0) ? -normalize(v) : normalize(v);
+  r.angle = T(2) * atan2(length(v), abs(q.w));
   return r;
 }
 template <class T> KJ_FUNC quat_t<T> quat_inverse(const quat_t<T>& q) { return conjugate(q); }

@@ -49,9 +49,9 @@ std::vector<FwdCase> geometry_cases() {
                  return scale(add(scale(in[0], std::sin((1 - t) * th)), scale(q1, std::sin(t * th))), 1 / std::sin(th));
                }, nullptr, 1e-4, 1e-9});
   c.push_back({"quat_to_axis_angle", {Q()}, [](const Inputs& in) {
-                 Lanes v = slice(in[0], 0, 3);
-                 double s = std::sqrt(dot(v, v));
-                 return concat(scale(v, 1 / s), Lanes{2 * std::atan2(s, in[0][3])});
+                 Lanes v = slice(in[0], 0, 3);  // Warp's: the shorter rotation
+                 double s = std::sqrt(dot(v, v)), w = in[0][3];
+                 return concat(scale(v, (w < 0 ? -1 : 1) / s), Lanes{2 * std::atan2(s, std::fabs(w))});
                }, nullptr, t32});
   for (auto [i, j, k] : {std::tuple{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {0, 2, 1}, {2, 0, 1}, {1, 0, 2}})
     c.push_back({"quat_to_euler", {Q(), Int({double(i)}), Int({double(j)}), Int({double(k)})}, nullptr,

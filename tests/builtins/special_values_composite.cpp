@@ -339,3 +339,45 @@ TEST_CASE("vector, matrix, quaternion and transform builtins treat special value
   MESSAGE(compared << " signatures compared (" << values << " output components), " << absent.size() << " that Warp lacks skipped");
   CHECK(compared > 100);
 }
+
+// quat_to_axis_angle returns two results, which the hashed signatures above cannot hold: its
+// rows are written out here, each with the bits Warp 1.19 gives for it (run by hand with
+// wp.quat_to_axis_angle on device "cpu"): the shorter rotation, the axis negated where w < 0
+// (so -0 components for -identity), a zero axis for the identity and for NaN in the vector part.
+namespace axis_angle {
+using namespace kjit::dsl;
+KJIT_MODULE(builtins_special_axis_angle)
+KJIT_KERNEL(to_axis_angle, (Array<Quatf> q, Array<Vec3f> axis, Array<float> angle)) {
+  Int i = tid();
+  auto [a, t] = quat_to_axis_angle(q[i]);
+  axis[i] = a;
+  angle[i] = t;
+}
+}  // namespace axis_angle
+
+TEST_CASE("quat_to_axis_angle gives Warp 1.19's bits: the shorter rotation, signed zeros, NaN rows") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  struct Row { quatf q; vec3f axis; uint32_t angle_bits; };
+  const std::vector<Row> rows = {
+      {quatf(0, 0, 0, 1), {{0, 0, 0}}, 0},
+      {quatf(0, 0, 0, -1), {{-0.0f, -0.0f, -0.0f}}, 0},
+      {quatf(0.6f, 0, 0, -0.8f), {{-1, -0.0f, -0.0f}}, 1067760765},
+      {quatf(0.6f, 0, 0, 0.8f), {{1, 0, 0}}, 1067760765},
+      {quatf(-0.0f, 0, 0, -0.0f), {{0, 0, 0}}, 0},
+      {quatf(0.5f, -0.5f, 0.5f, -0.5f), {{-0.57735026f, 0.57735026f, -0.57735026f}}, 1074137746},
+      {quatf(nan, 0, 0, 1), {{0, 0, 0}}, 0x7fc00000},
+      {quatf(0, 0, 0, nan), {{0, 0, 0}}, 0x7fc00000},
+  };
+  std::vector<quatf> qs;
+  for (const Row& r : rows) qs.push_back(r.q);
+  NdArray q = NdArray::from_vector(qs), axis = zeros<vec3f>({int64_t(rows.size())}), angle = zeros<float>({int64_t(rows.size())});
+  launch(axis_angle::to_axis_angle, int64_t(rows.size()), q, axis, angle);
+  const auto axes = axis.to_vector<vec3f>();
+  const auto angles = angle.to_vector<float>();
+  auto bits = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return std::isnan(f) ? 0x7fc00000u : u; };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    INFO("row " << i);
+    for (int c = 0; c < 3; ++c) CHECK(bits(axes[i][c]) == bits(rows[i].axis[c]));
+    CHECK(bits(angles[i]) == rows[i].angle_bits);
+  }
+}
