@@ -109,6 +109,14 @@ KJIT_KERNEL(quat_ops, (Array<Quatf> q, Array<Quatf> r, Array<Vec3f> a, Array<flo
   os[i * 2 + 1] = dot(Q, P);
 }
 
+KJIT_KERNEL(quat_arcs, (Array<Quatf> q, Array<Quatf> r, Array<float> s, Array<Quatf> oq, Array<Vec3f> ov, Array<float> os)) {
+  Int i = tid();
+  oq[i] = quat_slerp(q[i], r[i], s[i]);
+  auto [axis, angle] = quat_to_axis_angle(r[i]);
+  ov[i] = axis;
+  os[i] = angle;
+}
+
 KJIT_KERNEL(transform_ops, (Array<Transformf> t, Array<Transformf> u, Array<Vec3f> a, Array<Mat44f> m, Array<Transformf> ot,
                             Array<Vec3f> ov, Array<Mat44f> om)) {
   Int i = tid();
@@ -477,6 +485,35 @@ TEST_CASE("host math is bit-identical to the kernels' builtins (float32, cpu, ra
     check_bits(kov.to_vector<vec3f>(), ov, {"quat_rotate", "quat_rotate_inv"});
     check_bits(kom.to_vector<mat33f>(), om, {"quat_to_matrix"});
     check_bits(kos.to_vector<float>(), os, {"length", "dot"});
+  }
+
+  SUBCASE("quaternion arcs: quat_slerp and quat_to_axis_angle") {
+    std::vector<quatf> q, r, oq;
+    std::vector<vec3f> ov;
+    std::vector<float> s, os;
+    for (int i = 0; i < kN; ++i) {
+      quatf Q = random_unit_quat(rng, i), P = random_unit_quat(rng, i + 3);
+      if (i == 0) P = quatf::identity();       // a zero axis
+      if (i == 1) P = -quatf::identity();      // -0 axis components
+      if (i == 2) P = -P;                      // the same rotation with the other sign
+      if (i == 3) P = Q;                       // slerp between equal rotations
+      float t = uniform(rng, -0.5f, 1.5f);
+      q.push_back(Q), r.push_back(P), s.push_back(t);
+      oq.push_back(quat_slerp(Q, P, t));
+      vec3f axis;
+      float angle;
+      quat_to_axis_angle(P, axis, angle);  // Warp's spelling; the pair form is checked below
+      ov.push_back(axis), os.push_back(angle);
+      auto [axis2, angle2] = quat_to_axis_angle(P);
+      CHECK(std::memcmp(&axis2, &axis, sizeof axis) == 0);
+      CHECK(std::memcmp(&angle2, &angle, sizeof angle) == 0);
+    }
+    CHECK(std::signbit(ov[1][0]));  // -identity: Warp's -0 axis
+    NdArray koq = zeros<quatf>({kN}), kov = zeros<vec3f>({kN}), kos = zeros<float>({kN});
+    launch(k::quat_arcs, kN, from_vector(q), from_vector(r), from_vector(s), koq, kov, kos);
+    check_bits(koq.to_vector<quatf>(), oq, {"quat_slerp"});
+    check_bits(kov.to_vector<vec3f>(), ov, {"quat_to_axis_angle axis"});
+    check_bits(kos.to_vector<float>(), os, {"quat_to_axis_angle angle"});
   }
 
   SUBCASE("transforms") {

@@ -6,6 +6,9 @@
 // double: none can deduce from a traced kjit::dsl::Value, which ADL also brings here.
 #pragma once
 
+#include <tuple>
+#include <utility>
+
 #include "kjit/types.hpp"
 
 namespace kjit {
@@ -24,6 +27,10 @@ inline float host_sin(float x) { return __builtin_sinf(x); }
 inline double host_sin(double x) { return __builtin_sin(x); }
 inline float host_cos(float x) { return __builtin_cosf(x); }
 inline double host_cos(double x) { return __builtin_cos(x); }
+inline float host_atan2(float y, float x) { return __builtin_atan2f(y, x); }
+inline double host_atan2(double y, double x) { return __builtin_atan2(y, x); }
+inline float host_abs(float x) { return __builtin_fabsf(x); }
+inline double host_abs(double x) { return __builtin_fabs(x); }
 /// a * b + c with one rounding for float and double (the kernels' muladd: Warp's matrix
 /// product); other types multiply, then add.
 template <class T> constexpr T muladd(T a, T b, T c) { return T(c + a * b); }
@@ -298,6 +305,26 @@ template <class T> constexpr quat<T> quat_inverse(const quat<T>& q) { return qua
 template <class T, detail::if_real<T> = 0> quat<T> quat_from_axis_angle(const vec<3, T>& axis, detail::nodeduce_t<T> angle) {
   T h = angle * T(0.5);
   return quat<T>(axis * detail::host_sin(h), detail::host_cos(h));
+}
+/// The axis and angle of a unit quaternion, as the kernels' quat_to_axis_angle and Warp: the
+/// shorter rotation (angle 2 atan2(|v|, |w|) in [0, pi], the axis negated where w < 0), a zero
+/// axis for the identity. `auto [axis, angle] = quat_to_axis_angle(q);`
+template <class T, detail::if_real<T> = 0> std::pair<vec<3, T>, T> quat_to_axis_angle(const quat<T>& q) {
+  const vec<3, T> v(q.x, q.y, q.z);
+  return {q.w < T(0) ? -normalize(v) : normalize(v), T(2) * detail::host_atan2(length(v), detail::host_abs(q.w))};
+}
+/// Warp's spelling: the axis and the angle into `axis` and `angle`.
+template <class T, detail::if_real<T> = 0> void quat_to_axis_angle(const quat<T>& q, vec<3, T>& axis, T& angle) {
+  std::tie(axis, angle) = quat_to_axis_angle(q);
+}
+/// Spherical interpolation from q0 (t = 0) towards q1 (t = 1) along the shorter arc, as the
+/// kernels' quat_slerp and Warp (q0 r^t with r = q0* q1 through r's axis and angle).
+template <class T, detail::if_real<T> = 0> quat<T> quat_slerp(const quat<T>& q0, const quat<T>& q1, detail::nodeduce_t<T> t) {
+  const quat<T> r = quat_inverse(q0) * q1;
+  const vec<3, T> v(r.x, r.y, r.z);
+  vec<3, T> axis = normalize(v);
+  if (r.w < T(0)) axis = -axis;
+  return q0 * quat_from_axis_angle(axis, t * (T(2) * detail::host_atan2(length(v), detail::host_abs(r.w))));
 }
 /// Roll about X, then pitch about Y, then yaw about Z, all about the fixed axes: the product
 /// qz(yaw) qy(pitch) qx(roll) multiplied out in Warp's order of operations, as the kernels
