@@ -288,6 +288,52 @@ def test_zero_copy_and_meta():
     close(daxpy(x, y, True), x + y)
 
 
+def test_repeated_calls():
+    """The second call of a layout launches from the first one's plan (KernelOp._eager): it must
+    check, convert and differentiate exactly as the first one did."""
+    k = kt.kernel("demo::daxpy")
+    x, y = rnd(5), rnd(5)
+    for _ in range(3):  # the first call prepares, the next ones reuse
+        close(k(x, y, 2.0), 2 * x + y)
+    assert len(k._eager_plans) == 1
+    close(k._eager((x, y, 2.0)), 2 * x + y)  # the plan's launch itself
+    assert k._eager((x, y.float(), 2.0)) is None and k._eager((x.clone().requires_grad_(), y, 2.0)) is None
+    close(k(x, y, 3.0), 3 * x + y)  # a new number is a new value, same plan
+    close(k(x, y, torch.tensor(0.5, dtype=F64)), 0.5 * x + y)
+    x2, y2 = rnd(7), rnd(7)  # a new shape is a new plan; the old one stays right
+    close(k(x2, y2, 2.0), 2 * x2 + y2)
+    close(k(x, y, 2.0), 2 * x + y)
+    assert len(k._eager_plans) == 2
+    out = k(x, y, 2.0)
+    assert out is not k(x, y, 2.0) and out.data_ptr() != k(x, y, 2.0).data_ptr()  # fresh outputs
+    # Seen layouts still get every check, with the first call's messages.
+    raises(TypeError, "Invalid data type for array argument 'y', expected float64, got float32", k, x, y.float(), 2.0)
+    raises(ValueError, "array argument 'x' has strides (2,) for shape (5,)", k, rnd(10)[::2], y, 2.0)
+    raises(ValueError, "Invalid device for array argument 'y', expected cpu (the device of 'x'), got meta",
+           k, x, torch.empty(5, dtype=F64, device="meta"), 1.0)
+    raises(kt.KjitError, "array argument 'y' has extent 2", k, x, y[:2].clone(), 2.0)
+    # Seen layouts with autograd: a gradient, then a plain call again.
+    xg = x.clone().requires_grad_()
+    k(xg, y, 2.0).sum().backward()
+    close(xg.grad, torch.full_like(x, 2.0))
+    assert not k(x, y, 2.0).requires_grad and k(xg, y, 2.0).requires_grad
+    with torch.no_grad():
+        assert not k(xg, y, 2.0).requires_grad
+    # Several outputs and a value before the arrays (operands reordered): decay(x, k, n) -> y;
+    # affine's vec3 arrays and vector value.
+    for _ in range(2):
+        close(decay(x, 0.5, 3), decay_ref(x, 0.5, 3))
+        raises(ValueError, "Invalid value for static argument 'n': 4294967296 is out of range for int32", decay, x,
+               0.5, 2 ** 32)
+        v, d, m = rnd(4, 3), rnd(3), rnd(3, 3)
+        close(affine(v, d, m, 2.0), affine_ref(v, d, m, 2.0))
+        close(affine(v, [1.0, 2.0, 3.0], m, 2.0), affine_ref(v, torch.tensor([1.0, 2.0, 3.0], dtype=F64), m, 2.0))
+    # Under vmap and torch.func.grad, the op, not the plan.
+    xb = rnd(3, 5)
+    close(torch.func.vmap(lambda x: k(x, y, 2.0))(xb), 2 * xb + y)
+    close(torch.func.grad(lambda x: k(x, y, 2.0).sum())(x), torch.full_like(x, 2.0))
+
+
 def test_bad_input():
     x, y = rnd(4), rnd(4)
     raises(TypeError, "Invalid data type for array argument 'y', expected float64, got float32",

@@ -18,11 +18,19 @@ import torch.autograd.forward_ad as _fwad
 from .._libkjit import KjitError
 from .._signature import Layout, Param, Signature, checked_value, make_layout, output_shape
 from . import _library
-from ._library import DTYPES, Attrs
+from ._library import DTYPES, Attrs, Launcher
 
 Dims = int | Sequence[int]
 TANGENT_SUFFIX = ".tangent"
 _counter = itertools.count()
+_CPU = torch.device("cpu")
+# What a plain eager call asks of torch's state (KernelOp._eager), bound once: Dynamo knows
+# is_compiling by identity, so a compiled call still takes the op.
+_is_compiling = torch.compiler.is_compiling
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_function_modes = torch._C._is_torch_function_mode_enabled
+_grad_enabled = torch._C.is_grad_enabled
+_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 
 
 def _torch_dtype(p: Param) -> torch.dtype:
@@ -124,6 +132,17 @@ class KernelOp:
         self.tangent_adjoint_op: Any = None
         self._attrs = self._forward_attrs(block_dim)
         self._tattrs = self._tangent_attrs(block_dim) if self._tsig is not None else None
+        tkernel = self._kernel + TANGENT_SUFFIX.encode()
+        self._launch_fwd = Launcher(self._kernel, False, self._attrs)
+        self._launch_adj = Launcher(self._kernel, True, self._attrs)
+        self._launch_tan = None if self._tattrs is None else Launcher(tkernel, False, self._tattrs)
+        self._launch_ta = None if self._tattrs is None else Launcher(tkernel, True, self._tattrs)
+        #: The direct launches of plain eager calls, by their inputs' dtypes and shapes (_eager).
+        self._eager_plans: dict[tuple, tuple] = {}
+        self._values_at = [i for i, p in enumerate(self.inputs) if not p.is_array]
+        self._single = len(self.in_out) + len(self.outputs) == 1
+        self._n_in = len(self.inputs)
+        self._operands_in_order = self._operand_order == list(range(self._n_in))
         base = re.sub(r"\W", "_", self.name) + f"_{next(_counter)}"
         self._define_ops(base)
 
@@ -196,8 +215,7 @@ class KernelOp:
         if not self.in_out:  # in/out tensors are written in place: never copies (checked by the call)
             ins = [t.contiguous() for t in ins]
         outs = self._new_outputs(ins)
-        _library.launch(self._kernel, False, [ins[i] for i in self._operand_order], [*(ins[i] for i in self._io_pos),
-                                                                                    *outs], self._attrs)
+        self._launch_fwd([ins[i] for i in self._operand_order], [*(ins[i] for i in self._io_pos), *outs])
         return outs
 
     def _adjoint_impl(self, ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor],
@@ -213,8 +231,7 @@ class KernelOp:
                              dtype=_torch_dtype(self.inputs[i]), device=ins[i].device) for i in self.diff_in]
         diff_arrays = [g for g, i in zip(grads, self.diff_in) if self.inputs[i].is_array]
         diff_values = [g for g, i in zip(grads, self.diff_in) if not self.inputs[i].is_array]
-        _library.launch(self._kernel, True, [*arrays, *[o.contiguous() for o in outs], *cots, *values],
-                        [*diff_arrays, *diff_values], self._attrs)
+        self._launch_adj([*arrays, *[o.contiguous() for o in outs], *cots, *values], [*diff_arrays, *diff_values])
         return grads
 
     def _tangent_operands(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor]) -> tuple:
@@ -238,8 +255,7 @@ class KernelOp:
         cores = self._out_cores(ins)
         outs = [torch.empty(batch + tuple(c), dtype=_torch_dtype(p), device=dev) for p, c in zip(self.outputs, cores)]
         douts = [torch.empty(batch + tuple(c), dtype=_torch_dtype(p), device=dev) for p, c in zip(self.outputs, cores)]
-        _library.launch(self._kernel + TANGENT_SUFFIX.encode(), False, [*arrays, *darrays, *traced],
-                        [*outs, *douts], self._tattrs)
+        self._launch_tan([*arrays, *darrays, *traced], [*outs, *douts])
         return [douts[j] for j in self.diff_out]
 
     def _tangent_adjoint_impl(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor],
@@ -269,9 +285,7 @@ class KernelOp:
         dv = [i for i in self.diff_in if not self.inputs[i].is_array]
         g_a, g_da, g_v, g_dv = ([grad(i) for i in da], [grad(i) for i in da], [grad(i) for i in dv],
                                 [grad(i) for i in dv])
-        _library.launch(self._kernel + TANGENT_SUFFIX.encode(), True,
-                        [*arrays, *darrays, *outs, *outs, *cots_y, *cots_dy, *traced], [*g_a, *g_da, *g_v, *g_dv],
-                        self._tattrs)
+        self._launch_ta([*arrays, *darrays, *outs, *outs, *cots_y, *cots_dy, *traced], [*g_a, *g_da, *g_v, *g_dv])
         by_x, by_d = {**dict(zip(da, g_a)), **dict(zip(dv, g_v))}, {**dict(zip(da, g_da)), **dict(zip(dv, g_dv))}
         return [by_x[i] for i in self.diff_in] + [by_d[i] for i in self.diff_in]
 
@@ -550,10 +564,73 @@ class KernelOp:
                 return False
         return True
 
+    def _eager(self, args: tuple) -> Any:
+        """A plain eager call (_plain_eager) whose inputs have dtypes and shapes seen before,
+        launched directly: _check's per-argument checks come down to one dict lookup of those
+        dtypes and shapes, the outputs' shapes and the prepared call come with it. None where
+        this does not apply (first call of a layout, in/out kernels, non-cpu tensors, numbers
+        not converted before, anything torch must see): the full call takes it."""
+        if (len(args) != self._n_in or _is_compiling() or _fwad._current_level >= 0 or _dispatch_modes()
+                or _function_modes()):
+            return None
+        if self._values_at:
+            args = list(args)
+            for i in self._values_at:
+                v = args[i]
+                tv = type(v)
+                if tv is not torch.Tensor:
+                    if tv is not float and tv is not int and tv is not bool:
+                        return None
+                    v = self._value_cache.get((i, tv, v, _CPU))
+                    if v is None:
+                        return None
+                    args[i] = v
+        grad = _grad_enabled()
+        key: list = []
+        ptrs: list = []
+        for t in args:
+            if (type(t) is not torch.Tensor or not t.is_cpu or not t.is_contiguous() or (grad and t.requires_grad)
+                    or _wrapped(t)):
+                return None
+            key.append(t.dtype)
+            key.append(t.shape)
+            ptrs.append(t.data_ptr())
+        plan = self._eager_plans.get(tuple(key))
+        if plan is None:
+            return None
+        prepared, specs = plan
+        if not self._operands_in_order:
+            ptrs = [ptrs[i] for i in self._operand_order]
+        if self._single:
+            s, d = specs[0]
+            out = torch.empty(*s, dtype=d) if s else torch.empty((), dtype=d)
+            ptrs.append(out.data_ptr())
+            prepared.launch(ptrs)
+            return out
+        outs = [torch.empty(*s, dtype=d) if s else torch.empty((), dtype=d) for s, d in specs]
+        prepared.launch(ptrs + [o.data_ptr() for o in outs])
+        return outs
+
+    def _eager_first(self, ins: list[torch.Tensor]) -> list[torch.Tensor]:
+        """The forward launch of a plain eager call, keeping its plan for _eager (cpu only)."""
+        outs = self._new_outputs(ins)
+        operands = [ins[i] for i in self._operand_order]
+        prepared = self._launch_fwd.prepare(operands, outs)
+        if not self.in_out and all(t.is_cpu for t in ins):
+            if len(self._eager_plans) >= 256:
+                self._eager_plans.clear()
+            self._eager_plans[tuple(x for t in ins for x in (t.dtype, t.shape))] = (
+                prepared, [(tuple(o.shape), o.dtype) for o in outs])
+        prepared.run([*operands, *outs])
+        return outs
+
     def __call__(self, *args: Any) -> Any:
+        res = self._eager(args)
+        if res is not None:
+            return res
         ins = self._check(args)
         if self._plain_eager(ins):
-            outs = self._forward_impl(ins)
+            outs = self._forward_impl(ins) if self.in_out else self._eager_first(ins)
         elif not self.backward_error and not torch.compiler.is_compiling():
             outs = list(self._function.apply(*ins))  # forward mode too (torch.autograd.Function.jvp)
         else:
@@ -613,7 +690,9 @@ def _make_function(k: KernelOp) -> type:
 
         @staticmethod
         def forward(*ins: torch.Tensor) -> tuple:
-            return tuple(k.forward_op(*ins))
+            # Plain tensors (no torch.func wrapper, no mode): the launch itself, as in a plain
+            # eager call; the dispatcher would only come back to it.
+            return tuple(k._forward_impl(ins) if k._plain_eager(ins) else k.forward_op(*ins))
 
         @staticmethod
         def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
