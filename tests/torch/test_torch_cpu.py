@@ -281,6 +281,9 @@ def test_zero_copy_and_meta():
     with FakeTensorMode():
         fo = affine(torch.empty(7, 3, dtype=F64), [1.0, 2.0, 3.0], torch.empty(3, 3, dtype=F64), 2.0)
     assert fo.shape == (7, 3) and type(fo) is not torch.Tensor
+    # The numbers' tensors made under the mode are fake ones: not kept for later calls.
+    v, m = rnd(7, 3), rnd(3, 3)
+    close(affine(v, [1.0, 2.0, 3.0], m, 2.0), affine_ref(v, torch.tensor([1.0, 2.0, 3.0], dtype=F64), m, 2.0))
     # Numbers are converted once and kept: a new number is a new value.
     close(daxpy(x, y, 1.0), x + y)
     close(daxpy(x, y, 2.0), 2 * x + y)

@@ -7,6 +7,7 @@ whose jvp is the tangent op, because custom ops take no forward-mode formula (do
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import re
 from collections.abc import Mapping, Sequence
@@ -372,6 +373,7 @@ class KernelOp:
 
         self.forward_op.register_autograd(backward, setup_context=setup_context)
         self._function = _make_function(self)
+        self._reverse = _make_reverse_function(self)
 
     def _define_second_order(self, base: str, plain: str, dirs: str, n_in: int, n_out: int) -> None:
         """The tangent kernel's adjoint as an op, and the derivatives of the adjoint and tangent
@@ -449,7 +451,10 @@ class KernelOp:
                grads: Sequence[torch.Tensor | None]) -> tuple:
         """One gradient per input (None for integers) from the adjoint op."""
         cts = [grads[j] if grads[j] is not None else torch.zeros_like(outs[j]) for j in self.diff_out]
-        g = self._call(self._adj_fn, self.adjoint_op, *ins, *outs, *cts)
+        if self._plain_eager([*ins, *outs, *cts]):  # no graph of the gradient to record (no create_graph)
+            g = self._adjoint_impl(ins, outs, cts)
+        else:
+            g = self._call(self._adj_fn, self.adjoint_op, *ins, *outs, *cts)
         res: list = [None] * len(self.inputs)
         for i, gi in zip(self.diff_in, g):
             res[i] = gi
@@ -527,8 +532,9 @@ class KernelOp:
     def _value_tensor(self, p: Param, v: Any, dev: torch.device) -> torch.Tensor:
         # A Python number's tensor is kept (the ops never write value operands): a loop calling
         # with the same numbers converts them once. Keyed by type too (True == 1 == 1.0).
+        # Not under a mode (FakeTensorMode would make the kept tensor a fake one) nor compiling.
         key = (p.index, type(v), v, dev) if isinstance(v, (int, float, bool)) else None
-        if key is not None and not torch.compiler.is_compiling():
+        if key is not None and not _is_compiling() and not _dispatch_modes():
             t = self._value_cache.get(key)
             if t is None:
                 if len(self._value_cache) >= 256:
@@ -550,17 +556,19 @@ class KernelOp:
             v = v[0]
         return torch.tensor(v, dtype=_torch_dtype(p), device=dev)
 
-    def _plain_eager(self, ins: Sequence[torch.Tensor]) -> bool:
+    @staticmethod
+    def _plain_eager(ins: Sequence[torch.Tensor], grad: bool | None = None) -> bool:
         """Whether this call needs nothing of torch's machinery: eager, no derivative to record
         (no input requires grad, no forward-mode level), plain cpu/cuda tensors, no dispatch or
         function mode (FakeTensorMode, FlopCounterMode...). Then the op's implementation runs
-        directly, skipping the dispatcher (the per-call overhead at small sizes)."""
-        if (torch.compiler.is_compiling() or _fwad._current_level >= 0 or torch._C._len_torch_dispatch_stack()
-                or torch._C._is_torch_function_mode_enabled()):
+        directly, skipping the dispatcher (the per-call overhead at small sizes). ``grad``
+        False: whatever the inputs' requires_grad (the caller records the derivative)."""
+        if _is_compiling() or _fwad._current_level >= 0 or _dispatch_modes() or _function_modes():
             return False
-        grad = torch.is_grad_enabled()
+        if grad is None:
+            grad = _grad_enabled()
         for t in ins:
-            if type(t) is not torch.Tensor or (grad and t.requires_grad) or _functorch_wrapped(t) or t.is_meta:
+            if type(t) is not torch.Tensor or (grad and t.requires_grad) or _wrapped(t) or t.is_meta:
                 return False
         return True
 
@@ -611,17 +619,23 @@ class KernelOp:
         prepared.launch(ptrs + [o.data_ptr() for o in outs])
         return outs
 
-    def _eager_first(self, ins: list[torch.Tensor]) -> list[torch.Tensor]:
-        """The forward launch of a plain eager call, keeping its plan for _eager (cpu only)."""
-        outs = self._new_outputs(ins)
-        operands = [ins[i] for i in self._operand_order]
-        prepared = self._launch_fwd.prepare(operands, outs)
-        if not self.in_out and all(t.is_cpu for t in ins):
+    def _launch_plain(self, ins: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """The forward launch of checked, dense inputs on a plain eager path (no in/out
+        arguments), through the plan of their layout, made here the first time (cpu only)."""
+        if not all(t.is_cpu for t in ins):
+            return self._forward_impl(ins)
+        key = tuple(x for t in ins for x in (t.dtype, t.shape))
+        plan = self._eager_plans.get(key)
+        if plan is None:
+            outs = self._new_outputs(ins)
+            operands = [ins[i] for i in self._operand_order]
             if len(self._eager_plans) >= 256:
                 self._eager_plans.clear()
-            self._eager_plans[tuple(x for t in ins for x in (t.dtype, t.shape))] = (
-                prepared, [(tuple(o.shape), o.dtype) for o in outs])
-        prepared.run([*operands, *outs])
+            plan = self._eager_plans[key] = (self._launch_fwd.prepare(operands, outs),
+                                             [(tuple(o.shape), o.dtype) for o in outs])
+        prepared, specs = plan
+        outs = [torch.empty(*s, dtype=d) if s else torch.empty((), dtype=d) for s, d in specs]
+        prepared.run([*[ins[i] for i in self._operand_order], *outs])
         return outs
 
     def __call__(self, *args: Any) -> Any:
@@ -630,7 +644,9 @@ class KernelOp:
             return res
         ins = self._check(args)
         if self._plain_eager(ins):
-            outs = self._forward_impl(ins) if self.in_out else self._eager_first(ins)
+            outs = self._forward_impl(ins) if self.in_out else self._launch_plain(ins)
+        elif not self.backward_error and self._plain_eager(ins, grad=False):
+            outs = list(self._reverse.apply(*ins))  # reverse mode only: the lighter Function
         elif not self.backward_error and not torch.compiler.is_compiling():
             outs = list(self._function.apply(*ins))  # forward mode too (torch.autograd.Function.jvp)
         else:
@@ -676,6 +692,7 @@ def _op_function(op: Any, backward: Any, jvp: Any = None) -> type:
                                 "reverse mode on one side (torch.func.hessian, jacrev of jacrev, jacfwd of jacrev)")
             return tuple(jvp(ctx.saved_tensors, tangents))
 
+    _bind_once(OpFn)
     return OpFn
 
 
@@ -713,7 +730,41 @@ def _make_function(k: KernelOp) -> type:
             return tuple(t.get(j) for j in range(len(k.outputs)))
 
     Fn.__name__ = Fn.__qualname__ = "kjit_" + re.sub(r"\W", "_", k.name)
+    _bind_once(Fn)
     return Fn
+
+
+def _make_reverse_function(k: KernelOp) -> type:
+    """The torch.autograd.Function of ``k`` for an eager call on plain tensors with no forward
+    mode level: _make_function's forward and backward, in the form without setup_context, which
+    torch applies in half the time (no argument binding per call) but no torch.func transform
+    takes (KernelOp.__call__ picks it only where none is active)."""
+    n_in = len(k.inputs)
+    int_outs = [j for j, p in enumerate(k.outputs) if not p.differentiable]
+
+    class Reverse(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, *ins: torch.Tensor) -> tuple:
+            outs = k._launch_plain(ins)
+            ctx.save_for_backward(*ins, *outs)
+            if int_outs:
+                ctx.mark_non_differentiable(*(outs[j] for j in int_outs))
+            return tuple(outs)
+
+        @staticmethod
+        def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
+            saved = ctx.saved_tensors
+            return k._grads(saved[:n_in], saved[n_in:], grads)
+
+    Reverse.__name__ = Reverse.__qualname__ = "kjit_reverse_" + re.sub(r"\W", "_", k.name)
+    return Reverse
+
+
+def _bind_once(fn: type) -> None:
+    """Gives a setup_context Function's forward its signature, which torch would otherwise
+    compute (inspect.signature) at every apply to bind the arguments."""
+    forward = fn.__dict__["forward"].__func__
+    forward.__signature__ = inspect.signature(forward)
 
 
 def kernel(name: str, num_outputs: int = 1, launch_dims: Dims | None = None,
