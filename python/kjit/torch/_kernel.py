@@ -215,6 +215,8 @@ class KernelOp:
     def _forward_impl(self, ins: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         if not self.in_out:  # in/out tensors are written in place: never copies (checked by the call)
             ins = [t.contiguous() for t in ins]
+            if all(t.is_cpu for t in ins):
+                return self._launch_plain(ins)
         outs = self._new_outputs(ins)
         self._launch_fwd([ins[i] for i in self._operand_order], [*(ins[i] for i in self._io_pos), *outs])
         return outs
@@ -621,9 +623,7 @@ class KernelOp:
 
     def _launch_plain(self, ins: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """The forward launch of checked, dense inputs on a plain eager path (no in/out
-        arguments), through the plan of their layout, made here the first time (cpu only)."""
-        if not all(t.is_cpu for t in ins):
-            return self._forward_impl(ins)
+        arguments) on the cpu, through the plan of their layout, made here the first time."""
         key = tuple(x for t in ins for x in (t.dtype, t.shape))
         plan = self._eager_plans.get(key)
         if plan is None:
@@ -644,7 +644,7 @@ class KernelOp:
             return res
         ins = self._check(args)
         if self._plain_eager(ins):
-            outs = self._forward_impl(ins) if self.in_out else self._launch_plain(ins)
+            outs = self._forward_impl(ins)
         elif not self.backward_error and self._plain_eager(ins, grad=False):
             outs = list(self._reverse.apply(*ins))  # reverse mode only: the lighter Function
         elif not self.backward_error and not torch.compiler.is_compiling():
@@ -745,7 +745,7 @@ def _make_reverse_function(k: KernelOp) -> type:
     class Reverse(torch.autograd.Function):
         @staticmethod
         def forward(ctx: Any, *ins: torch.Tensor) -> tuple:
-            outs = k._launch_plain(ins)
+            outs = k._forward_impl(ins)
             ctx.save_for_backward(*ins, *outs)
             if int_outs:
                 ctx.mark_non_differentiable(*(outs[j] for j in int_outs))
