@@ -137,6 +137,12 @@ def test_hessians():
     R = torch.func.hessian(lambda x: iterate_ref(x, c, 3).pow(2).sum())(x)
     close(torch.func.hessian(f)(x), R)                                   # forward over reverse
     close(torch.func.jacrev(torch.func.jacrev(f))(x), R)                 # reverse over reverse
+    close(torch.func.jacrev(torch.func.jacfwd(f))(x), R)                 # reverse over forward
+    # Two kernels, the input twice and a vector output: a Jacobian of Jacobians, both ways.
+    g = lambda x: daxpy(iterate(x, c, 2), x, 0.7)  # noqa: E731
+    G = torch.func.jacrev(torch.func.jacrev(lambda x: 0.7 * iterate_ref(x, c, 2) + x))(x)
+    close(torch.func.jacrev(torch.func.jacfwd(g))(x), G)
+    close(torch.func.jacfwd(torch.func.jacrev(g))(x), G)
     # A value parameter that depends on the input: second derivatives through it too.
     y = rnd(5)
     close(torch.func.hessian(lambda x: daxpy(x, y, x[0]).pow(2).sum())(x),
@@ -364,6 +370,19 @@ def test_bad_input():
     xi = rnd(4, requires_grad=True)
     out = daxpy(xi, y, 1.0)
     assert out.requires_grad
+    echo = kt.kernel("tests::robust::echo_vectors", num_outputs=3, launch_dims=4)
+    h = torch.rand(3, dtype=torch.float16, requires_grad=True)
+    ul = torch.tensor([1, 2, 2 ** 64 - 1], dtype=torch.uint64)
+    oh, obf, oul = echo(h, torch.rand(3, dtype=torch.bfloat16), ul)
+    assert oh.requires_grad and not oul.requires_grad and obf.dtype == torch.bfloat16
+    assert oul[3].tolist() == [1, 2, 2 ** 64 - 1]
+    oh.float().sum().backward()
+    assert h.grad.tolist() == [4.0, 4.0, 4.0]  # four threads echo h
+    raises(RuntimeError, "only Tensors of floating point dtype can require gradients", oul.requires_grad_)
+    # A tensor that requires grad for an integer parameter: the dtype error, naming it.
+    springs = kt.kernel("demo::springs_f64", launch_dims=1, output_dims=2)
+    raises(TypeError, "Invalid data type for array argument 'pairs', expected int32, got float64", springs,
+           rnd(2, 3), rnd(2, requires_grad=True), rnd(1), 2.0)
 
 
 def main() -> int:

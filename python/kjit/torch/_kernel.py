@@ -32,6 +32,7 @@ _dispatch_modes = torch._C._len_torch_dispatch_stack
 _function_modes = torch._C._is_torch_function_mode_enabled
 _grad_enabled = torch._C.is_grad_enabled
 _wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+_functorch_level = torch._C._functorch.maybe_current_level
 
 
 def _torch_dtype(p: Param) -> torch.dtype:
@@ -534,9 +535,12 @@ class KernelOp:
     def _value_tensor(self, p: Param, v: Any, dev: torch.device) -> torch.Tensor:
         # A Python number's tensor is kept (the ops never write value operands): a loop calling
         # with the same numbers converts them once. Keyed by type too (True == 1 == 1.0).
-        # Not under a mode (FakeTensorMode would make the kept tensor a fake one) nor compiling.
+        # Not under a mode (FakeTensorMode would make the kept tensor a fake one), a torch.func
+        # transform (a tensor wrapped at its level, used after the level ends: "escaped?"), nor
+        # compiling.
         key = (p.index, type(v), v, dev) if isinstance(v, (int, float, bool)) else None
-        if key is not None and not _is_compiling() and not _dispatch_modes():
+        if (key is not None and not _is_compiling() and not _dispatch_modes()
+                and _functorch_level() is None):
             t = self._value_cache.get(key)
             if t is None:
                 if len(self._value_cache) >= 256:
@@ -713,8 +717,11 @@ def _make_function(k: KernelOp) -> type:
 
         @staticmethod
         def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
+            # The same tensors for both: torch.func's generated vmap rule keeps the batch dims
+            # of the last save only, which backward then pairs with saved_tensors (jacrev of
+            # jacfwd failed with "flat_bdims must not be None" when they differed).
             ctx.save_for_backward(*inputs, *output)
-            ctx.save_for_forward(*inputs)
+            ctx.save_for_forward(*inputs, *output)
             if int_outs:
                 ctx.mark_non_differentiable(*(output[j] for j in int_outs))
 
