@@ -91,7 +91,7 @@ def load(path: str, kjit_library: str | None = None) -> None:
         try:
             _declare(candidate)
         except AttributeError:
-            raise KjitError(f"kjit.torch.load: {path} does not link a libkjit.so with kjit_ffi_launch (is it a kjit "
+            raise KjitError(f"kjit.torch.load: {path} does not link a libkjit.so with kjit_ffi_launch_call (is it a kjit "
                             "kernel library, built with this kjit?)") from None
         version = candidate.kjit_ffi_launch_version()
         if version != LAUNCH_VERSION:
