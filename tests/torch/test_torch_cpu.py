@@ -328,6 +328,22 @@ def test_repeated_calls():
     assert not k(x, y, 2.0).requires_grad and k(xg, y, 2.0).requires_grad
     with torch.no_grad():
         assert not k(xg, y, 2.0).requires_grad
+    # The adjoint's plan, reused: gradients of new cotangents; affine's gradients come back
+    # from the launch reordered (arrays v, m, then values d, s).
+    seen = len(affine._adj_plans)  # other tests' layouts
+    for scale in (1.0, 3.0, -2.0):
+        xg, ag = x.clone().requires_grad_(), torch.tensor(0.5, dtype=F64, requires_grad=True)
+        (k(xg, y, ag) * scale).sum().backward()
+        close(xg.grad, torch.full_like(x, 0.5 * scale))
+        close(ag.grad, (x * scale).sum())
+        args = [t.requires_grad_() for t in (rnd(4, 3), rnd(3), rnd(3, 3), torch.tensor(1.5, dtype=F64))]
+        ref = [t.detach().clone().requires_grad_() for t in args]
+        w = rnd(4, 3) * scale
+        (affine(*args) * w).sum().backward()
+        (affine_ref(*ref) * w).sum().backward()
+        for t, r in zip(args, ref):
+            close(t.grad, r.grad)
+    assert len(k._adj_plans) == 1 and len(affine._adj_plans) <= seen + 1
     # Several outputs and a value before the arrays (operands reordered): decay(x, k, n) -> y;
     # affine's vec3 arrays and vector value.
     for _ in range(2):

@@ -144,6 +144,11 @@ class KernelOp:
         self._values_at = [i for i, p in enumerate(self.inputs) if not p.is_array]
         self._single = len(self.in_out) + len(self.outputs) == 1
         self._n_in = len(self.inputs)
+        # The adjoint's results: the differentiable arrays' gradients, then the values' (by
+        # place in diff_in, the order _adjoint_impl returns them in).
+        self._adj_rets = ([k for k, i in enumerate(self.diff_in) if self.inputs[i].is_array] +
+                          [k for k, i in enumerate(self.diff_in) if not self.inputs[i].is_array])
+        self._adj_plans: dict[tuple, tuple] = {}
         self._operands_in_order = self._operand_order == list(range(self._n_in))
         base = re.sub(r"\W", "_", self.name) + f"_{next(_counter)}"
         self._define_ops(base)
@@ -227,15 +232,27 @@ class KernelOp:
         ins = [t.contiguous() for t in ins]
         arrays, values = self._split(ins)
         ct = dict(zip(self.diff_out, cts))
-        batch = _batch([*ins, *cts], [*self.inputs, *(self.outputs[j] for j in self.diff_out)])
         cots = [ct[j].contiguous() if j in ct else torch.zeros(o.shape, dtype=o.dtype, device=o.device)
                 for j, o in enumerate(outs)]
-        # Results are at the call's batch dims (those of the cotangents under vmap).
-        grads = [torch.empty(batch + tuple(ins[i].shape[ins[i].dim() - _core_rank(self.inputs[i]):]),
-                             dtype=_torch_dtype(self.inputs[i]), device=ins[i].device) for i in self.diff_in]
-        diff_arrays = [g for g, i in zip(grads, self.diff_in) if self.inputs[i].is_array]
-        diff_values = [g for g, i in zip(grads, self.diff_in) if not self.inputs[i].is_array]
-        self._launch_adj([*arrays, *[o.contiguous() for o in outs], *cots, *values], [*diff_arrays, *diff_values])
+        operands = [*arrays, *[o.contiguous() for o in outs], *cots, *values]
+        # The gradients' shapes and the prepared call follow from the operands' layout: kept
+        # per layout on the cpu, as the forward's plans are.
+        key = tuple(x for t in operands for x in (t.dtype, t.shape)) if all(t.is_cpu for t in operands) else None
+        plan = None if key is None else self._adj_plans.get(key)
+        if plan is None:
+            # Results are at the call's batch dims (those of the cotangents under vmap).
+            batch = _batch([*ins, *cts], [*self.inputs, *(self.outputs[j] for j in self.diff_out)])
+            grads = [torch.empty(batch + tuple(ins[i].shape[ins[i].dim() - _core_rank(self.inputs[i]):]),
+                                 dtype=_torch_dtype(self.inputs[i]), device=ins[i].device) for i in self.diff_in]
+            prepared = self._launch_adj.prepare(operands, [grads[k] for k in self._adj_rets])
+            if key is not None:
+                if len(self._adj_plans) >= 256:
+                    self._adj_plans.clear()
+                self._adj_plans[key] = (prepared, [(tuple(g.shape), g.dtype) for g in grads])
+        else:
+            prepared, specs = plan
+            grads = [torch.empty(s, dtype=d) for s, d in specs]
+        prepared.run([*operands, *[grads[k] for k in self._adj_rets]])
         return grads
 
     def _tangent_operands(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor]) -> tuple:
