@@ -353,6 +353,17 @@ def test_repeated_calls():
         v, d, m = rnd(4, 3), rnd(3), rnd(3, 3)
         close(affine(v, d, m, 2.0), affine_ref(v, d, m, 2.0))
         close(affine(v, [1.0, 2.0, 3.0], m, 2.0), affine_ref(v, torch.tensor([1.0, 2.0, 3.0], dtype=F64), m, 2.0))
+    # A default device elsewhere (a function mode): the outputs still on the inputs' device.
+    ones, two = torch.ones(5, dtype=F64), torch.tensor(2.0, dtype=F64)
+    torch.set_default_device("meta")
+    try:
+        out = k(x, y, 2.0)
+        g = k.adjoint_op(x, y, two, out, ones)
+    finally:
+        torch.set_default_device(None)
+    assert out.device.type == "cpu" and g[0].device.type == "cpu"
+    close(out, 2 * x + y)
+    close(g[0], torch.full_like(x, 2.0))
     # Under vmap and torch.func.grad, the op, not the plan.
     xb = rnd(3, 5)
     close(torch.func.vmap(lambda x: k(x, y, 2.0))(xb), 2 * xb + y)

@@ -251,7 +251,7 @@ class KernelOp:
                 self._adj_plans[key] = (prepared, [(tuple(g.shape), g.dtype) for g in grads])
         else:
             prepared, specs = plan
-            grads = [torch.empty(s, dtype=d) for s, d in specs]
+            grads = [torch.empty(s, dtype=d, device=_CPU) for s, d in specs]
         prepared.run([*operands, *[grads[k] for k in self._adj_rets]])
         return grads
 
@@ -634,11 +634,11 @@ class KernelOp:
             ptrs = [ptrs[i] for i in self._operand_order]
         if self._single:
             s, d = specs[0]
-            out = torch.empty(*s, dtype=d) if s else torch.empty((), dtype=d)
+            out = torch.empty(*s, dtype=d, device=_CPU) if s else torch.empty((), dtype=d, device=_CPU)
             ptrs.append(out.data_ptr())
             prepared.launch(ptrs)
             return out
-        outs = [torch.empty(*s, dtype=d) if s else torch.empty((), dtype=d) for s, d in specs]
+        outs = [torch.empty(*s, dtype=d, device=_CPU) if s else torch.empty((), dtype=d, device=_CPU) for s, d in specs]
         prepared.launch(ptrs + [o.data_ptr() for o in outs])
         return outs
 
@@ -655,7 +655,7 @@ class KernelOp:
             plan = self._eager_plans[key] = (self._launch_fwd.prepare(operands, outs),
                                              [(tuple(o.shape), o.dtype) for o in outs])
         prepared, specs = plan
-        outs = [torch.empty(*s, dtype=d) if s else torch.empty((), dtype=d) for s, d in specs]
+        outs = [torch.empty(*s, dtype=d, device=_CPU) if s else torch.empty((), dtype=d, device=_CPU) for s, d in specs]
         prepared.run([*[ins[i] for i in self._operand_order], *outs])
         return outs
 
