@@ -364,6 +364,21 @@ def test_repeated_calls():
     assert out.device.type == "cpu" and g[0].device.type == "cpu"
     close(out, 2 * x + y)
     close(g[0], torch.full_like(x, 2.0))
+    # A function mode sees the op (the plan's direct launch would hide it).
+    from torch.overrides import TorchFunctionMode
+
+    class Seen(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.calls.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Seen() as seen:
+        close(k(x, y, 2.0), 2 * x + y)
+    assert any(c.startswith("kjit.") for c in seen.calls), seen.calls
     # Under vmap and torch.func.grad, the op, not the plan.
     xb = rnd(3, 5)
     close(torch.func.vmap(lambda x: k(x, y, 2.0))(xb), 2 * xb + y)
