@@ -52,8 +52,8 @@ KJIT_FFI_EXPORT const char* kjit_ffi_last_error() { return t_error.c_str(); }
 /// Version of this C interface; the shim checks it.
 KJIT_FFI_EXPORT int kjit_ffi_abi_version() { return 2; }
 
-/// Version of kjit_ffi_launch (kjit/ffi/c_launch.h); kjit.torch checks it.
-KJIT_FFI_EXPORT int kjit_ffi_launch_version() { return 1; }
+/// Version of kjit_ffi_launch (kjit/ffi/c_launch.h; 2: kjit_ffi_launch_call); kjit.torch checks it.
+KJIT_FFI_EXPORT int kjit_ffi_launch_version() { return 2; }
 
 /// Sets the XLA FFI API version (0.`minor`) kjit's handlers declare from now on; 0, or -1 for
 /// a version kjit does not mirror (kjit::ffi::declare_api_version).

@@ -102,7 +102,8 @@ int parse_device(const char* device) {
 }
 
 /// The buffer `b` as an XLA buffer; strides must be row-major (what the handlers index).
-void fill_buffer(xla::Buffer& out, const kjit_c_buffer& b, const char* role, int64_t i, const char* kernel) {
+void fill_buffer(xla::Buffer& out, const kjit_c_buffer& b, void* data, const char* role, int64_t i,
+                 const char* kernel) {
   if (b.rank < 0 || b.rank > 16 || (b.rank > 0 && !b.dims))
     user_error(std::string("kjit kernel '") + kernel + "': " + role + " " + std::to_string(i) + " has rank " +
                std::to_string(b.rank));
@@ -119,13 +120,14 @@ void fill_buffer(xla::Buffer& out, const kjit_c_buffer& b, const char* role, int
   out.struct_size = sizeof(xla::Buffer);
   out.extension_start = nullptr;
   out.dtype = xla::DataType(b.dtype);
-  out.data = b.data;
+  out.data = data;
   out.rank = b.rank;
   out.dims = const_cast<int64_t*>(b.dims);
 }
 
+/// The frame of a call; `data` (nullable) holds the buffers' data pointers, operands first.
 void build(CFrame& f, const char* kernel, const kjit_c_buffer* args, int64_t nargs, const kjit_c_buffer* rets,
-           int64_t nrets, const kjit_c_attr* attrs, int64_t nattrs) {
+           int64_t nrets, const kjit_c_attr* attrs, int64_t nattrs, void* const* data) {
   if (nargs < 0 || nrets < 0 || nargs + nrets > kMaxBuffers || (nargs && !args) || (nrets && !rets))
     user_error(std::string("kjit kernel '") + kernel + "': a call passes 0 to " + std::to_string(kMaxBuffers) +
                " buffers, got " + std::to_string(nargs) + " operands and " + std::to_string(nrets) + " results");
@@ -133,12 +135,12 @@ void build(CFrame& f, const char* kernel, const kjit_c_buffer* args, int64_t nar
     user_error(std::string("kjit kernel '") + kernel + "': at most " + std::to_string(kMaxAttrs - 1) +
                " attributes, got " + std::to_string(nattrs));
   for (int64_t i = 0; i < nargs; ++i) {
-    fill_buffer(f.buffers[i], args[i], "operand", i, kernel);
+    fill_buffer(f.buffers[i], args[i], data ? data[i] : args[i].data, "operand", i, kernel);
     f.args[i] = &f.buffers[i];
     f.arg_types[i] = xla::kArgBuffer;
   }
   for (int64_t i = 0; i < nrets; ++i) {
-    fill_buffer(f.buffers[nargs + i], rets[i], "result", i, kernel);
+    fill_buffer(f.buffers[nargs + i], rets[i], data ? data[nargs + i] : rets[i].data, "result", i, kernel);
     f.rets[i] = &f.buffers[nargs + i];
     f.ret_types[i] = xla::kRetBuffer;
   }
@@ -186,14 +188,9 @@ void build(CFrame& f, const char* kernel, const kjit_c_buffer* args, int64_t nar
   c.attrs = xla::Attrs{sizeof(xla::Attrs), nullptr, nattrs + 1, f.attr_types, f.names, f.attrs};
 }
 
-}  // namespace
-
-}  // namespace kjit::ffi::detail
-
-extern "C" KJIT_FFI_EXPORT int kjit_ffi_launch(const char* kernel, int adjoint, const char* device, void* stream,
-                                                 const kjit_c_buffer* args, int64_t nargs, const kjit_c_buffer* rets,
-                                                 int64_t nrets, const kjit_c_attr* attrs, int64_t nattrs) {
-  using namespace kjit::ffi::detail;
+int launch(const char* kernel, int adjoint, const char* device, void* stream, const kjit_c_buffer* args,
+           int64_t nargs, const kjit_c_buffer* rets, int64_t nrets, const kjit_c_attr* attrs, int64_t nattrs,
+           void* const* data) {
   std::string& err = c_last_error();
   try {
     err.clear();
@@ -201,7 +198,7 @@ extern "C" KJIT_FFI_EXPORT int kjit_ffi_launch(const char* kernel, int adjoint, 
     thread_local CFrame f;
     const int ordinal = parse_device(device);
     f.context = Context{stream, ordinal < 0 ? 0 : ordinal};
-    build(f, kernel, args, nargs, rets, nrets, attrs, nattrs);
+    build(f, kernel, args, nargs, rets, nrets, attrs, nattrs, data);
     kjit::xla::Error* e;
     if (ordinal < 0)
       e = adjoint ? kjit_xla_adjoint_cpu(&f.frame) : kjit_xla_launch_cpu(&f.frame);
@@ -217,4 +214,23 @@ extern "C" KJIT_FFI_EXPORT int kjit_ffi_launch(const char* kernel, int adjoint, 
     err = "unknown error";
   }
   return -1;
+}
+
+}  // namespace
+
+}  // namespace kjit::ffi::detail
+
+extern "C" KJIT_FFI_EXPORT int kjit_ffi_launch(const char* kernel, int adjoint, const char* device, void* stream,
+                                                 const kjit_c_buffer* args, int64_t nargs, const kjit_c_buffer* rets,
+                                                 int64_t nrets, const kjit_c_attr* attrs, int64_t nattrs) {
+  return kjit::ffi::detail::launch(kernel, adjoint, device, stream, args, nargs, rets, nrets, attrs, nattrs, nullptr);
+}
+
+extern "C" KJIT_FFI_EXPORT int kjit_ffi_launch_call(const kjit_c_call* call, void* const* data, void* stream) {
+  if (!call) {
+    kjit::ffi::detail::c_last_error() = "kjit_ffi_launch_call: no call";
+    return -1;
+  }
+  return kjit::ffi::detail::launch(call->kernel, call->adjoint, call->device, stream, call->args, call->nargs,
+                                   call->rets, call->nrets, call->attrs, call->nattrs, data);
 }

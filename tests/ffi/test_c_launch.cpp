@@ -142,3 +142,40 @@ TEST_CASE("kjit_ffi_launch reports bad calls naming the kernel and the argument"
   CHECK(kjit_ffi_launch("demo::saxpy", 0, "cpu", nullptr, args, 2, rets, 1, attrs, 1) == 0);
   CHECK(error().empty());
 }
+
+TEST_CASE("kjit_ffi_launch_call launches a prepared call on new memory each time, and reports its errors") {
+  Saxpy s;
+  std::vector<float> x2{5, 6, 7, 8}, y2{1, 1, 1, 1}, out2(4, -1);
+  kjit_c_attr attrs[] = {{"a", KJIT_C_ATTR_SCALAR, kF32, 0, &s.a}};
+  // The buffers' own data pointers are null: every launch brings its memory in `data`.
+  kjit_c_buffer args[] = {buf(nullptr, kF32, s.n), buf(nullptr, kF32, s.n)};
+  kjit_c_buffer rets[] = {buf(nullptr, kF32, s.n)};
+  kjit_c_call call{"demo::saxpy", 0, 0, "cpu", args, 2, rets, 1, attrs, 1};
+  void* first[] = {s.x.data(), s.y.data(), s.out.data()};
+  REQUIRE_MESSAGE(kjit_ffi_launch_call(&call, first, nullptr) == 0, error());
+  void* second[] = {x2.data(), y2.data(), out2.data()};
+  REQUIRE_MESSAGE(kjit_ffi_launch_call(&call, second, nullptr) == 0, error());
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(s.out[i] == doctest::Approx(2.5f * s.x[i] + s.y[i]));
+    CHECK(out2[i] == doctest::Approx(2.5f * x2[i] + y2[i]));
+  }
+  // Without `data`, the buffers' own pointers: null ones are the handler's error, naming the operand.
+  CHECK(kjit_ffi_launch_call(&call, nullptr, nullptr) == -1);
+  CHECK(error() == "kjit kernel 'demo::saxpy': output 'out' has no data but shape (4,)");
+  kjit_c_buffer own[] = {buf(s.x.data(), kF32, s.n), buf(s.y.data(), kF32, s.n)};
+  kjit_c_buffer own_ret[] = {buf(out2.data(), kF32, s.n)};
+  kjit_c_call plain{"demo::saxpy", 0, 0, "cpu", own, 2, own_ret, 1, attrs, 1};
+  REQUIRE_MESSAGE(kjit_ffi_launch_call(&plain, nullptr, nullptr) == 0, error());
+  CHECK(out2[3] == doctest::Approx(2.5f * 4 + 40));
+  // The checks are kjit_ffi_launch's: a call's dims are checked at every launch.
+  std::vector<int64_t> three{3};
+  kjit_c_buffer short_y[] = {buf(nullptr, kF32, s.n), buf(nullptr, kF32, three)};
+  kjit_c_call bad{"demo::saxpy", 0, 0, "cpu", short_y, 2, rets, 1, attrs, 1};
+  CHECK(kjit_ffi_launch_call(&bad, first, nullptr) == -1);
+  CHECK(error().find("kjit kernel 'demo::saxpy': array argument 'y' has extent 3") != std::string::npos);
+  bad.device = "tpu";
+  CHECK(kjit_ffi_launch_call(&bad, first, nullptr) == -1);
+  CHECK(error() == "kjit_ffi_launch: unknown device 'tpu' (expected 'cpu' or 'cuda:N')");
+  CHECK(kjit_ffi_launch_call(nullptr, first, nullptr) == -1);
+  CHECK(error() == "kjit_ffi_launch_call: no call");
+}

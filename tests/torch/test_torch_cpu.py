@@ -137,6 +137,12 @@ def test_hessians():
     R = torch.func.hessian(lambda x: iterate_ref(x, c, 3).pow(2).sum())(x)
     close(torch.func.hessian(f)(x), R)                                   # forward over reverse
     close(torch.func.jacrev(torch.func.jacrev(f))(x), R)                 # reverse over reverse
+    close(torch.func.jacrev(torch.func.jacfwd(f))(x), R)                 # reverse over forward
+    # Two kernels, the input twice and a vector output: a Jacobian of Jacobians, both ways.
+    g = lambda x: daxpy(iterate(x, c, 2), x, 0.7)  # noqa: E731
+    G = torch.func.jacrev(torch.func.jacrev(lambda x: 0.7 * iterate_ref(x, c, 2) + x))(x)
+    close(torch.func.jacrev(torch.func.jacfwd(g))(x), G)
+    close(torch.func.jacfwd(torch.func.jacrev(g))(x), G)
     # A value parameter that depends on the input: second derivatives through it too.
     y = rnd(5)
     close(torch.func.hessian(lambda x: daxpy(x, y, x[0]).pow(2).sum())(x),
@@ -281,11 +287,102 @@ def test_zero_copy_and_meta():
     with FakeTensorMode():
         fo = affine(torch.empty(7, 3, dtype=F64), [1.0, 2.0, 3.0], torch.empty(3, 3, dtype=F64), 2.0)
     assert fo.shape == (7, 3) and type(fo) is not torch.Tensor
+    # The numbers' tensors made under the mode are fake ones: not kept for later calls.
+    v, m = rnd(7, 3), rnd(3, 3)
+    close(affine(v, [1.0, 2.0, 3.0], m, 2.0), affine_ref(v, torch.tensor([1.0, 2.0, 3.0], dtype=F64), m, 2.0))
     # Numbers are converted once and kept: a new number is a new value.
     close(daxpy(x, y, 1.0), x + y)
     close(daxpy(x, y, 2.0), 2 * x + y)
     close(daxpy(x, y, 1.0), x + y)
     close(daxpy(x, y, True), x + y)
+
+
+def test_repeated_calls():
+    """The second call of a layout launches from the first one's plan (KernelOp._eager): it must
+    check, convert and differentiate exactly as the first one did."""
+    k = kt.kernel("demo::daxpy")
+    x, y = rnd(5), rnd(5)
+    for _ in range(3):  # the first call prepares, the next ones reuse
+        close(k(x, y, 2.0), 2 * x + y)
+    assert len(k._eager_plans) == 1
+    close(k._eager((x, y, 2.0)), 2 * x + y)  # the plan's launch itself
+    assert k._eager((x, y.float(), 2.0)) is None and k._eager((x.clone().requires_grad_(), y, 2.0)) is None
+    close(k(x, y, 3.0), 3 * x + y)  # a new number is a new value, same plan
+    close(k(x, y, torch.tensor(0.5, dtype=F64)), 0.5 * x + y)
+    x2, y2 = rnd(7), rnd(7)  # a new shape is a new plan; the old one stays right
+    close(k(x2, y2, 2.0), 2 * x2 + y2)
+    close(k(x, y, 2.0), 2 * x + y)
+    assert len(k._eager_plans) == 2
+    out = k(x, y, 2.0)
+    assert out is not k(x, y, 2.0) and out.data_ptr() != k(x, y, 2.0).data_ptr()  # fresh outputs
+    # Seen layouts still get every check, with the first call's messages.
+    raises(TypeError, "Invalid data type for array argument 'y', expected float64, got float32", k, x, y.float(), 2.0)
+    raises(ValueError, "array argument 'x' has strides (2,) for shape (5,)", k, rnd(10)[::2], y, 2.0)
+    raises(ValueError, "Invalid device for array argument 'y', expected cpu (the device of 'x'), got meta",
+           k, x, torch.empty(5, dtype=F64, device="meta"), 1.0)
+    raises(kt.KjitError, "array argument 'y' has extent 2", k, x, y[:2].clone(), 2.0)
+    # Seen layouts with autograd: a gradient, then a plain call again.
+    xg = x.clone().requires_grad_()
+    k(xg, y, 2.0).sum().backward()
+    close(xg.grad, torch.full_like(x, 2.0))
+    assert not k(x, y, 2.0).requires_grad and k(xg, y, 2.0).requires_grad
+    with torch.no_grad():
+        assert not k(xg, y, 2.0).requires_grad
+    # The adjoint's plan, reused: gradients of new cotangents; affine's gradients come back
+    # from the launch reordered (arrays v, m, then values d, s).
+    seen = len(affine._adj_plans)  # other tests' layouts
+    for scale in (1.0, 3.0, -2.0):
+        xg, ag = x.clone().requires_grad_(), torch.tensor(0.5, dtype=F64, requires_grad=True)
+        (k(xg, y, ag) * scale).sum().backward()
+        close(xg.grad, torch.full_like(x, 0.5 * scale))
+        close(ag.grad, (x * scale).sum())
+        args = [t.requires_grad_() for t in (rnd(4, 3), rnd(3), rnd(3, 3), torch.tensor(1.5, dtype=F64))]
+        ref = [t.detach().clone().requires_grad_() for t in args]
+        w = rnd(4, 3) * scale
+        (affine(*args) * w).sum().backward()
+        (affine_ref(*ref) * w).sum().backward()
+        for t, r in zip(args, ref):
+            close(t.grad, r.grad)
+    assert len(k._adj_plans) == 1 and len(affine._adj_plans) <= seen + 1
+    # Several outputs and a value before the arrays (operands reordered): decay(x, k, n) -> y;
+    # affine's vec3 arrays and vector value.
+    for _ in range(2):
+        close(decay(x, 0.5, 3), decay_ref(x, 0.5, 3))
+        raises(ValueError, "Invalid value for static argument 'n': 4294967296 is out of range for int32", decay, x,
+               0.5, 2 ** 32)
+        v, d, m = rnd(4, 3), rnd(3), rnd(3, 3)
+        close(affine(v, d, m, 2.0), affine_ref(v, d, m, 2.0))
+        close(affine(v, [1.0, 2.0, 3.0], m, 2.0), affine_ref(v, torch.tensor([1.0, 2.0, 3.0], dtype=F64), m, 2.0))
+    # A default device elsewhere (a function mode): the outputs still on the inputs' device.
+    ones, two = torch.ones(5, dtype=F64), torch.tensor(2.0, dtype=F64)
+    torch.set_default_device("meta")
+    try:
+        out = k(x, y, 2.0)
+        g = k.adjoint_op(x, y, two, out, ones)
+    finally:
+        torch.set_default_device(None)
+    assert out.device.type == "cpu" and g[0].device.type == "cpu"
+    close(out, 2 * x + y)
+    close(g[0], torch.full_like(x, 2.0))
+    # A function mode sees the op (the plan's direct launch would hide it).
+    from torch.overrides import TorchFunctionMode
+
+    class Seen(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.calls.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Seen() as seen:
+        close(k(x, y, 2.0), 2 * x + y)
+    assert any(c.startswith("kjit.") for c in seen.calls), seen.calls
+    # Under vmap and torch.func.grad, the op, not the plan.
+    xb = rnd(3, 5)
+    close(torch.func.vmap(lambda x: k(x, y, 2.0))(xb), 2 * xb + y)
+    close(torch.func.grad(lambda x: k(x, y, 2.0).sum())(x), torch.full_like(x, 2.0))
 
 
 def test_bad_input():
@@ -315,6 +412,19 @@ def test_bad_input():
     xi = rnd(4, requires_grad=True)
     out = daxpy(xi, y, 1.0)
     assert out.requires_grad
+    echo = kt.kernel("tests::robust::echo_vectors", num_outputs=3, launch_dims=4)
+    h = torch.rand(3, dtype=torch.float16, requires_grad=True)
+    ul = torch.tensor([1, 2, 2 ** 64 - 1], dtype=torch.uint64)
+    oh, obf, oul = echo(h, torch.rand(3, dtype=torch.bfloat16), ul)
+    assert oh.requires_grad and not oul.requires_grad and obf.dtype == torch.bfloat16
+    assert oul[3].tolist() == [1, 2, 2 ** 64 - 1]
+    oh.float().sum().backward()
+    assert h.grad.tolist() == [4.0, 4.0, 4.0]  # four threads echo h
+    raises(RuntimeError, "only Tensors of floating point dtype can require gradients", oul.requires_grad_)
+    # A tensor that requires grad for an integer parameter: the dtype error, naming it.
+    springs = kt.kernel("demo::springs_f64", launch_dims=1, output_dims=2)
+    raises(TypeError, "Invalid data type for array argument 'pairs', expected int32, got float64", springs,
+           rnd(2, 3), rnd(2, requires_grad=True), rnd(1), 2.0)
 
 
 def main() -> int:

@@ -18,11 +18,21 @@ import torch.autograd.forward_ad as _fwad
 from .._libkjit import KjitError
 from .._signature import Layout, Param, Signature, checked_value, make_layout, output_shape
 from . import _library
-from ._library import DTYPES, Attrs
+from ._functions import _make_function, _make_reverse_function, _op_function, _saving_all
+from ._library import DTYPES, Attrs, Launcher
 
 Dims = int | Sequence[int]
 TANGENT_SUFFIX = ".tangent"
 _counter = itertools.count()
+_CPU = torch.device("cpu")
+# What a plain eager call asks of torch's state (KernelOp._eager), bound once: Dynamo knows
+# is_compiling by identity, so a compiled call still takes the op.
+_is_compiling = torch.compiler.is_compiling
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_function_modes = torch._C._is_torch_function_mode_enabled
+_grad_enabled = torch._C.is_grad_enabled
+_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+_functorch_level = torch._C._functorch.maybe_current_level
 
 
 def _torch_dtype(p: Param) -> torch.dtype:
@@ -124,6 +134,22 @@ class KernelOp:
         self.tangent_adjoint_op: Any = None
         self._attrs = self._forward_attrs(block_dim)
         self._tattrs = self._tangent_attrs(block_dim) if self._tsig is not None else None
+        tkernel = self._kernel + TANGENT_SUFFIX.encode()
+        self._launch_fwd = Launcher(self._kernel, False, self._attrs)
+        self._launch_adj = Launcher(self._kernel, True, self._attrs)
+        self._launch_tan = None if self._tattrs is None else Launcher(tkernel, False, self._tattrs)
+        self._launch_ta = None if self._tattrs is None else Launcher(tkernel, True, self._tattrs)
+        #: The direct launches of plain eager calls, by their inputs' dtypes and shapes (_eager).
+        self._eager_plans: dict[tuple, tuple] = {}
+        self._values_at = [i for i, p in enumerate(self.inputs) if not p.is_array]
+        self._single = len(self.in_out) + len(self.outputs) == 1
+        self._n_in = len(self.inputs)
+        # The adjoint's results: the differentiable arrays' gradients, then the values' (by
+        # place in diff_in, the order _adjoint_impl returns them in).
+        self._adj_rets = ([k for k, i in enumerate(self.diff_in) if self.inputs[i].is_array] +
+                          [k for k, i in enumerate(self.diff_in) if not self.inputs[i].is_array])
+        self._adj_plans: dict[tuple, tuple] = {}
+        self._operands_in_order = self._operand_order == list(range(self._n_in))
         base = re.sub(r"\W", "_", self.name) + f"_{next(_counter)}"
         self._define_ops(base)
 
@@ -195,9 +221,10 @@ class KernelOp:
     def _forward_impl(self, ins: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         if not self.in_out:  # in/out tensors are written in place: never copies (checked by the call)
             ins = [t.contiguous() for t in ins]
+            if all(t.is_cpu for t in ins):
+                return self._launch_plain(ins)
         outs = self._new_outputs(ins)
-        _library.launch(self._kernel, False, [ins[i] for i in self._operand_order], [*(ins[i] for i in self._io_pos),
-                                                                                    *outs], self._attrs)
+        self._launch_fwd([ins[i] for i in self._operand_order], [*(ins[i] for i in self._io_pos), *outs])
         return outs
 
     def _adjoint_impl(self, ins: Sequence[torch.Tensor], outs: Sequence[torch.Tensor],
@@ -205,16 +232,27 @@ class KernelOp:
         ins = [t.contiguous() for t in ins]
         arrays, values = self._split(ins)
         ct = dict(zip(self.diff_out, cts))
-        batch = _batch([*ins, *cts], [*self.inputs, *(self.outputs[j] for j in self.diff_out)])
         cots = [ct[j].contiguous() if j in ct else torch.zeros(o.shape, dtype=o.dtype, device=o.device)
                 for j, o in enumerate(outs)]
-        # Results are at the call's batch dims (those of the cotangents under vmap).
-        grads = [torch.empty(batch + tuple(ins[i].shape[ins[i].dim() - _core_rank(self.inputs[i]):]),
-                             dtype=_torch_dtype(self.inputs[i]), device=ins[i].device) for i in self.diff_in]
-        diff_arrays = [g for g, i in zip(grads, self.diff_in) if self.inputs[i].is_array]
-        diff_values = [g for g, i in zip(grads, self.diff_in) if not self.inputs[i].is_array]
-        _library.launch(self._kernel, True, [*arrays, *[o.contiguous() for o in outs], *cots, *values],
-                        [*diff_arrays, *diff_values], self._attrs)
+        operands = [*arrays, *[o.contiguous() for o in outs], *cots, *values]
+        # The gradients' shapes and the prepared call follow from the operands' layout: kept
+        # per layout on the cpu, as the forward's plans are.
+        key = tuple(x for t in operands for x in (t.dtype, t.shape)) if all(t.is_cpu for t in operands) else None
+        plan = None if key is None else self._adj_plans.get(key)
+        if plan is None:
+            # Results are at the call's batch dims (those of the cotangents under vmap).
+            batch = _batch([*ins, *cts], [*self.inputs, *(self.outputs[j] for j in self.diff_out)])
+            grads = [torch.empty(batch + tuple(ins[i].shape[ins[i].dim() - _core_rank(self.inputs[i]):]),
+                                 dtype=_torch_dtype(self.inputs[i]), device=ins[i].device) for i in self.diff_in]
+            prepared = self._launch_adj.prepare(operands, [grads[k] for k in self._adj_rets])
+            if key is not None:
+                if len(self._adj_plans) >= 256:
+                    self._adj_plans.clear()
+                self._adj_plans[key] = (prepared, [(tuple(g.shape), g.dtype) for g in grads])
+        else:
+            prepared, specs = plan
+            grads = [torch.empty(s, dtype=d, device=_CPU) for s, d in specs]
+        prepared.run([*operands, *[grads[k] for k in self._adj_rets]])
         return grads
 
     def _tangent_operands(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor]) -> tuple:
@@ -238,8 +276,7 @@ class KernelOp:
         cores = self._out_cores(ins)
         outs = [torch.empty(batch + tuple(c), dtype=_torch_dtype(p), device=dev) for p, c in zip(self.outputs, cores)]
         douts = [torch.empty(batch + tuple(c), dtype=_torch_dtype(p), device=dev) for p, c in zip(self.outputs, cores)]
-        _library.launch(self._kernel + TANGENT_SUFFIX.encode(), False, [*arrays, *darrays, *traced],
-                        [*outs, *douts], self._tattrs)
+        self._launch_tan([*arrays, *darrays, *traced], [*outs, *douts])
         return [douts[j] for j in self.diff_out]
 
     def _tangent_adjoint_impl(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor],
@@ -269,9 +306,7 @@ class KernelOp:
         dv = [i for i in self.diff_in if not self.inputs[i].is_array]
         g_a, g_da, g_v, g_dv = ([grad(i) for i in da], [grad(i) for i in da], [grad(i) for i in dv],
                                 [grad(i) for i in dv])
-        _library.launch(self._kernel + TANGENT_SUFFIX.encode(), True,
-                        [*arrays, *darrays, *outs, *outs, *cots_y, *cots_dy, *traced], [*g_a, *g_da, *g_v, *g_dv],
-                        self._tattrs)
+        self._launch_ta([*arrays, *darrays, *outs, *outs, *cots_y, *cots_dy, *traced], [*g_a, *g_da, *g_v, *g_dv])
         by_x, by_d = {**dict(zip(da, g_a)), **dict(zip(dv, g_v))}, {**dict(zip(da, g_da)), **dict(zip(dv, g_dv))}
         return [by_x[i] for i in self.diff_in] + [by_d[i] for i in self.diff_in]
 
@@ -358,6 +393,7 @@ class KernelOp:
 
         self.forward_op.register_autograd(backward, setup_context=setup_context)
         self._function = _make_function(self)
+        self._reverse = _make_reverse_function(self)
 
     def _define_second_order(self, base: str, plain: str, dirs: str, n_in: int, n_out: int) -> None:
         """The tangent kernel's adjoint as an op, and the derivatives of the adjoint and tangent
@@ -435,7 +471,10 @@ class KernelOp:
                grads: Sequence[torch.Tensor | None]) -> tuple:
         """One gradient per input (None for integers) from the adjoint op."""
         cts = [grads[j] if grads[j] is not None else torch.zeros_like(outs[j]) for j in self.diff_out]
-        g = self._call(self._adj_fn, self.adjoint_op, *ins, *outs, *cts)
+        if self._plain_eager([*ins, *outs, *cts]):  # no graph of the gradient to record (no create_graph)
+            g = self._adjoint_impl(ins, outs, cts)
+        else:
+            g = self._call(self._adj_fn, self.adjoint_op, *ins, *outs, *cts)
         res: list = [None] * len(self.inputs)
         for i, gi in zip(self.diff_in, g):
             res[i] = gi
@@ -513,8 +552,12 @@ class KernelOp:
     def _value_tensor(self, p: Param, v: Any, dev: torch.device) -> torch.Tensor:
         # A Python number's tensor is kept (the ops never write value operands): a loop calling
         # with the same numbers converts them once. Keyed by type too (True == 1 == 1.0).
+        # Not under a mode (FakeTensorMode would make the kept tensor a fake one), a torch.func
+        # transform (a tensor wrapped at its level, used after the level ends: "escaped?"), nor
+        # compiling.
         key = (p.index, type(v), v, dev) if isinstance(v, (int, float, bool)) else None
-        if key is not None and not torch.compiler.is_compiling():
+        if (key is not None and not _is_compiling() and not _dispatch_modes()
+                and _functorch_level() is None):
             t = self._value_cache.get(key)
             if t is None:
                 if len(self._value_cache) >= 256:
@@ -536,24 +579,95 @@ class KernelOp:
             v = v[0]
         return torch.tensor(v, dtype=_torch_dtype(p), device=dev)
 
-    def _plain_eager(self, ins: Sequence[torch.Tensor]) -> bool:
+    @staticmethod
+    def _plain_eager(ins: Sequence[torch.Tensor], grad: bool | None = None) -> bool:
         """Whether this call needs nothing of torch's machinery: eager, no derivative to record
         (no input requires grad, no forward-mode level), plain cpu/cuda tensors, no dispatch or
         function mode (FakeTensorMode, FlopCounterMode...). Then the op's implementation runs
-        directly, skipping the dispatcher (the per-call overhead at small sizes)."""
-        if (torch.compiler.is_compiling() or _fwad._current_level >= 0 or torch._C._len_torch_dispatch_stack()
-                or torch._C._is_torch_function_mode_enabled()):
+        directly, skipping the dispatcher (the per-call overhead at small sizes). ``grad``
+        False: whatever the inputs' requires_grad (the caller records the derivative)."""
+        if _is_compiling() or _fwad._current_level >= 0 or _dispatch_modes() or _function_modes():
             return False
-        grad = torch.is_grad_enabled()
+        if grad is None:
+            grad = _grad_enabled()
         for t in ins:
-            if type(t) is not torch.Tensor or (grad and t.requires_grad) or _functorch_wrapped(t) or t.is_meta:
+            if type(t) is not torch.Tensor or (grad and t.requires_grad) or _wrapped(t) or t.is_meta:
                 return False
         return True
 
+    def _eager(self, args: tuple) -> Any:
+        """A plain eager call (_plain_eager) whose inputs have dtypes and shapes seen before,
+        launched directly: _check's per-argument checks come down to one dict lookup of those
+        dtypes and shapes, the outputs' shapes and the prepared call come with it. None where
+        this does not apply (first call of a layout, in/out kernels, non-cpu tensors, numbers
+        not converted before, anything torch must see): the full call takes it."""
+        if (len(args) != self._n_in or _is_compiling() or _fwad._current_level >= 0 or _dispatch_modes()
+                or _function_modes()):
+            return None
+        if self._values_at:
+            args = list(args)
+            for i in self._values_at:
+                v = args[i]
+                tv = type(v)
+                if tv is not torch.Tensor:
+                    if tv is not float and tv is not int and tv is not bool:
+                        return None
+                    v = self._value_cache.get((i, tv, v, _CPU))
+                    if v is None:
+                        return None
+                    args[i] = v
+        grad = _grad_enabled()
+        key: list = []
+        ptrs: list = []
+        for t in args:
+            if (type(t) is not torch.Tensor or not t.is_cpu or not t.is_contiguous() or (grad and t.requires_grad)
+                    or _wrapped(t)):
+                return None
+            key.append(t.dtype)
+            key.append(t.shape)
+            ptrs.append(t.data_ptr())
+        plan = self._eager_plans.get(tuple(key))
+        if plan is None:
+            return None
+        prepared, specs = plan
+        if not self._operands_in_order:
+            ptrs = [ptrs[i] for i in self._operand_order]
+        if self._single:
+            s, d = specs[0]
+            out = torch.empty(*s, dtype=d, device=_CPU) if s else torch.empty((), dtype=d, device=_CPU)
+            ptrs.append(out.data_ptr())
+            prepared.launch(ptrs)
+            return out
+        outs = [torch.empty(*s, dtype=d, device=_CPU) if s else torch.empty((), dtype=d, device=_CPU) for s, d in specs]
+        prepared.launch(ptrs + [o.data_ptr() for o in outs])
+        return outs
+
+    def _launch_plain(self, ins: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """The forward launch of checked, dense inputs on a plain eager path (no in/out
+        arguments) on the cpu, through the plan of their layout, made here the first time."""
+        key = tuple(x for t in ins for x in (t.dtype, t.shape))
+        plan = self._eager_plans.get(key)
+        if plan is None:
+            outs = self._new_outputs(ins)
+            operands = [ins[i] for i in self._operand_order]
+            if len(self._eager_plans) >= 256:
+                self._eager_plans.clear()
+            plan = self._eager_plans[key] = (self._launch_fwd.prepare(operands, outs),
+                                             [(tuple(o.shape), o.dtype) for o in outs])
+        prepared, specs = plan
+        outs = [torch.empty(*s, dtype=d, device=_CPU) if s else torch.empty((), dtype=d, device=_CPU) for s, d in specs]
+        prepared.run([*[ins[i] for i in self._operand_order], *outs])
+        return outs
+
     def __call__(self, *args: Any) -> Any:
+        res = self._eager(args)
+        if res is not None:
+            return res
         ins = self._check(args)
         if self._plain_eager(ins):
             outs = self._forward_impl(ins)
+        elif not self.backward_error and self._plain_eager(ins, grad=False):
+            outs = list(self._reverse.apply(*ins))  # reverse mode only: the lighter Function
         elif not self.backward_error and not torch.compiler.is_compiling():
             outs = list(self._function.apply(*ins))  # forward mode too (torch.autograd.Function.jvp)
         else:
@@ -561,80 +675,6 @@ class KernelOp:
             outs = list(outs) if self.outputs else []
         results = [a for a, p in zip(ins, self.inputs) if p.index in self._io_index] + outs
         return results[0] if len(results) == 1 else results
-
-
-def _saving_all(backward: Any) -> tuple:
-    """register_autograd's (backward, setup_context) for a formula over every input of the op."""
-    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
-        ctx.save_for_backward(*inputs)
-
-    return (lambda ctx, grads: backward(ctx.saved_tensors, grads)), setup_context
-
-
-def _op_function(op: Any, backward: Any, jvp: Any = None) -> type:
-    """A torch.autograd.Function over ``op`` whose backward is ``backward(saved inputs, grads)``,
-    whose jvp (if any) is ``jvp(inputs, tangents)`` and whose vmap comes from the op's batching
-    rule."""
-    class OpFn(torch.autograd.Function):
-        generate_vmap_rule = True
-
-        @staticmethod
-        def forward(*args: torch.Tensor) -> tuple:
-            return tuple(op(*args))
-
-        @staticmethod
-        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
-            ctx.save_for_backward(*inputs)
-            ctx.save_for_forward(*inputs)
-
-        @staticmethod
-        def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
-            return backward(ctx.saved_tensors, grads)
-
-        @staticmethod
-        def jvp(ctx: Any, *tangents: torch.Tensor | None) -> tuple:
-            if jvp is None:
-                raise KjitError("kjit: forward over forward mode (torch.func.jacfwd of jacfwd, jvp of jvp) needs "
-                                "second-order tangents, which kjit does not generate; take second derivatives with "
-                                "reverse mode on one side (torch.func.hessian, jacrev of jacrev, jacfwd of jacrev)")
-            return tuple(jvp(ctx.saved_tensors, tangents))
-
-    return OpFn
-
-
-def _make_function(k: KernelOp) -> type:
-    """The torch.autograd.Function of ``k``: forward is its forward op, backward the adjoint op,
-    jvp the tangent op; vmap comes from the ops' own batching rules (generate_vmap_rule)."""
-    n_in = len(k.inputs)
-    int_outs = [j for j, p in enumerate(k.outputs) if not p.differentiable]
-
-    class Fn(torch.autograd.Function):
-        generate_vmap_rule = True
-
-        @staticmethod
-        def forward(*ins: torch.Tensor) -> tuple:
-            return tuple(k.forward_op(*ins))
-
-        @staticmethod
-        def setup_context(ctx: Any, inputs: tuple, output: tuple) -> None:
-            ctx.save_for_backward(*inputs, *output)
-            ctx.save_for_forward(*inputs)
-            if int_outs:
-                ctx.mark_non_differentiable(*(output[j] for j in int_outs))
-
-        @staticmethod
-        def backward(ctx: Any, *grads: torch.Tensor | None) -> tuple:
-            saved = ctx.saved_tensors
-            return k._grads(saved[:n_in], saved[n_in:], grads)
-
-        @staticmethod
-        def jvp(ctx: Any, *dirs: torch.Tensor | None) -> tuple:
-            ins = ctx.saved_tensors[:n_in]
-            t = dict(zip(k.diff_out, k._tangents(ins, dirs)))
-            return tuple(t.get(j) for j in range(len(k.outputs)))
-
-    Fn.__name__ = Fn.__qualname__ = "kjit_" + re.sub(r"\W", "_", k.name)
-    return Fn
 
 
 def kernel(name: str, num_outputs: int = 1, launch_dims: Dims | None = None,

@@ -1,6 +1,6 @@
 """kjit.torch's view of libkjit.so: loading kernel libraries, kernel signatures, and the one
-C entry every launch goes through (kjit_ffi_launch, kjit/ffi/c_launch.h), called with prebuilt
-ctypes argument types."""
+C entry every launch goes through (kjit_ffi_launch_call, kjit/ffi/c_launch.h): a call prepared
+once per kernel entry and layout of buffers, launched with the buffers' data pointers."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .._libkjit import KjitError
 from .._signature import Signature
 
 #: Version of kjit_ffi_launch this shim speaks (kjit_ffi_launch_version).
-LAUNCH_VERSION = 1
+LAUNCH_VERSION = 2
 
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
@@ -56,9 +56,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("kjit_ffi_kernel_signature", c.c_char_p, [c.c_char_p]),
         ("kjit_ffi_kernels", c.c_char_p, []),
         ("kjit_ffi_preload", c.c_int, [c.c_char_p, c.c_char_p]),
-        # The buffers are packed into per-thread scratch memory (launch): passed as addresses.
-        ("kjit_ffi_launch", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p, c.c_void_p, c.c_int64,
-                                      c.c_void_p, c.c_int64, c.POINTER(CAttr), c.c_int64]),
+        # A prepared call (Prepared), the per-thread data pointers and the stream, as addresses.
+        ("kjit_ffi_launch_call", c.c_int, [c.c_void_p, c.c_void_p, c.c_void_p]),
     ]:
         fn = getattr(lib, name)
         fn.restype = res
@@ -78,7 +77,7 @@ def last_error() -> str:
 def load(path: str, kjit_library: str | None = None) -> None:
     """Loads a kernel library built with kjit (its kernels register themselves) and the
     libkjit.so it uses (found as kjit.jax finds it: docs/JAX.md, *Finding libkjit.so*)."""
-    global _lib
+    global _lib, _launch_call
     if not os.path.exists(path):
         raise FileNotFoundError(f"kjit.torch.load: no such kernel library: {path}")
     path = os.path.abspath(path)
@@ -92,12 +91,13 @@ def load(path: str, kjit_library: str | None = None) -> None:
         try:
             _declare(candidate)
         except AttributeError:
-            raise KjitError(f"kjit.torch.load: {path} does not link a libkjit.so with kjit_ffi_launch (is it a kjit "
+            raise KjitError(f"kjit.torch.load: {path} does not link a libkjit.so with kjit_ffi_launch_call (is it a kjit "
                             "kernel library, built with this kjit?)") from None
         version = candidate.kjit_ffi_launch_version()
         if version != LAUNCH_VERSION:
             raise KjitError(f"libkjit.so's kjit_ffi_launch is version {version}, kjit.torch speaks {LAUNCH_VERSION}")
         _lib = candidate
+        _launch_call = candidate.kjit_ffi_launch_call
 
 
 def signature(name: str) -> Signature:
@@ -152,47 +152,108 @@ class Attrs:
             a.data = ctypes.cast(data, ctypes.c_void_p)
 
 
-_BUFFER = struct.Struct("=QiiQQ")  # kjit_c_buffer (CBuffer): data, dtype, rank, dims, strides (NULL)
-assert _BUFFER.size == ctypes.sizeof(CBuffer)
 _MAX_BUFFERS = 6 * 64
 _MAX_RANK = 16
 
 
+class CCall(ctypes.Structure):
+    """kjit_c_call: kjit_ffi_launch's arguments, prepared once per entry and argument layout."""
+    _fields_ = [("kernel", ctypes.c_char_p), ("adjoint", ctypes.c_int32), ("reserved", ctypes.c_int32),
+                ("device", ctypes.c_char_p), ("args", ctypes.c_void_p), ("nargs", ctypes.c_int64),
+                ("rets", ctypes.c_void_p), ("nrets", ctypes.c_int64), ("attrs", ctypes.POINTER(CAttr)),
+                ("nattrs", ctypes.c_int64)]
+
+
 class _Scratch(threading.local):
-    """Per-thread memory the buffers of one launch are packed into (no allocation per call)."""
+    """Per-thread memory a launch's data pointers are packed into (prepared calls are shared)."""
 
     def __init__(self) -> None:
-        self.buffers = (ctypes.c_char * (_BUFFER.size * _MAX_BUFFERS))()
-        self.dims = (ctypes.c_int64 * (_MAX_RANK * _MAX_BUFFERS))()
-        self.buffers_at = ctypes.addressof(self.buffers)
-        self.dims_at = ctypes.addressof(self.dims)
+        self.data = (ctypes.c_void_p * _MAX_BUFFERS)()
+        self.data_at = ctypes.addressof(self.data)
 
 
 _scratch = _Scratch()
-_packers = {r: struct.Struct(f"={r}q") for r in range(_MAX_RANK + 1)}
+_pointer_packers: dict[int, struct.Struct] = {}
+_launch_call: Any = None  # kjit_ffi_launch_call, bound by load()
 
 
-def launch(kernel: bytes, adjoint: bool, args: list[torch.Tensor], rets: list[torch.Tensor], attrs: Attrs) -> None:
-    """One launch of ``kernel``'s forward or adjoint entry on dense tensors of one device."""
-    dev = (args or rets)[0].device
-    if dev.type == "cpu":
-        spec, stream = b"cpu", None
-    elif dev.type == "cuda":  # untested here (no GPU): torch's current stream of that device
-        spec, stream = f"cuda:{dev.index}".encode(), torch.cuda.current_stream(dev).cuda_stream
-    else:
-        raise KjitError(f"kjit kernel '{kernel.decode()}': tensors on device '{dev}': kjit launches on cpu and cuda")
-    sc = _scratch
-    if len(args) + len(rets) > _MAX_BUFFERS:
-        raise KjitError(f"kjit kernel '{kernel.decode()}': more than {_MAX_BUFFERS} buffers in one launch")
-    bufs, dims, dims_at = sc.buffers, sc.dims, sc.dims_at
-    for i, t in enumerate((*args, *rets)):
-        shape = t.shape
-        rank = len(shape)
-        if rank > _MAX_RANK:
-            raise KjitError(f"kjit kernel '{kernel.decode()}': a tensor of rank {rank} (kjit takes at most {_MAX_RANK})")
-        _packers[rank].pack_into(dims, 8 * _MAX_RANK * i, *shape)
-        _BUFFER.pack_into(bufs, _BUFFER.size * i, t.data_ptr(), XLA_CODE[t.dtype], rank, dims_at + 8 * _MAX_RANK * i, 0)
-    at = sc.buffers_at
-    if lib().kjit_ffi_launch(kernel, int(adjoint), spec, stream, at, len(args), at + _BUFFER.size * len(args),
-                             len(rets), attrs.array, attrs.count) != 0:
-        raise KjitError(last_error())
+def _packer(n: int) -> struct.Struct:
+    p = _pointer_packers.get(n)
+    if p is None:
+        p = _pointer_packers[n] = struct.Struct(f"={n}Q")
+    return p
+
+
+class Prepared:
+    """One entry's call for one layout of buffers (device, each buffer's dtype and shape), built
+    once: a launch writes the buffers' data pointers and makes one C call
+    (kjit_ffi_launch_call), which decodes and checks the call as kjit_ffi_launch does."""
+
+    __slots__ = ("addr", "pack", "cuda", "_keep")
+
+    def __init__(self, kernel: bytes, adjoint: bool, attrs: Attrs, device: torch.device, nargs: int,
+                 layout: list[tuple[torch.dtype, tuple[int, ...]]]) -> None:
+        if device.type == "cpu":
+            spec, self.cuda = b"cpu", None
+        elif device.type == "cuda":  # untested here (no GPU): torch's current stream of that device
+            spec, self.cuda = f"cuda:{device.index}".encode(), device
+        else:
+            raise KjitError(f"kjit kernel '{kernel.decode()}': tensors on device '{device}': kjit launches on cpu "
+                            "and cuda")
+        n = len(layout)
+        if n > _MAX_BUFFERS:
+            raise KjitError(f"kjit kernel '{kernel.decode()}': more than {_MAX_BUFFERS} buffers in one launch")
+        bufs = (CBuffer * max(1, n))()
+        keep: list = [bufs, attrs, kernel, spec]
+        for b, (dtype, shape) in zip(bufs, layout):
+            rank = len(shape)
+            if rank > _MAX_RANK:
+                raise KjitError(f"kjit kernel '{kernel.decode()}': a tensor of rank {rank} (kjit takes at most "
+                                f"{_MAX_RANK})")
+            dims = (ctypes.c_int64 * max(1, rank))(*shape)
+            keep.append(dims)
+            b.dtype, b.rank, b.dims = XLA_CODE[dtype], rank, dims
+        at = ctypes.addressof(bufs)
+        call = CCall(kernel, int(adjoint), 0, spec, at, nargs, at + ctypes.sizeof(CBuffer) * nargs, n - nargs,
+                     attrs.array, attrs.count)
+        keep.append(call)
+        self._keep = keep
+        self.addr = ctypes.addressof(call)
+        self.pack = _packer(n).pack_into
+
+    def run(self, tensors: list[torch.Tensor]) -> None:
+        """Launches on ``tensors`` (operands, then results), which have this call's layout."""
+        self.launch([t.data_ptr() for t in tensors])
+
+    def launch(self, pointers: list[int]) -> None:
+        """Launches on the memory at ``pointers`` (operands, then results; this call's layout)."""
+        sc = _scratch
+        self.pack(sc.data, 0, *pointers)
+        stream = None if self.cuda is None else torch.cuda.current_stream(self.cuda).cuda_stream
+        if _launch_call(self.addr, sc.data_at, stream) != 0:
+            raise KjitError(last_error())
+
+
+class Launcher:
+    """One entry of a kernel (forward or adjoint of a kernel or of its tangent kernel) with its
+    attributes, launched on dense tensors of one device; each layout's call is prepared once."""
+
+    def __init__(self, kernel: bytes, adjoint: bool, attrs: Attrs) -> None:
+        self.kernel, self.adjoint, self.attrs = kernel, adjoint, attrs
+        self._plans: dict[tuple, Prepared] = {}
+
+    def prepare(self, args: list[torch.Tensor], rets: list[torch.Tensor]) -> Prepared:
+        """The call for the layout of ``args`` and ``rets`` (cached)."""
+        tensors = (*args, *rets)
+        dev = tensors[0].device
+        key = (len(args), dev, *[(t.dtype, t.shape) for t in tensors])
+        p = self._plans.get(key)
+        if p is None:
+            if len(self._plans) >= 256:
+                self._plans.clear()
+            p = self._plans[key] = Prepared(self.kernel, self.adjoint, self.attrs, dev, len(args),
+                                            [(t.dtype, tuple(t.shape)) for t in tensors])
+        return p
+
+    def __call__(self, args: list[torch.Tensor], rets: list[torch.Tensor]) -> None:
+        self.prepare(args, rets).run([*args, *rets])

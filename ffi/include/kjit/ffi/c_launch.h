@@ -40,6 +40,28 @@ int kjit_ffi_launch(const char* kernel, int adjoint, const char* device, void* s
                     int64_t nargs, const kjit_c_buffer* rets, int64_t nrets, const kjit_c_attr* attrs,
                     int64_t nattrs);
 
+/** A call of kjit_ffi_launch prepared once and launched many times (kjit.torch keeps one per
+ * kernel entry and argument layout): the same fields, in one struct, so that a launch passes
+ * three pointers across a language boundary instead of ten values. */
+typedef struct kjit_c_call {
+  const char* kernel;
+  int32_t adjoint;
+  int32_t reserved;  /**< 0 */
+  const char* device;
+  const kjit_c_buffer* args;
+  int64_t nargs;
+  const kjit_c_buffer* rets;
+  int64_t nrets;
+  const kjit_c_attr* attrs;
+  int64_t nattrs;
+} kjit_c_call;
+
+/** kjit_ffi_launch(call->kernel, ..., call->nattrs) on CUstream `stream`, where `data`, if not
+ * NULL, holds the nargs + nrets data pointers (operands, then results) that stand for the
+ * buffers' own `data` (the buffers' dims stay; only the memory moves from launch to launch).
+ * Returns 0, or -1 with the message in kjit_ffi_last_error(). */
+int kjit_ffi_launch_call(const kjit_c_call* call, void* const* data, void* stream);
+
 #ifdef __cplusplus
 }
 #endif
