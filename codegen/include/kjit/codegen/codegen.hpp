@@ -53,6 +53,7 @@ struct CodegenOptions {
   /// adjoint: a body of at least twice this many statements is swept back in spans of about
   /// this many, each run forward again from a checkpoint (0: never; ModuleOptions::adjoint_span)
   int adjoint_span = 256;
+  bool lane_functions = true;   ///< cpu lane functions where a kernel has loops or branches (ModuleOptions::cpu_lanes)
 
   /// The options' part of the module identity.
   std::string fingerprint() const;
