@@ -170,7 +170,7 @@ TEST_CASE("intersect_tri_tri on touching, piercing and coplanar triangles") {
     std::vector<int> got = precision ? run<float>(pairs) : run<double>(pairs);
     std::vector<int> got_swapped = precision ? run<float>(swapped) : run<double>(swapped);
     for (size_t i = 0; i < items.size(); ++i) {
-      CAPTURE(items[i].what);
+      INFO(std::string(items[i].what));
       CAPTURE(precision);
       CHECK(oracle(base, items[i].b) == (items[i].want == 1));  // the oracle agrees with the hand answer
       CHECK(got[i] == items[i].want);
