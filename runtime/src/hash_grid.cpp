@@ -54,6 +54,8 @@ void HashGrid::reserve(int64_t num_points) {
     throw Error(ErrorKind::User, "kjit::HashGrid::reserve: " + std::to_string(num_points) + " points: at most 2^31 - 1");
   if (num_points > point_ids_.size()) {
     NdArray bigger = zeros<int32_t>({num_points}, device_);
+    // The last build stays usable until the next one.
+    if (num_points_ > 0) bigger.slice(0, num_points_).copy_from(point_ids_.slice(0, num_points_));
     point_ids_ = bigger;
   }
 }

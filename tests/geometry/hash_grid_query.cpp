@@ -222,8 +222,12 @@ TEST_CASE("hash grid: cell order, point ids, rebuilds and reserve") {
     }
   }
   CHECK(covered == 5000);
-  // hash_grid_point_id in a kernel reads the same order.
+  // hash_grid_point_id in a kernel reads the same order, also after reserve() grew the array.
   NdArray out = zeros<int>({5000});
+  launch(grid_k::point_ids, 5000, grid, out);
+  CHECK(out.to_vector<int>() == ids);
+  grid.reserve(20000);
+  CHECK(grid.point_ids().to_vector<int>() == ids);
   launch(grid_k::point_ids, 5000, grid, out);
   CHECK(out.to_vector<int>() == ids);
   // The same build twice gives the same arrays (any thread count: the order is the points').
