@@ -128,7 +128,7 @@ class LaneEmitter : LaneCode {
 }  // namespace
 
 bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options) {
-  if (options.bounds_check) return false;
+  if (options.bounds_check || !options.lane_functions) return false;
   bool control = false;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     control |= LaneAnalysis::is_control(s) || s.op == ir::Op::ArrayAtomic;
@@ -137,7 +137,7 @@ bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options) 
 }
 
 bool wants_forward_lane_function(const ir::Function& fn, const CodegenOptions& options) {
-  return wants_lane_function(fn, options) || (!options.bounds_check && !block_stores(fn).empty());
+  return wants_lane_function(fn, options) || (!options.bounds_check && options.lane_functions && !block_stores(fn).empty());
 }
 
 std::string lane_signature(const std::string& name, const std::vector<EntryParam>& params) {

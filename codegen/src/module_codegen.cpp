@@ -23,7 +23,7 @@ namespace kjit::codegen {
 std::string CodegenOptions::fingerprint() const {
   return "adjoint=" + std::to_string(enable_adjoint) + ";lines=" + std::to_string(line_directives) +
          ";checkpoints=" + std::to_string(loop_checkpoints) + ";bounds=" + std::to_string(bounds_check) +
-         ";span=" + std::to_string(adjoint_span);
+         ";span=" + std::to_string(adjoint_span) + (lane_functions ? "" : ";lanes=0");
 }
 
 namespace {

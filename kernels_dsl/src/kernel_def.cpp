@@ -19,7 +19,7 @@ bool ModuleOptions::operator==(const ModuleOptions& o) const {
          line_info == o.line_info && debug == o.debug && max_registers == o.max_registers &&
          opt_level == o.opt_level && fast_compile == o.fast_compile && cxx_standard == o.cxx_standard &&
          block_dim == o.block_dim && loop_checkpoints == o.loop_checkpoints && bounds_check == o.bounds_check &&
-         adjoint_span == o.adjoint_span;
+         adjoint_span == o.adjoint_span && cpu_lanes == o.cpu_lanes;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ ModuleInput module_input(const ModuleDef& def, const ModuleOptions& given) {
   cg.loop_checkpoints = o.loop_checkpoints;
   cg.bounds_check = o.bounds_check;
   cg.adjoint_span = o.adjoint_span;
+  cg.lane_functions = o.cpu_lanes;
 
   ModuleInput in;
   compiler::ModuleSource& s = in.source;

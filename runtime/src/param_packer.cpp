@@ -194,6 +194,8 @@ Device launch_device(const KernelDef& kernel, const std::vector<LaunchArg>& args
     for (const LaunchArg& a : *list)
       if (a.is_array()) return a.array().device();
   }
+  for (const LaunchArg& a : args)
+    if (a.object()) return a.object_device();
   return Device::cpu();
 }
 
@@ -235,6 +237,9 @@ void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bo
       out.push(a.array().descriptor());
       return;
     }
+    if (a.object() && !(a.object_device() == device))
+      throw Error(ErrorKind::User, where(kernel, i, adjoint) + ": the " + a.object() + " lives on " +
+                                       a.object_device().name() + ", the launch runs on " + device.name());
     if (adjoint) {
       pack_value_adjoint(out, kernel, i, a, device, sums);
       return;

@@ -216,6 +216,8 @@ const std::vector<Case>& cases() {
       {"spatial_top", {V(6)}}, {"spatial_bottom", {V(6)}}, {"spatial_dot", {V(6), V(6)}},
       {"spatial_cross", {V(6), V(6)}}, {"spatial_cross_dual", {V(6), V(6)}}, {"spatial_adjoint", {M(3, 3), M(3, 3)}},
       {"velocity_at_point", {V(6), V(3)}},
+      // Pure geometry: random segments (generic: away from clamps and parallel edges).
+      {"closest_point_edge_edge", {V(3), V(3), V(3), V(3), S(0, 0, {1e-6})}},
       // Noise (gradients in the coordinate; curl noise also in lacunarity and gain).
       {"noise", {U({5}), S(-3, 3)}}, {"noise", {U({5}), V(2, -3, 3)}}, {"noise", {U({5}), V(3, -3, 3)}}, {"noise", {U({5}), V(4, -3, 3)}},
       {"pnoise", {U({9}), V(2, 0.1, 5), I({3}), I({4})}}, {"pnoise", {U({9}), S(0.1, 5), I({2})}},

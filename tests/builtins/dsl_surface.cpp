@@ -97,6 +97,8 @@ KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, 
   acc += transform_point(A4, u).z() + transform_vector(A4, u).x() + transform_to_matrix(tr)(0, 3) + transform_from_matrix(A4).p().x();
   acc += pp.x() + pq.w() + ps.y() + transform_twist(tr, w)[0] + transform_wrench(tr, w)[1] + spatial_top(w).x() + spatial_bottom(w).y();
   acc += spatial_dot(w, w) + spatial_cross(w, w)[2] + spatial_cross_dual(w, w)[3] + spatial_adjoint(A, S)(5, 5) + velocity_at_point(w, u).z();
+  // pure geometry
+  acc += closest_point_edge_edge(u, v, v, u, 1e-6).z() + Double(intersect_tri_tri(u, v, u, v, u, v));
   // random and noise
   Var<UInt32> s = rand_init(n, m);
   UInt32 s0 = rand_init(n);

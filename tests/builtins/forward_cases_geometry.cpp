@@ -1,6 +1,7 @@
 // Forward-value cases: quaternions, transforms and spatial vectors.
 #include "forward_cases.hpp"
 
+#include <algorithm>
 #include <tuple>
 
 namespace kjit::test {
@@ -26,6 +27,39 @@ Lanes m44(const Lanes& r, const Lanes& p) {
 Lanes rot_of(const Lanes& m) { Lanes r; for (int i = 0; i < 3; ++i) for (int j = 0; j < 3; ++j) r.push_back(m[size_t(4 * i + j)]); return r; }
 Lanes top(const Lanes& v) { return slice(v, 0, 3); }
 Lanes bottom(const Lanes& v) { return slice(v, 3, 3); }
+/// The smallest distance of segments p1-q1, p2-q2: a convex quadratic over [0, 1]^2, least at
+/// its interior critical point or on a side (a clamped projection).
+double segment_distance(const Lanes& p1, const Lanes& q1, const Lanes& p2, const Lanes& q2) {
+  Lanes d1 = sub(q1, p1), d2 = sub(q2, p2);
+  auto at = [](const Lanes& p, const Lanes& d, double u) { return add(p, scale(d, u)); };
+  auto proj = [](const Lanes& p, const Lanes& d, const Lanes& x) { return std::min(1.0, std::max(0.0, dot(sub(x, p), d) / dot(d, d))); };
+  auto dist = [](const Lanes& a, const Lanes& b) { return std::sqrt(dot(sub(a, b), sub(a, b))); };
+  double best = 1e300;
+  for (double u : {0.0, 1.0}) {
+    best = std::min(best, dist(at(p1, d1, u), at(p2, d2, proj(p2, d2, at(p1, d1, u)))));
+    best = std::min(best, dist(at(p2, d2, u), at(p1, d1, proj(p1, d1, at(p2, d2, u)))));
+  }
+  double a = dot(d1, d1), b = dot(d1, d2), e = dot(d2, d2), den = a * e - b * b, c = dot(d1, sub(p1, p2)), f = dot(d2, sub(p1, p2));
+  double s = (b * f - c * e) / den, t = (a * f - b * c) / den;
+  if (s >= 0 && s <= 1 && t >= 0 && t <= 1) best = std::min(best, dist(at(p1, d1, s), at(p2, d2, t)));
+  return best;
+}
+/// Separating axes of two triangles in general position: both normals and the nine cross
+/// products of their edges; they meet exactly when none separates them.
+double triangles_meet(const Inputs& in) {
+  std::vector<Lanes> axes{cross(sub(in[1], in[0]), sub(in[2], in[0])), cross(sub(in[4], in[3]), sub(in[5], in[3]))};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) axes.push_back(cross(sub(in[size_t((i + 1) % 3)], in[size_t(i)]), sub(in[size_t(3 + (j + 1) % 3)], in[size_t(3 + j)])));
+  for (const Lanes& ax : axes) {
+    double alo = 1e300, ahi = -1e300, blo = 1e300, bhi = -1e300;
+    for (int k = 0; k < 3; ++k) {
+      alo = std::min(alo, dot(ax, in[size_t(k)])); ahi = std::max(ahi, dot(ax, in[size_t(k)]));
+      blo = std::min(blo, dot(ax, in[size_t(3 + k)])); bhi = std::max(bhi, dot(ax, in[size_t(3 + k)]));
+    }
+    if (ahi < blo || bhi < alo) return 0;
+  }
+  return 1;
+}
 }  // namespace
 
 std::vector<FwdCase> geometry_cases() {
@@ -130,6 +164,15 @@ std::vector<FwdCase> geometry_cases() {
                  return concat(add(qrotate(q, top(in[1])), cross(p, f)), f);
                }, nullptr, t32});
   c.push_back({"velocity_at_point", {V(6), V(3)}, [](const Inputs& in) { return add(bottom(in[0]), cross(top(in[0]), in[1])); }});
+  // Pure geometry: (s, t, distance) must name two points at the oracle's smallest distance;
+  // random triangles around the origin (a third of them meet) against separating axes.
+  c.push_back({"closest_point_edge_edge", {V(3), V(3), V(3), V(3), Sfix({1e-6})}, nullptr, [](const Inputs& in, const Lanes& r) {
+                 double named = std::sqrt(dot(sub(add(in[2], scale(sub(in[3], in[2]), r[1])), add(in[0], scale(sub(in[1], in[0]), r[0]))),
+                                              sub(add(in[2], scale(sub(in[3], in[2]), r[1])), add(in[0], scale(sub(in[1], in[0]), r[0])))));
+                 double range = std::max({0.0, -r[0], r[0] - 1, -r[1], r[1] - 1});
+                 return std::abs(named - r[2]) + std::abs(r[2] - segment_distance(in[0], in[1], in[2], in[3])) + range;
+               }, 1e-5, 1e-11});
+  c.push_back({"intersect_tri_tri", {V(3), V(3), V(3), V(3), V(3), V(3)}, [](const Inputs& in) { return Lanes{triangles_meet(in)}; }});
   return c;
 }
 

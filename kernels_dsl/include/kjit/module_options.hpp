@@ -33,6 +33,11 @@ struct ModuleOptions {
   /// its reverse (AUTODIFF.md, "Long kernels"): compile time linear in kernel size, for one
   /// more forward pass. 0: one replay and one sweep at any size.
   int adjoint_span = 256;
+  /// The cpu runs kernels with loops or branches in lane functions over blocks of 16 threads
+  /// (ARCHITECTURE.md); false runs the plain body one thread after another instead, faster for
+  /// loops whose trip counts and gathered loads differ per thread, such as hash-grid queries
+  /// (GEOMETRY.md). CUDA code is the same either way.
+  bool cpu_lanes = true;
 
   bool operator==(const ModuleOptions& o) const;
   bool operator!=(const ModuleOptions& o) const { return !(*this == o); }

@@ -1,5 +1,5 @@
-// Type rules of the quaternion, transform and spatial builtins (see builtins.def). They take
-// float32 or float64 values; quaternions are (x, y, z, w), spatial vectors (angular, linear).
+// Type rules of the quaternion, transform, spatial and pure geometric builtins (see
+// builtins.def). They take float32 or float64 values; quaternions are (x, y, z, w), spatial vectors (angular, linear).
 #include <cstring>
 
 #include "builtin_rules.hpp"
@@ -164,6 +164,20 @@ KJIT_RULE(spatial_adjoint) {
 KJIT_RULE(velocity_at_point) {
   if (n == 2 && vec_of(a[0], 6) && a[1] == v3(a[0])) return a[1];
   return fail(error, fn, "a spatial vector and a 3-vector", a, n);
+}
+
+KJIT_RULE(closest_point_edge_edge) {
+  if (n == 5 && vec_of(a[0], 3) && a[1] == a[0] && a[2] == a[0] && a[3] == a[0] && a[4] == scalar_like(a[0])) return a[0];
+  return fail(error, fn, "four 3-vectors (the ends of two segments) and an epsilon of their scalar type", a, n);
+}
+
+KJIT_RULE(intersect_tri_tri) {
+  if (n == 6 && vec_of(a[0], 3)) {
+    bool same = true;
+    for (int i = 1; i < 6; ++i) same = same && a[i] == a[0];
+    if (same) return Type::scalar_of(Scalar::I32);
+  }
+  return fail(error, fn, "six 3-vectors of one type (the corners of two triangles)", a, n);
 }
 
 }  // namespace kjit::ir::rules

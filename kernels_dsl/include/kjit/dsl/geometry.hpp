@@ -158,4 +158,20 @@ KJIT_DSL_CALL2(velocity_at_point, VelocityAtPoint, detail::v6<S>, detail::v3<S>,
 #undef KJIT_DSL_CALL1
 #undef KJIT_DSL_CALL2
 
+/// Closest points of segments p1-q1 and p2-q2: (s, t, distance), the points being
+/// p1 + s (q1 - p1) and p2 + t (q2 - p2); a segment of squared length <= epsilon is a point.
+template <class S>
+Value<detail::v3<S>> closest_point_edge_edge(const Value<detail::v3<S>>& p1, detail::same_t<Operand<detail::v3<S>>> q1,
+                                             detail::same_t<Operand<detail::v3<S>>> p2, detail::same_t<Operand<detail::v3<S>>> q2,
+                                             detail::same_t<Operand<S>> epsilon) {
+  return detail::call<detail::v3<S>>(ir::Builtin::ClosestPointEdgeEdge, epsilon.loc, p1.use(epsilon.loc), q1.id, p2.id, q2.id, epsilon.id);
+}
+/// 1 when triangles (v0, v1, v2) and (u0, u1, u2) intersect or touch, else 0 (no gradient).
+template <class S>
+Value<int32_t> intersect_tri_tri(const Value<detail::v3<S>>& v0, detail::same_t<Operand<detail::v3<S>>> v1,
+                                 detail::same_t<Operand<detail::v3<S>>> v2, detail::same_t<Operand<detail::v3<S>>> u0,
+                                 detail::same_t<Operand<detail::v3<S>>> u1, detail::same_t<Operand<detail::v3<S>>> u2) {
+  return detail::call<int32_t>(ir::Builtin::IntersectTriTri, u2.loc, v0.use(u2.loc), v1.id, v2.id, u0.id, u1.id, u2.id);
+}
+
 }  // namespace kjit::dsl

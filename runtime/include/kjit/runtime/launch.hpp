@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kjit/dsl/kernel_handle.hpp"  // Kernel<P...>; KernelDef's members are in kjit/kernel.hpp
@@ -51,6 +52,16 @@ class LaunchArg {
     set_bytes(&value, sizeof(T));
   }
 
+  /// An object kernels take as a struct (kjit::HashGrid): the struct its launch_value() makes,
+  /// which refuses an object that is not built or was freed. The launch is refused when it
+  /// runs on another device than the object's.
+  template <class T, class V = decltype(std::declval<const T&>().launch_value()),
+            std::enable_if_t<!type_traits<T>::known, int> = 0>
+  LaunchArg(const T& object) : LaunchArg(object.launch_value()) {
+    object_ = T::kObjectName;
+    object_device_ = object.device();
+  }
+
   /// A value of type `type` from its bytes (`type.element_bytes()` of them), for code that
   /// knows types only at run time (gradient checks, the FFI).
   static LaunchArg from_bytes(const ir::Type& type, const void* bytes);
@@ -63,6 +74,10 @@ class LaunchArg {
   /// The value's type (for arrays: the array type).
   const ir::Type& type() const { return type_; }
   const void* bytes() const { return large_ ? large_ : small_; }
+  /// For an object's struct: the object's kind ("kjit::HashGrid"), else null.
+  const char* object() const { return object_; }
+  /// The device an object's arrays live on (cpu for everything else).
+  const Device& object_device() const { return object_device_; }
 
   /// The largest value: a 6x6 float64 matrix.
   static constexpr size_t kMaxValueBytes = 288;
@@ -76,6 +91,8 @@ class LaunchArg {
   NdArray array_;
   ir::Type type_;
   void* destination_ = nullptr;
+  const char* object_ = nullptr;
+  Device object_device_;
   // Scalars and small vectors inline, larger values (matrices, transforms) shared by copies:
   // every launch copies its arguments into a vector, and 4 arguments of 464 bytes each were
   // past the allocator's per-thread cache, whose slower path costs more once a process has a
