@@ -344,7 +344,7 @@ TEST_CASE("vector, matrix, quaternion and transform builtins treat special value
 // rows are written out here, each with the bits Warp 1.19 gives for it (run by hand with
 // wp.quat_to_axis_angle on device "cpu"): the shorter rotation, the axis negated where w < 0
 // (so -0 components for -identity), a zero axis for the identity and for NaN in the vector part.
-namespace axis_angle {
+namespace axis_angle_kernels {
 using namespace kjit::dsl;
 KJIT_MODULE(builtins_special_axis_angle)
 KJIT_KERNEL(to_axis_angle, (Array<Quatf> q, Array<Vec3f> axis, Array<float> angle)) {
@@ -353,7 +353,7 @@ KJIT_KERNEL(to_axis_angle, (Array<Quatf> q, Array<Vec3f> axis, Array<float> angl
   axis[i] = a;
   angle[i] = t;
 }
-}  // namespace axis_angle
+}  // namespace axis_angle_kernels
 
 TEST_CASE("quat_to_axis_angle gives Warp 1.19's bits: the shorter rotation, signed zeros, NaN rows") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -371,7 +371,7 @@ TEST_CASE("quat_to_axis_angle gives Warp 1.19's bits: the shorter rotation, sign
   std::vector<quatf> qs;
   for (const Row& r : rows) qs.push_back(r.q);
   NdArray q = NdArray::from_vector(qs), axis = zeros<vec3f>({int64_t(rows.size())}), angle = zeros<float>({int64_t(rows.size())});
-  launch(axis_angle::to_axis_angle, int64_t(rows.size()), q, axis, angle);
+  launch(axis_angle_kernels::to_axis_angle, int64_t(rows.size()), q, axis, angle);
   const auto axes = axis.to_vector<vec3f>();
   const auto angles = angle.to_vector<float>();
   auto bits = [](float f) { uint32_t u; std::memcpy(&u, &f, 4); return std::isnan(f) ? 0x7fc00000u : u; };

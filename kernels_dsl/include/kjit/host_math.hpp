@@ -6,9 +6,6 @@
 // double: none can deduce from a traced kjit::dsl::Value, which ADL also brings here.
 #pragma once
 
-#include <tuple>
-#include <utility>
-
 #include "kjit/types.hpp"
 
 namespace kjit {
@@ -309,13 +306,19 @@ template <class T, detail::if_real<T> = 0> quat<T> quat_from_axis_angle(const ve
 /// The axis and angle of a unit quaternion, as the kernels' quat_to_axis_angle and Warp: the
 /// shorter rotation (angle 2 atan2(|v|, |w|) in [0, pi], the axis negated where w < 0), a zero
 /// axis for the identity. `auto [axis, angle] = quat_to_axis_angle(q);`
-template <class T, detail::if_real<T> = 0> std::pair<vec<3, T>, T> quat_to_axis_angle(const quat<T>& q) {
+template <class T> struct axis_angle {
+  vec<3, T> axis;
+  T angle;
+};
+template <class T, detail::if_real<T> = 0> axis_angle<T> quat_to_axis_angle(const quat<T>& q) {
   const vec<3, T> v(q.x, q.y, q.z);
   return {q.w < T(0) ? -normalize(v) : normalize(v), T(2) * detail::host_atan2(length(v), detail::host_abs(q.w))};
 }
 /// Warp's spelling: the axis and the angle into `axis` and `angle`.
 template <class T, detail::if_real<T> = 0> void quat_to_axis_angle(const quat<T>& q, vec<3, T>& axis, T& angle) {
-  std::tie(axis, angle) = quat_to_axis_angle(q);
+  const axis_angle<T> r = quat_to_axis_angle(q);
+  axis = r.axis;
+  angle = r.angle;
 }
 /// Spherical interpolation from q0 (t = 0) towards q1 (t = 1) along the shorter arc, as the
 /// kernels' quat_slerp and Warp (q0 r^t with r = q0* q1 through r's axis and angle).
