@@ -18,7 +18,7 @@ constexpr int kBuiltinCount = 0
 
 /// The groups of Warp's builtin reference.
 enum class BuiltinCategory {
-  Operators, ScalarMath, VectorMath, MatrixMath, Quaternion, Spatial, Random, Noise, Utility,
+  Operators, ScalarMath, VectorMath, MatrixMath, Quaternion, Spatial, Random, Noise, Utility, Geometry,
 };
 
 /// What the IR knows about a builtin.
