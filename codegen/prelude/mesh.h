@@ -107,11 +107,14 @@ KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, cons
   S best = max_dist * max_dist;
   kj_int32 face = -1;
   kj_int32 stack[kBvhStack];
+  S near[kBvhStack];  // each stacked box's distance, measured when it was pushed
   int top = 0;
-  stack[top++] = 0;
+  stack[top] = 0;
+  near[top++] = bvh_box_dist2(bounds, 0, p);
   while (top > 0) {
-    const kj_int32 n = stack[--top];
-    if (bvh_box_dist2(bounds, n, p) > best) continue;
+    --top;
+    if (near[top] > best) continue;  // a nearer face was found since
+    const kj_int32 n = stack[top];
     const kj_int32 l = elem(nodes, 2 * kj_int64(n)), r = elem(nodes, 2 * kj_int64(n) + 1);
     if (l < 0) {  // a leaf: its items are nodes[-l - 1 .. -l - 1 + r)
       for (kj_int32 k = -l - 1; k < -l - 1 + r; ++k) {
@@ -123,13 +126,11 @@ KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, cons
     }
     const S dl = bvh_box_dist2(bounds, l, p), dr = bvh_box_dist2(bounds, r, p);
     // The nearer child is popped first, so that `best` shrinks early.
-    if (dl <= dr) {
-      if (dr <= best) stack[top++] = r;
-      if (dl <= best) stack[top++] = l;
-    } else {
-      if (dl <= best) stack[top++] = l;
-      if (dr <= best) stack[top++] = r;
-    }
+    const bool left_first = dl <= dr;
+    const kj_int32 near_n = left_first ? l : r, far_n = left_first ? r : l;
+    const S near_d = left_first ? dl : dr, far_d = left_first ? dr : dl;
+    if (far_d <= best) { stack[top] = far_n; near[top++] = far_d; }
+    if (near_d <= best) { stack[top] = near_n; near[top++] = near_d; }
   }
   return face;
 }
