@@ -111,7 +111,7 @@ KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, 
   expect_near(a, a, 1e-9);
   If(a > 1e300, [&] { breakpoint(); });
   // The mesh traversals (kjit/dsl/mesh.hpp spells them through Warp's query names).
-  Vec3f p(Float(a), Float(b), Float(t));
+  Vec3f p = Vec3f(Float(a), Float(b), Float(t));
   Value<MeshQueryPoint> near = mesh_query_point_no_sign(mesh, p, 1.0f);
   Value<MeshQueryRay> hit = mesh_query_ray(mesh, p, p, 1.0f);
   out[i] = acc + Double(iacc) + where(flag, Double(1.0), 0.0) + Double(near.u() + hit.t());
