@@ -26,18 +26,11 @@ template <class S> KJ_FUNC vec_t<3, S> mesh_cross(const vec_t<3, S>& a, const ve
   return r;
 }
 
-/// A node is two float4: (lower, link 0) and (upper, link 1), the links stored as the bits of
-/// the w components, so that a node's box and links share one 32-byte load. An inner node's
-/// links are its children; a leaf's are -(first + 1) and its count, first indexing the items.
-KJ_FUNC kj_int32 bvh_link(float w) {
-  union { float f; kj_int32 i; } bits;
-  bits.f = w;
-  return bits.i;
-}
-
-/// Squared distance from p to the box [lo, hi] (0 inside).
+/// Squared distance from p to the box of node n (0 inside).
 template <class S>
-KJ_FUNC S bvh_box_dist2(const vec_t<4, float>& lo, const vec_t<4, float>& hi, const vec_t<3, S>& p) {
+KJ_FUNC S bvh_box_dist2(const array_t<vec_t<3, float> >& bounds, kj_int32 n, const vec_t<3, S>& p) {
+  const vec_t<3, float>& lo = elem(bounds, 2 * kj_int64(n));
+  const vec_t<3, float>& hi = elem(bounds, 2 * kj_int64(n) + 1);
   S d2 = S(0);
   for (int i = 0; i < 3; ++i) {
     S d = mesh_max(mesh_max(S(lo.c[i]) - p.c[i], p.c[i] - S(hi.c[i])), S(0));
@@ -108,7 +101,7 @@ KJ_FUNC S mesh_face_dist2(const array_t<vec_t<3, float> >& points, const array_t
 /// discrete part.
 template <class S>
 KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
-                                   const array_t<vec_t<4, float> >& nodes, const array_t<kj_int32>& items,
+                                   const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
                                    const vec_t<3, S>& p, S max_dist) {
   if (!nodes.data || !(max_dist >= S(0))) return -1;
   S best = max_dist * max_dist;
@@ -117,22 +110,21 @@ KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, cons
   S near[kBvhStack];  // each stacked box's distance, measured when it was pushed
   int top = 0;
   stack[top] = 0;
-  near[top++] = bvh_box_dist2(elem(nodes, 0), elem(nodes, 1), p);
+  near[top++] = bvh_box_dist2(bounds, 0, p);
   while (top > 0) {
     --top;
     if (near[top] > best) continue;  // a nearer face was found since
     const kj_int32 n = stack[top];
-    const kj_int32 l = bvh_link(elem(nodes, 2 * kj_int64(n)).c[3]), r = bvh_link(elem(nodes, 2 * kj_int64(n) + 1).c[3]);
-    if (l < 0) {  // a leaf: its faces are items[-l - 1 .. -l - 1 + r)
+    const kj_int32 l = elem(nodes, 2 * kj_int64(n)), r = elem(nodes, 2 * kj_int64(n) + 1);
+    if (l < 0) {  // a leaf: its items are nodes[-l - 1 .. -l - 1 + r)
       for (kj_int32 k = -l - 1; k < -l - 1 + r; ++k) {
-        const kj_int32 f = elem(items, kj_int64(k));
+        const kj_int32 f = elem(nodes, kj_int64(k));
         const S d2 = mesh_face_dist2(points, indices, f, p);
         if (d2 < best) { best = d2; face = f; }
       }
       continue;
     }
-    const S dl = bvh_box_dist2(elem(nodes, 2 * kj_int64(l)), elem(nodes, 2 * kj_int64(l) + 1), p);
-    const S dr = bvh_box_dist2(elem(nodes, 2 * kj_int64(r)), elem(nodes, 2 * kj_int64(r) + 1), p);
+    const S dl = bvh_box_dist2(bounds, l, p), dr = bvh_box_dist2(bounds, r, p);
     // The nearer child is popped first, so that `best` shrinks early.
     const bool left_first = dl <= dr;
     const kj_int32 near_n = left_first ? l : r, far_n = left_first ? r : l;
@@ -143,11 +135,13 @@ KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, cons
   return face;
 }
 
-/// Ray parameter at which the ray (o, 1/d per axis) enters the box [lo, hi], or a value past
+/// Ray parameter at which the ray (o, 1/d per axis) enters node n's box, or a value past
 /// `tmax` when it misses the box within [0, tmax].
 template <class S>
-KJ_FUNC S bvh_box_enter(const vec_t<4, float>& lo, const vec_t<4, float>& hi, const vec_t<3, S>& o,
+KJ_FUNC S bvh_box_enter(const array_t<vec_t<3, float> >& bounds, kj_int32 n, const vec_t<3, S>& o,
                         const vec_t<3, S>& inv, S tmax) {
+  const vec_t<3, float>& lo = elem(bounds, 2 * kj_int64(n));
+  const vec_t<3, float>& hi = elem(bounds, 2 * kj_int64(n) + 1);
   S t0 = S(0), t1 = tmax;
   for (int i = 0; i < 3; ++i) {
     S a = (S(lo.c[i]) - o.c[i]) * inv.c[i], b = (S(hi.c[i]) - o.c[i]) * inv.c[i];
@@ -183,7 +177,7 @@ KJ_FUNC bool ray_triangle(const vec_t<3, S>& o, const vec_t<3, S>& d, const vec_
 /// discrete part.
 template <class S>
 KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
-                                const array_t<vec_t<4, float> >& nodes, const array_t<kj_int32>& items,
+                                const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
                                 const vec_t<3, S>& o, const vec_t<3, S>& d, S max_t) {
   if (!nodes.data || !(max_t > S(0))) return -1;
   vec_t<3, S> inv;
@@ -193,16 +187,16 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
   kj_int32 stack[kBvhStack];
   S enter[kBvhStack];  // where the ray enters each stacked box: skipped once a hit is nearer
   int top = 0;
-  const S t_root = bvh_box_enter(elem(nodes, 0), elem(nodes, 1), o, inv, best);
+  const S t_root = bvh_box_enter(bounds, 0, o, inv, best);
   if (t_root <= best) { stack[top] = 0; enter[top++] = t_root; }
   while (top > 0) {
     --top;
     const kj_int32 n = stack[top];
     if (enter[top] > best) continue;
-    const kj_int32 l = bvh_link(elem(nodes, 2 * kj_int64(n)).c[3]), r = bvh_link(elem(nodes, 2 * kj_int64(n) + 1).c[3]);
+    const kj_int32 l = elem(nodes, 2 * kj_int64(n)), r = elem(nodes, 2 * kj_int64(n) + 1);
     if (l < 0) {
       for (kj_int32 k = -l - 1; k < -l - 1 + r; ++k) {
-        const kj_int32 f = elem(items, kj_int64(k));
+        const kj_int32 f = elem(nodes, kj_int64(k));
         const vec_t<3, S> a = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f))));
         const vec_t<3, S> b = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 1)));
         const vec_t<3, S> c = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 2)));
@@ -211,8 +205,7 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
       }
       continue;
     }
-    const S tl = bvh_box_enter(elem(nodes, 2 * kj_int64(l)), elem(nodes, 2 * kj_int64(l) + 1), o, inv, best);
-    const S tr = bvh_box_enter(elem(nodes, 2 * kj_int64(r)), elem(nodes, 2 * kj_int64(r) + 1), o, inv, best);
+    const S tl = bvh_box_enter(bounds, l, o, inv, best), tr = bvh_box_enter(bounds, r, o, inv, best);
     const bool left_first = tl <= tr;  // the nearer box is popped first
     const kj_int32 near_n = left_first ? l : r, far_n = left_first ? r : l;
     const S near_t = left_first ? tl : tr, far_t = left_first ? tr : tl;

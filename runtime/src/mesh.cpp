@@ -3,7 +3,6 @@
 #include "kjit/runtime/mesh.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <string>
 
 #include "bvh_build.hpp"
@@ -18,7 +17,7 @@ struct BvhState {
   NdArray lowers, uppers;               // Bvh
   NdArray points, indices, velocities;  // Mesh
   BvhTree tree;
-  NdArray nodes, items;  // packed for the traversals (publish)
+  NdArray node_bounds, node_links;
 };
 
 }  // namespace kjit::detail
@@ -80,27 +79,13 @@ void check_boxes(const std::vector<vec3f>& lo, const std::vector<vec3f>& hi) {
     }
 }
 
-/// Packs the tree as the traversals read it (codegen/prelude/mesh.h: two vec4f per node, the
-/// links in the w bits, a leaf's first item counted from the items' start) and copies it to
-/// the object's device (the build ran on the host).
+/// Copies the tree's arrays to the object's device (the build ran on the host).
 void publish(BvhState& s, const Device& device, bool relink) {
-  const detail::BvhTree& t = s.tree;
-  std::vector<vec4f> packed(size_t(2 * t.nodes));
-  for (int64_t n = 0; n < t.nodes; ++n) {
-    for (int k = 0; k < 2; ++k) {
-      int32_t link = t.links[size_t(2 * n + k)];
-      if (k == 0 && link < 0) link += int32_t(2 * t.nodes);  // -(first + 1), first into the items
-      vec4f& v = packed[size_t(2 * n + k)];
-      for (int a = 0; a < 3; ++a) v.c[a] = t.bounds[size_t(2 * n + k)].c[a];
-      std::memcpy(&v.c[3], &link, sizeof link);
-    }
-  }
-  NdArray nodes = from_vector(packed, {int64_t(packed.size())});
-  s.nodes = device.is_cpu() ? nodes : nodes.to(device);
+  NdArray bounds = from_vector(s.tree.bounds, {int64_t(s.tree.bounds.size())});
+  s.node_bounds = device.is_cpu() ? bounds : bounds.to(device);
   if (relink) {
-    std::vector<int32_t> items(t.links.begin() + 2 * t.nodes, t.links.end());
-    NdArray a = from_vector(items, {int64_t(items.size())});
-    s.items = device.is_cpu() ? a : a.to(device);
+    NdArray links = from_vector(s.tree.links, {int64_t(s.tree.links.size())});
+    s.node_links = device.is_cpu() ? links : links.to(device);
   }
 }
 
@@ -145,16 +130,16 @@ void Bvh::refit() {
 void Bvh::release() { state_.reset(); }
 const NdArray& Bvh::lowers() const { return live(state_, "kjit::Bvh").lowers; }
 const NdArray& Bvh::uppers() const { return live(state_, "kjit::Bvh").uppers; }
-const NdArray& Bvh::nodes() const { return live(state_, "kjit::Bvh").nodes; }
-const NdArray& Bvh::items() const { return live(state_, "kjit::Bvh").items; }
+const NdArray& Bvh::node_bounds() const { return live(state_, "kjit::Bvh").node_bounds; }
+const NdArray& Bvh::node_links() const { return live(state_, "kjit::Bvh").node_links; }
 
 dsl::Bvh Bvh::view() const {
   const BvhState& s = live(state_, "kjit::Bvh");
   dsl::Bvh v;
   v.lowers = s.lowers;
   v.uppers = s.uppers;
-  v.bvh_nodes = s.nodes;
-  v.bvh_items = s.items;
+  v.bvh_bounds = s.node_bounds;
+  v.bvh_nodes = s.node_links;
   return v;
 }
 
@@ -202,8 +187,8 @@ const NdArray& Mesh::points() const { return live(state_, "kjit::Mesh").points; 
 const NdArray& Mesh::indices() const { return live(state_, "kjit::Mesh").indices; }
 const NdArray& Mesh::velocities() const { return live(state_, "kjit::Mesh").velocities; }
 int64_t Mesh::num_faces() const { return live(state_, "kjit::Mesh").indices.size() / 3; }
-const NdArray& Mesh::nodes() const { return live(state_, "kjit::Mesh").nodes; }
-const NdArray& Mesh::items() const { return live(state_, "kjit::Mesh").items; }
+const NdArray& Mesh::node_bounds() const { return live(state_, "kjit::Mesh").node_bounds; }
+const NdArray& Mesh::node_links() const { return live(state_, "kjit::Mesh").node_links; }
 
 dsl::Mesh Mesh::view() const {
   const BvhState& s = live(state_, "kjit::Mesh");
@@ -211,8 +196,8 @@ dsl::Mesh Mesh::view() const {
   v.points = s.points;
   v.indices = s.indices;
   if (s.velocities.defined()) v.velocities = s.velocities;
-  v.bvh_nodes = s.nodes;
-  v.bvh_items = s.items;
+  v.bvh_bounds = s.node_bounds;
+  v.bvh_nodes = s.node_links;
   return v;
 }
 

@@ -15,15 +15,14 @@ namespace kjit::dsl {
 
 /// A triangle mesh as kernels see it: `KJIT_KERNEL(k, (Value<Mesh> mesh, ...))`, launched with
 /// a kjit::Mesh. points and indices are the user's arrays (face f is points[indices[3f + k]]),
-/// velocities may be absent; bvh_nodes (two float4 per node: lower and upper corners, the
-/// node's two links in their w bits) and bvh_items (the leaves' faces) are the BVH kjit::Mesh
-/// built.
+/// velocities may be absent; bvh_bounds (lower, upper per node) and bvh_nodes (two links per
+/// node, then the leaves' face lists) are the BVH kjit::Mesh built.
 KJIT_STRUCT(Mesh, (Array<Vec3f>, points), (Array<int>, indices), (Array<Vec3f>, velocities),
-            (Array<Vec4f>, bvh_nodes), (Array<int>, bvh_items));
+            (Array<Vec3f>, bvh_bounds), (Array<int>, bvh_nodes));
 
 /// A BVH over boxes as kernels see it (launched with a kjit::Bvh): the user's boxes
 /// [lowers[i], uppers[i]] and the tree's node arrays, laid out as Mesh's.
-KJIT_STRUCT(Bvh, (Array<Vec3f>, lowers), (Array<Vec3f>, uppers), (Array<Vec4f>, bvh_nodes), (Array<int>, bvh_items));
+KJIT_STRUCT(Bvh, (Array<Vec3f>, lowers), (Array<Vec3f>, uppers), (Array<Vec3f>, bvh_bounds), (Array<int>, bvh_nodes));
 
 /// Warp's mesh_query_point_t: whether a face was found, the sign (1 outside, -1 inside; 0 for
 /// the _no_sign queries), the face, and the barycentrics of the closest point (u weighs the
@@ -119,7 +118,7 @@ inline Value<MeshQueryPoint> mesh_query_point_no_sign(const Value<Mesh>& m, cons
                                                       Operand<float> max_dist) {
   Loc loc = max_dist.loc;
   Int found = detail::call<int32_t>(ir::Builtin::MeshClosestFace, loc, m.points(loc).id(), m.indices(loc).id(),
-                                    m.bvh_nodes(loc).id(), m.bvh_items(loc).id(), point.use(loc), max_dist.id);
+                                    m.bvh_bounds(loc).id(), m.bvh_nodes(loc).id(), point.use(loc), max_dist.id);
   Bool hit = found >= 0;
   Int f = where(hit, found, 0);
   Vec2f uv = triangle_closest_uv(detail::mesh_vertex(m, f, 0, loc), detail::mesh_vertex(m, f, 1, loc),
@@ -134,7 +133,7 @@ inline Value<MeshQueryRay> mesh_query_ray(const Value<Mesh>& m, const Vec3f& sta
                                           Operand<float> max_t) {
   Loc loc = max_t.loc;
   Int found = detail::call<int32_t>(ir::Builtin::MeshFirstHit, loc, m.points(loc).id(), m.indices(loc).id(),
-                                    m.bvh_nodes(loc).id(), m.bvh_items(loc).id(), start.use(loc), dir.use(loc),
+                                    m.bvh_bounds(loc).id(), m.bvh_nodes(loc).id(), start.use(loc), dir.use(loc),
                                     max_t.id);
   Bool hit = found >= 0;
   Int f = where(hit, found, 0);

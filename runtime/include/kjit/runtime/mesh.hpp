@@ -33,10 +33,10 @@ class Bvh {
   bool empty() const { return !state_; }
   const NdArray& lowers() const;
   const NdArray& uppers() const;
-  /// The arrays of kjit::dsl::Bvh: the nodes (two vec4f per node: lower and upper corners, the
-  /// two links as the bits of w) and the leaves' items.
-  const NdArray& nodes() const;
-  const NdArray& items() const;
+  /// The node arrays of kjit::dsl::Bvh (bvh_bounds: lower, upper per node; bvh_nodes: two
+  /// links per node, then the leaves' item lists).
+  const NdArray& node_bounds() const;
+  const NdArray& node_links() const;
   /// The kernel-side struct (dsl::Bvh); a User error naming the BVH when it is empty.
   dsl::Bvh view() const;
   /// Passes the BVH to a kernel parameter of type Value<dsl::Bvh>.
@@ -64,9 +64,8 @@ class Mesh {
   const NdArray& velocities() const;
   /// The triangles (indices / 3).
   int64_t num_faces() const;
-  /// The BVH's arrays, as Bvh's (items are faces).
-  const NdArray& nodes() const;
-  const NdArray& items() const;
+  const NdArray& node_bounds() const;
+  const NdArray& node_links() const;
   /// The kernel-side struct (dsl::Mesh); a User error naming the mesh when it is empty.
   dsl::Mesh view() const;
   /// Passes the mesh to a kernel parameter of type Value<dsl::Mesh>.
