@@ -50,7 +50,7 @@ double value_component(const LaunchArg& a, int c) {
 }
 
 LaunchArg value_of(const ir::Type& t, const std::vector<double>& comps) {
-  unsigned char bytes[320] = {};
+  unsigned char bytes[LaunchArg::kMaxValueBytes] = {};
   for (size_t c = 0; c < comps.size(); ++c) {
     if (t.scalar == ir::Scalar::F64) std::memcpy(bytes + 8 * c, &comps[c], 8);
     else { float f = float(comps[c]); std::memcpy(bytes + 4 * c, &f, 4); }

@@ -244,7 +244,7 @@ void pack_launch(PackedParams& out, const KernelDef& kernel, const kj::launch_bo
       pack_value_adjoint(out, kernel, i, a, device, sums);
       return;
     }
-    alignas(16) unsigned char bytes[320] = {};
+    alignas(16) unsigned char bytes[LaunchArg::kMaxValueBytes] = {};  // the largest launch value
     size_t size = size_t(want.element_bytes());
     // A struct is aligned as its most aligned field (what the generated struct has).
     size_t align = size_t(want.shape == ir::Shape::Struct ? ir::type_align(want) : ir::scalar_bytes(want.scalar));

@@ -7,6 +7,7 @@
 
 #include "kjit/ir/ir.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/dsl/mesh.hpp"
 #include "kjit/kernel.hpp"
 
 namespace surface {
@@ -40,7 +41,7 @@ struct has_erf<T, std::void_t<decltype(erf(std::declval<Value<T>>()))>> : std::t
 static_assert(has_erf<float>::value && has_erf<double>::value && !has_erf<int32_t>::value && !has_erf<kjit::vec3f>::value,
               "erf (float_unary) takes float scalars only");
 
-KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, Array<double> out)) {
+KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, Array<double> out, Value<Mesh> mesh)) {
   Int i = tid();
   Double a = x[i], b = x[i + 1], t = x[i + 2];
   Int n = k[i], m = k[i + 1];
@@ -111,7 +112,11 @@ KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, 
   acc += select(flag, a, b) + lerp(a, b, t) + fma(a, b, t) + smoothstep(0.0, 1.0, a) + Double(lower_bound(x, a)) + Double(block_dim());
   expect_near(a, a, 1e-9);
   If(a > 1e300, [&] { breakpoint(); });
-  out[i] = acc + Double(iacc) + where(flag, Double(1.0), 0.0);
+  // The mesh traversals (kjit/dsl/mesh.hpp spells them through Warp's query names).
+  Vec3f p = Vec3f(Float(a), Float(b), Float(t));
+  Value<MeshQueryPoint> near = mesh_query_point_no_sign(mesh, p, 1.0f);
+  Value<MeshQueryRay> hit = mesh_query_ray(mesh, p, p, 1.0f);
+  out[i] = acc + Double(iacc) + where(flag, Double(1.0), 0.0) + Double(near.u() + hit.t());
 }
 }  // namespace surface
 

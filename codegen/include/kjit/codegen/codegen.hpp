@@ -30,7 +30,7 @@ constexpr int kCodegenVersion = 24;  // 9: value_t parameters, value sums, the d
                                      // 22: kj::own_add (atomic where a CUDA launch shares the adjoint's memory);
                                      // 23: Warp's inverses, 4x4 determinant, matrix products (fused),
                                      // dot, quaternion normalize/matrix/slerp/rpy formulas; 24: the geometry
-                                     // chunks (intersect.h: edge_edge, tri_tri)
+                                     // chunks (intersect.h: edge_edge, tri_tri; mesh.h: BVH traversals)
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a

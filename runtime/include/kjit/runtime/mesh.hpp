@@ -1,0 +1,78 @@
+// kjit/runtime/mesh.hpp — triangle meshes and bounding-volume hierarchies for kernels (Warp's
+// wp.Mesh and wp.Bvh; docs/GEOMETRY.md). Opt-in: include it where a program builds one.
+#pragma once
+
+#include <memory>
+
+#include "kjit/dsl/mesh.hpp"
+#include "kjit/runtime/launch.hpp"
+#include "kjit/runtime/ndarray.hpp"
+
+namespace kjit {
+
+namespace detail {
+struct BvhState;
+}  // namespace detail
+
+/// A BVH over boxes, built on the host (median splits on the longest axis of the boxes'
+/// centres, at most 4 boxes a leaf; the subtrees below the top levels in parallel on the
+/// cpu's thread pool). Its node arrays live on the device of the boxes it was built from:
+/// boxes on cuda:N are copied to the host for the build and the nodes copied back (a GPU
+/// build is later work).
+class Bvh {
+ public:
+  /// No BVH: refused by a launch.
+  Bvh() = default;
+  /// Builds over box i = [lowers[i], uppers[i]] (1-D vec3f arrays of the same length, at least
+  /// one box, no NaN). The arrays are kept (not copied): refit() rereads them.
+  Bvh(const NdArray& lowers, const NdArray& uppers);
+  /// Recomputes every node's box after the boxes moved (the tree is kept).
+  void refit();
+  /// Frees the node arrays; the BVH is empty afterwards and launches refuse it.
+  void release();
+  bool empty() const { return !state_; }
+  const NdArray& lowers() const;
+  const NdArray& uppers() const;
+  /// The node arrays of kjit::dsl::Bvh (bvh_bounds: lower, upper per node; bvh_nodes: two
+  /// links per node, then the leaves' item lists).
+  const NdArray& node_bounds() const;
+  const NdArray& node_links() const;
+  /// The kernel-side struct (dsl::Bvh); a User error naming the BVH when it is empty.
+  dsl::Bvh view() const;
+  /// Passes the BVH to a kernel parameter of type Value<dsl::Bvh>.
+  operator LaunchArg() const { return LaunchArg(view()); }  // NOLINT: implicit, as an argument
+
+ private:
+  std::shared_ptr<detail::BvhState> state_;
+};
+
+/// A triangle mesh with its BVH (Warp's wp.Mesh): points (1-D vec3f), indices (1-D int32, three
+/// per triangle, each in [0, points)), optional velocities (vec3f, one per point). Built on the
+/// host as Bvh is; the arrays are kept, not copied: after moving the points, call refit().
+class Mesh {
+ public:
+  /// No mesh: refused by a launch.
+  Mesh() = default;
+  Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocities = NdArray());
+  /// Recomputes the BVH's boxes from the current points (a User error on NaN points).
+  void refit();
+  /// Frees the BVH; the mesh is empty afterwards and launches refuse it.
+  void release();
+  bool empty() const { return !state_; }
+  const NdArray& points() const;
+  const NdArray& indices() const;
+  const NdArray& velocities() const;
+  /// The triangles (indices / 3).
+  int64_t num_faces() const;
+  const NdArray& node_bounds() const;
+  const NdArray& node_links() const;
+  /// The kernel-side struct (dsl::Mesh); a User error naming the mesh when it is empty.
+  dsl::Mesh view() const;
+  /// Passes the mesh to a kernel parameter of type Value<dsl::Mesh>.
+  operator LaunchArg() const { return LaunchArg(view()); }  // NOLINT: implicit, as an argument
+
+ private:
+  std::shared_ptr<detail::BvhState> state_;
+};
+
+}  // namespace kjit

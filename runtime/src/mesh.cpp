@@ -1,0 +1,204 @@
+// kjit::Mesh and kjit::Bvh: their checks, host builds and refits, and the structs a launch
+// passes (kjit/runtime/mesh.hpp).
+#include "kjit/runtime/mesh.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "bvh_build.hpp"
+#include "kjit/error.hpp"
+
+namespace kjit::detail {
+
+/// What kjit::Bvh and kjit::Mesh hold: the user's arrays, their host copies (the build's input),
+/// the tree and its arrays on the user's device.
+struct BvhState {
+  const char* what;  // "kjit::Mesh" or "kjit::Bvh", for messages
+  NdArray lowers, uppers;               // Bvh
+  NdArray points, indices, velocities;  // Mesh
+  BvhTree tree;
+  NdArray node_bounds, node_links;
+};
+
+}  // namespace kjit::detail
+
+namespace kjit {
+namespace {
+
+using detail::BvhState;
+
+[[noreturn]] void fail(const std::string& message) { throw Error(ErrorKind::User, message); }
+
+/// A 1-D array of `element` named `name` of object `what`, or a User error saying what it is.
+void check_array(const char* what, const char* name, const NdArray& a, const ir::Type& element) {
+  if (!a.defined()) fail(std::string(what) + ": " + name + " is not an array (an empty NdArray)");
+  if (a.ndim() != 1 || a.element() != element)
+    fail(std::string(what) + ": " + name + " must be a 1-D array of " + element.str() + ", not " +
+         ir::Type::array(a.element(), a.ndim()).str());
+}
+
+/// The array's elements on the host (a copy when it is on a GPU or strided).
+template <class T>
+std::vector<T> host_values(const NdArray& a) {
+  return a.to_vector<T>();
+}
+
+/// The boxes of a mesh's triangles, checking points (no NaN) and indices (in range).
+void triangle_boxes(const BvhState& s, std::vector<vec3f>& lo, std::vector<vec3f>& hi) {
+  const std::vector<vec3f> p = host_values<vec3f>(s.points);
+  const std::vector<int32_t> idx = host_values<int32_t>(s.indices);
+  for (size_t i = 0; i < p.size(); ++i)
+    for (int a = 0; a < 3; ++a)
+      if (std::isnan(p[i].c[a]))
+        fail(std::string("kjit::Mesh: points[") + std::to_string(i) + "] has a NaN component; a mesh's points must be numbers");
+  const size_t faces = idx.size() / 3;
+  lo.resize(faces);
+  hi.resize(faces);
+  for (size_t f = 0; f < faces; ++f) {
+    for (int k = 0; k < 3; ++k) {
+      const int32_t v = idx[3 * f + size_t(k)];
+      if (v < 0 || size_t(v) >= p.size())
+        fail("kjit::Mesh: indices[" + std::to_string(3 * f + size_t(k)) + "] = " + std::to_string(v) +
+             " is outside the points array (" + std::to_string(p.size()) + " points)");
+      for (int a = 0; a < 3; ++a) {
+        const float c = p[size_t(v)].c[a];
+        lo[f].c[a] = k ? std::min(lo[f].c[a], c) : c;
+        hi[f].c[a] = k ? std::max(hi[f].c[a], c) : c;
+      }
+    }
+  }
+}
+
+void check_boxes(const std::vector<vec3f>& lo, const std::vector<vec3f>& hi) {
+  for (size_t i = 0; i < lo.size(); ++i)
+    for (int a = 0; a < 3; ++a) {
+      if (std::isnan(lo[i].c[a]) || std::isnan(hi[i].c[a]))
+        fail("kjit::Bvh: box " + std::to_string(i) + " has a NaN bound; a BVH's boxes must be numbers");
+      if (lo[i].c[a] > hi[i].c[a])
+        fail("kjit::Bvh: box " + std::to_string(i) + " has lowers > uppers on axis " + std::to_string(a));
+    }
+}
+
+/// Copies the tree's arrays to the object's device (the build ran on the host).
+void publish(BvhState& s, const Device& device, bool relink) {
+  NdArray bounds = from_vector(s.tree.bounds, {int64_t(s.tree.bounds.size())});
+  s.node_bounds = device.is_cpu() ? bounds : bounds.to(device);
+  if (relink) {
+    NdArray links = from_vector(s.tree.links, {int64_t(s.tree.links.size())});
+    s.node_links = device.is_cpu() ? links : links.to(device);
+  }
+}
+
+const BvhState& live(const std::shared_ptr<BvhState>& s, const char* what) {
+  if (!s) fail(std::string(what) + " is empty (default-constructed, moved from or released): build one before passing it to a launch");
+  return *s;
+}
+
+}  // namespace
+
+// ---- Bvh ----
+
+Bvh::Bvh(const NdArray& lowers, const NdArray& uppers) {
+  const ir::Type v3 = ir_type_of<vec3f>();
+  check_array("kjit::Bvh", "lowers", lowers, v3);
+  check_array("kjit::Bvh", "uppers", uppers, v3);
+  if (lowers.size() != uppers.size())
+    fail("kjit::Bvh: lowers has " + std::to_string(lowers.size()) + " boxes but uppers " + std::to_string(uppers.size()));
+  if (lowers.size() == 0) fail("kjit::Bvh: no boxes (lowers is empty); a BVH needs at least one");
+  if (lowers.device() != uppers.device())
+    fail("kjit::Bvh: lowers is on " + lowers.device().name() + " but uppers on " + uppers.device().name());
+  auto s = std::make_shared<BvhState>();
+  s->what = "kjit::Bvh";
+  s->lowers = lowers;
+  s->uppers = uppers;
+  const std::vector<vec3f> lo = host_values<vec3f>(lowers), hi = host_values<vec3f>(uppers);
+  check_boxes(lo, hi);
+  s->tree = detail::bvh_build(lo.data(), hi.data(), int64_t(lo.size()));
+  publish(*s, lowers.device(), true);
+  state_ = std::move(s);
+}
+
+void Bvh::refit() {
+  live(state_, "kjit::Bvh");
+  BvhState& s = *state_;
+  const std::vector<vec3f> lo = host_values<vec3f>(s.lowers), hi = host_values<vec3f>(s.uppers);
+  check_boxes(lo, hi);
+  detail::bvh_refit(s.tree, lo.data(), hi.data());
+  publish(s, s.lowers.device(), false);
+}
+
+void Bvh::release() { state_.reset(); }
+const NdArray& Bvh::lowers() const { return live(state_, "kjit::Bvh").lowers; }
+const NdArray& Bvh::uppers() const { return live(state_, "kjit::Bvh").uppers; }
+const NdArray& Bvh::node_bounds() const { return live(state_, "kjit::Bvh").node_bounds; }
+const NdArray& Bvh::node_links() const { return live(state_, "kjit::Bvh").node_links; }
+
+dsl::Bvh Bvh::view() const {
+  const BvhState& s = live(state_, "kjit::Bvh");
+  dsl::Bvh v;
+  v.lowers = s.lowers;
+  v.uppers = s.uppers;
+  v.bvh_bounds = s.node_bounds;
+  v.bvh_nodes = s.node_links;
+  return v;
+}
+
+// ---- Mesh ----
+
+Mesh::Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocities) {
+  check_array("kjit::Mesh", "points", points, ir_type_of<vec3f>());
+  check_array("kjit::Mesh", "indices", indices, ir_type_of<int32_t>());
+  if (indices.size() == 0 || indices.size() % 3 != 0)
+    fail("kjit::Mesh: indices has " + std::to_string(indices.size()) +
+         " entries; a mesh needs three per triangle and at least one triangle");
+  if (points.device() != indices.device())
+    fail("kjit::Mesh: points is on " + points.device().name() + " but indices on " + indices.device().name());
+  if (velocities.defined()) {
+    check_array("kjit::Mesh", "velocities", velocities, ir_type_of<vec3f>());
+    if (velocities.size() != points.size())
+      fail("kjit::Mesh: velocities has " + std::to_string(velocities.size()) + " entries but points " +
+           std::to_string(points.size()) + "; give one velocity per point");
+    if (velocities.device() != points.device())
+      fail("kjit::Mesh: velocities is on " + velocities.device().name() + " but points on " + points.device().name());
+  }
+  auto s = std::make_shared<BvhState>();
+  s->what = "kjit::Mesh";
+  s->points = points;
+  s->indices = indices;
+  s->velocities = velocities;
+  std::vector<vec3f> lo, hi;
+  triangle_boxes(*s, lo, hi);
+  s->tree = detail::bvh_build(lo.data(), hi.data(), int64_t(lo.size()));
+  publish(*s, points.device(), true);
+  state_ = std::move(s);
+}
+
+void Mesh::refit() {
+  live(state_, "kjit::Mesh");
+  BvhState& s = *state_;
+  std::vector<vec3f> lo, hi;
+  triangle_boxes(s, lo, hi);
+  detail::bvh_refit(s.tree, lo.data(), hi.data());
+  publish(s, s.points.device(), false);
+}
+
+void Mesh::release() { state_.reset(); }
+const NdArray& Mesh::points() const { return live(state_, "kjit::Mesh").points; }
+const NdArray& Mesh::indices() const { return live(state_, "kjit::Mesh").indices; }
+const NdArray& Mesh::velocities() const { return live(state_, "kjit::Mesh").velocities; }
+int64_t Mesh::num_faces() const { return live(state_, "kjit::Mesh").indices.size() / 3; }
+const NdArray& Mesh::node_bounds() const { return live(state_, "kjit::Mesh").node_bounds; }
+const NdArray& Mesh::node_links() const { return live(state_, "kjit::Mesh").node_links; }
+
+dsl::Mesh Mesh::view() const {
+  const BvhState& s = live(state_, "kjit::Mesh");
+  dsl::Mesh v;
+  v.points = s.points;
+  v.indices = s.indices;
+  if (s.velocities.defined()) v.velocities = s.velocities;
+  v.bvh_bounds = s.node_bounds;
+  v.bvh_nodes = s.node_links;
+  return v;
+}
+
+}  // namespace kjit

@@ -1,0 +1,191 @@
+// Reverse-mode gradients of mesh queries with respect to the query points and rays AND the
+// mesh's points, against float64 central differences of the brute-force reference (the
+// closest face / first hit re-chosen at every step), at points away from face switches.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "kjit/kjit.hpp"
+#include "kjit/runtime/mesh.hpp"
+#include "mesh_kernels.hpp"
+#include "mesh_reference.hpp"
+#include "strided_views.hpp"
+#include "test_support.hpp"
+
+using namespace kjit;
+using namespace kjit::test::geo;
+
+namespace {
+
+NdArray points_of(const SoupMesh& m) {
+  std::vector<vec3f> v(m.points.size() / 3);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = vec3f(m.points[3 * i], m.points[3 * i + 1], m.points[3 * i + 2]);
+  return from_vector(v);
+}
+
+/// The closest-point loss of kernel closest_loss, in float64 over every face.
+double closest_loss_ref(const SoupMesh& m, const D3& p) {
+  auto [d, f] = brute_closest(m, p);
+  (void)d;
+  auto uv = closest_uv(m.vertex(f, 0), m.vertex(f, 1), m.vertex(f, 2), p);
+  const D3 x = eval(m, f, uv[0], uv[1]);
+  const D3 e = sub(x, p);
+  return dot(e, e) + 0.3 * uv[0] - 0.7 * uv[1] + 0.25 * x[0];
+}
+
+/// The ray loss of kernel ray_loss, in float64 over every face (0 on a miss).
+double ray_loss_ref(const SoupMesh& m, const D3& o, const D3& d) {
+  auto [t, f] = brute_ray(m, o, d, 1e6);
+  if (f < 0) return 0;
+  const D3 a = m.vertex(f, 0), e1 = sub(m.vertex(f, 1), a), e2 = sub(m.vertex(f, 2), a);
+  const D3 q = cross(d, e2), s = sub(o, a), r = cross(s, e1);
+  const double det = dot(e1, q), v = dot(s, q) / det, w = dot(d, r) / det;
+  const D3 n = cross(e1, e2);
+  const double ln = std::sqrt(dot(n, n));
+  return t + 0.4 * (1 - v - w) - 0.6 * v + (0.5 * n[0] - 0.3 * n[1] + 0.2 * n[2]) / ln;
+}
+
+/// Central difference of f along one coordinate of a float64 value.
+double central(const std::function<double(double)>& f, double x, double h) { return (f(x + h) - f(x - h)) / (2 * h); }
+
+}  // namespace
+
+TEST_CASE("mesh_query_point_no_sign: gradients in the query points and the mesh's points against float64 central differences") {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);  // dense arrays: the adjoint lane functions too
+  SoupMesh m = sphere_mesh(1);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.4f, 1.4f);
+  // Query points whose closest point lies inside one face, away from its edges (u, v and
+  // 1 - u - v over 0.02), so that the face stays the same under the difference step: u and v
+  // are those of one face (on an edge or a vertex each face sharing it has its own).
+  std::vector<vec3f> qs;
+  const double h = 1e-4;
+  while (qs.size() < 37) {
+    vec3f p(u(rng), u(rng), u(rng));
+    D3 d = {p.c[0], p.c[1], p.c[2]};
+    auto [dist0, f0] = brute_closest(m, d);
+    (void)dist0;
+    auto uv = closest_uv(m.vertex(f0, 0), m.vertex(f0, 1), m.vertex(f0, 2), d);
+    bool stable = uv[0] > 0.02 && uv[1] > 0.02 && 1 - uv[0] - uv[1] > 0.02;
+    for (int k = 0; k < 3 && stable; ++k)
+      for (double s : {-2 * h, 2 * h}) {
+        D3 e = d;
+        e[size_t(k)] += s;
+        stable = stable && brute_closest(m, e).second == f0;
+      }
+    if (stable) qs.push_back(p);
+  }
+  const int n = int(qs.size());
+  NdArray mesh_points = points_of(m);
+  mesh_points.requires_grad();
+  Mesh mesh(mesh_points, from_vector(m.indices));
+  NdArray pts = from_vector(qs), out = zeros<float>({n}), g_pts = zeros<vec3f>({n});
+  std::vector<float> seeds(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) seeds[size_t(i)] = 1.0f + 0.01f * float(i);
+  launch(meshk::closest_loss, n, mesh, pts, out);
+  const std::vector<float> loss = out.to_vector<float>();
+  for (int i = 0; i < n; ++i)
+    CHECK(loss[size_t(i)] == doctest::Approx(closest_loss_ref(m, {qs[size_t(i)].c[0], qs[size_t(i)].c[1], qs[size_t(i)].c[2]})).epsilon(1e-4));
+  // The mesh has no floating value of its own: its adjoint is {}; the points' gradient goes
+  // to their own buffer.
+  launch_adjoint(meshk::closest_loss, n, {mesh, pts, out}, {{}, g_pts, from_vector(seeds)});
+  const std::vector<vec3f> gp = g_pts.to_vector<vec3f>();
+  const std::vector<vec3f> gm = test::read_array<vec3f>(mesh_points.grad());
+  // With respect to each query point.
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      D3 p = {qs[size_t(i)].c[0], qs[size_t(i)].c[1], qs[size_t(i)].c[2]};
+      const double ref = seeds[size_t(i)] * central([&](double x) { D3 e = p; e[size_t(k)] = x; return closest_loss_ref(m, e); }, p[size_t(k)], h);
+      CAPTURE(i);
+      CAPTURE(k);
+      CHECK(gp[size_t(i)].c[k] == doctest::Approx(ref).epsilon(2e-3).scale(1));
+    }
+  }
+  // With respect to the mesh's points: the sum over the queries, each point coordinate moved.
+  int nonzero = 0;
+  for (size_t j = 0; j < m.points.size(); ++j) {
+    auto total = [&](double x) {
+      SoupMesh moved = m;
+      moved.points[j] = float(x);  // the reference reads float points: step in float
+      double s = 0;
+      for (int i = 0; i < n; ++i) s += seeds[size_t(i)] * closest_loss_ref(moved, {qs[size_t(i)].c[0], qs[size_t(i)].c[1], qs[size_t(i)].c[2]});
+      return s;
+    };
+    const double x0 = m.points[j];
+    const float hp = 1e-3f;
+    const double ref = (total(double(float(x0 + hp))) - total(double(float(x0 - hp)))) / (double(float(x0 + hp)) - double(float(x0 - hp)));
+    CAPTURE(j);
+    CHECK(gm[j / 3].c[j % 3] == doctest::Approx(ref).epsilon(1e-2).scale(1));
+    nonzero += std::fabs(ref) > 1e-3;
+  }
+  CHECK(nonzero > 10);  // the queries reach many of the mesh's points
+}
+
+TEST_CASE("mesh_query_ray: gradients of t, u, v and the normal in the ray and the mesh's points against float64 central differences") {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
+  SoupMesh m = sphere_mesh(1);
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(-0.6f, 0.6f);
+  std::vector<vec3f> starts, dirs;
+  const double h = 1e-4;
+  while (starts.size() < 29) {
+    vec3f o(2.5f, u(rng), u(rng)), d(-1.0f, 0.3f * u(rng), 0.3f * u(rng));
+    D3 od = {o.c[0], o.c[1], o.c[2]}, dd = {d.c[0], d.c[1], d.c[2]};
+    auto [t0, f0] = brute_ray(m, od, dd, 1e6);
+    (void)t0;
+    if (f0 < 0 || edge_margin(m, f0, od, dd) < 0.02) continue;  // away from edges: no face switch
+    starts.push_back(o);
+    dirs.push_back(d);
+  }
+  const int n = int(starts.size());
+  NdArray mesh_points = points_of(m);
+  mesh_points.requires_grad();
+  Mesh mesh(mesh_points, from_vector(m.indices));
+  NdArray s = from_vector(starts), d = from_vector(dirs), out = zeros<float>({n});
+  NdArray gs = zeros<vec3f>({n}), gd = zeros<vec3f>({n});
+  std::vector<float> seeds(static_cast<size_t>(n), 1.0f);
+  launch(meshk::ray_loss, n, mesh, s, d, out);
+  launch_adjoint(meshk::ray_loss, n, {mesh, s, d, out}, {{}, gs, gd, from_vector(seeds)});
+  const std::vector<float> loss = out.to_vector<float>();
+  const std::vector<vec3f> G[2] = {gs.to_vector<vec3f>(), gd.to_vector<vec3f>()};
+  const std::vector<vec3f> gm = test::read_array<vec3f>(mesh_points.grad());
+  for (int i = 0; i < n; ++i) {
+    D3 o = {starts[size_t(i)].c[0], starts[size_t(i)].c[1], starts[size_t(i)].c[2]};
+    D3 dd = {dirs[size_t(i)].c[0], dirs[size_t(i)].c[1], dirs[size_t(i)].c[2]};
+    CAPTURE(i);
+    CHECK(loss[size_t(i)] == doctest::Approx(ray_loss_ref(m, o, dd)).epsilon(1e-4));
+    for (int which = 0; which < 2; ++which)
+      for (int k = 0; k < 3; ++k) {
+        const double ref = central([&](double x) {
+          D3 a = o, b = dd;
+          (which ? b : a)[size_t(k)] = x;
+          return ray_loss_ref(m, a, b);
+        }, (which ? dd : o)[size_t(k)], h);
+        CAPTURE(which);
+        CAPTURE(k);
+        CHECK(G[which][size_t(i)].c[k] == doctest::Approx(ref).epsilon(2e-3).scale(1));
+      }
+  }
+  int nonzero = 0;
+  for (size_t j = 0; j < m.points.size(); ++j) {
+    auto total = [&](double x) {
+      SoupMesh moved = m;
+      moved.points[j] = float(x);
+      double t = 0;
+      for (int i = 0; i < n; ++i)
+        t += ray_loss_ref(moved, {starts[size_t(i)].c[0], starts[size_t(i)].c[1], starts[size_t(i)].c[2]},
+                          {dirs[size_t(i)].c[0], dirs[size_t(i)].c[1], dirs[size_t(i)].c[2]});
+      return t;
+    };
+    const double x0 = m.points[j];
+    const float hp = 1e-3f;
+    const double xp = double(float(x0 + hp)), xm = double(float(x0 - hp));
+    const double ref = (total(xp) - total(xm)) / (xp - xm);
+    CAPTURE(j);
+    CHECK(gm[j / 3].c[j % 3] == doctest::Approx(ref).epsilon(1e-2).scale(1));
+    nonzero += std::fabs(ref) > 1e-3;
+  }
+  CHECK(nonzero > 5);
+}

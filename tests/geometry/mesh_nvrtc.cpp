@@ -1,0 +1,34 @@
+// The mesh module (traversal prelude chunk, query kernels and their adjoints) compiles with
+// NVRTC for sm_80 and sm_90 (no GPU needed).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string_view>
+
+#include "kjit/compiler/build.hpp"
+#include "kjit/kjit.hpp"
+#include "kjit/runtime/compile_input.hpp"
+#include "mesh_kernels.hpp"
+
+using namespace kjit;
+
+TEST_CASE("the mesh query module compiles with NVRTC for sm_80 and sm_90, adjoints included") {
+  (void)meshk::closest.def();  // registered with the module before it is assembled
+  compiler::ModuleSource s = module_compile_input("geometry_mesh").source;
+  size_t adjoints = 0;
+  for (const std::string& e : s.entry_points) adjoints += e.size() > 4 && e.compare(e.size() - 4, 4, "_adj") == 0;
+  CHECK(adjoints >= 2);
+  const std::string text = s.text.empty() && s.generate ? s.generate() : s.text;
+  CHECK(text.find("kj::mesh_closest_face") != std::string::npos);
+  CHECK(text.find("kj::mesh_first_hit") != std::string::npos);
+  compiler::CompileOptions fast;
+  fast.fast_compile = true;
+  for (const char* target : {"sm_80", "sm_90"}) {
+    INFO(target);
+    compiler::Artifact a = compiler::build_module(s, compiler::Target::parse(target), fast);
+    REQUIRE(a.image.size() > 16);
+    CHECK(std::memcmp(a.image.data(), "\x7f" "ELF", 4) == 0);
+    std::string_view image(a.image.data(), a.image.size());
+    for (const std::string& e : s.entry_points) CHECK_MESSAGE(image.find(e) != std::string_view::npos, e);
+  }
+}
