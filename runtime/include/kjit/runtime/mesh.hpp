@@ -39,8 +39,12 @@ class Bvh {
   const NdArray& node_links() const;
   /// The kernel-side struct (dsl::Bvh); a User error naming the BVH when it is empty.
   dsl::Bvh view() const;
-  /// Passes the BVH to a kernel parameter of type Value<dsl::Bvh>.
-  operator LaunchArg() const { return LaunchArg(view()); }  // NOLINT: implicit, as an argument
+  /// The device its arrays live on (the boxes').
+  const Device& device() const { return lowers().device(); }
+  /// What a launch passes for a Value<dsl::Bvh> parameter: view(), through LaunchArg's object
+  /// hook, which also refuses a launch on another device than the BVH's.
+  dsl::Bvh launch_value() const { return view(); }
+  static constexpr const char* kObjectName = "kjit::Bvh";
 
  private:
   std::shared_ptr<detail::BvhState> state_;
@@ -68,8 +72,12 @@ class Mesh {
   const NdArray& node_links() const;
   /// The kernel-side struct (dsl::Mesh); a User error naming the mesh when it is empty.
   dsl::Mesh view() const;
-  /// Passes the mesh to a kernel parameter of type Value<dsl::Mesh>.
-  operator LaunchArg() const { return LaunchArg(view()); }  // NOLINT: implicit, as an argument
+  /// The device its arrays live on (the points').
+  const Device& device() const { return points().device(); }
+  /// What a launch passes for a Value<dsl::Mesh> parameter: view(), through LaunchArg's object
+  /// hook, which also refuses a launch on another device than the mesh's.
+  dsl::Mesh launch_value() const { return view(); }
+  static constexpr const char* kObjectName = "kjit::Mesh";
 
  private:
   std::shared_ptr<detail::BvhState> state_;
