@@ -79,6 +79,25 @@ KJIT_KERNEL(energy_param_ordered, (Array<double> x, Double k, Array<double> out)
   out[i] = kk * v * v * sin(v);
 }
 
+/// A struct of arrays only (a mesh: points and the edges' point indices), read in a device
+/// function; its tangent is the tangent struct's points.
+KJIT_STRUCT(Cloud, (Array<kjit::vec3d>, points), (Array<int>, ids));
+inline const auto edge_length = func("edge_length", [](Value<Cloud> c, Int e) {
+  return length(c.points()[c.ids()[2 * e + 1]] - c.points()[c.ids()[2 * e]]);
+});
+inline const auto edge_length_p = func("edge_length_p", [](Array<kjit::vec3d> points, Array<int> ids, Int e) {
+  return length(points[ids[2 * e + 1]] - points[ids[2 * e]]);
+});
+KJIT_KERNEL(edges_field, (Value<Cloud> c, Array<double> out)) {
+  Int e = tid();
+  out[e] = edge_length(c, e);
+  c.points()[e] = c.points()[e] * 2.0;  // a write through the field: its tangent is written too
+}
+KJIT_KERNEL(edges_param, (Array<kjit::vec3d> points, Array<int> ids, Array<double> out)) {
+  Int e = tid();
+  out[e] = edge_length_p(points, ids, e);
+}
+
 /// Reads and writes the same field array: its adjoint would replay overwritten reads.
 KJIT_KERNEL(read_write_field, (Value<Model> m)) {
   Int i = tid();
@@ -322,4 +341,46 @@ TEST_CASE("forward mode: field tangents in a nested struct, an array of structs 
   q.head = head;
   launch_tangent(sarrays::queue_k, 2, {q, iout}, {{}, {}});
   CHECK(head.to_vector<int>()[0] == 2);
+}
+
+TEST_CASE("forward mode: a struct of arrays only (a mesh's points) has tangents through its floating array") {
+  const int n = 6;  // edges (i, i + 1) of n + 1 points
+  std::vector<vec3d> ps, vs;
+  std::vector<int> ids;
+  for (int i = 0; i <= n; ++i) {
+    ps.push_back(vec3d{{std::cos(0.7 * i), std::sin(1.1 * i) + 0.1 * i, 0.5 * i}});
+    vs.push_back(vec3d{{0.3 - 0.1 * i, std::cos(2.0 * i), 1.0 / (1 + i)}});
+  }
+  for (int e = 0; e < n; ++e) {
+    ids.push_back(e);
+    ids.push_back(e + 1);
+  }
+  NdArray points = from_vector(ps), dpoints = from_vector(vs), id = from_vector(ids);
+  NdArray out_f = zeros<double>({n}), dout_f = zeros<double>({n}), out_p = zeros<double>({n}), dout_p = zeros<double>({n});
+  launch_tangent(sarrays::edges_param, n, {points, id, out_p}, {dpoints, {}, dout_p});
+  sarrays::Cloud c, dc;
+  c.points = points;
+  c.ids = id;
+  dc.points = dpoints;
+  launch_tangent(sarrays::edges_field, n, {c, out_f}, {dc, dout_f});
+  CHECK(out_f.to_vector<double>() == out_p.to_vector<double>());
+  CHECK(dout_f.to_vector<double>() == dout_p.to_vector<double>());  // bit for bit
+  const std::vector<double> jv = dout_f.to_vector<double>();
+  for (int e = 0; e < n; ++e) {  // d|b - a| = <b - a, db - da> / |b - a|
+    double d[3], dd[3], len = 0, dot = 0;
+    for (int k = 0; k < 3; ++k) {
+      d[k] = ps[size_t(e + 1)][k] - ps[size_t(e)][k];
+      dd[k] = vs[size_t(e + 1)][k] - vs[size_t(e)][k];
+      len += d[k] * d[k];
+      dot += d[k] * dd[k];
+    }
+    CHECK(jv[size_t(e)] == doctest::Approx(dot / std::sqrt(len)));
+  }
+  // The write through the field doubled the first n points and their tangents.
+  const std::vector<vec3d> p2 = points.to_vector<vec3d>(), v2 = dpoints.to_vector<vec3d>();
+  for (int i = 0; i <= n; ++i)
+    for (int k = 0; k < 3; ++k) {
+      CHECK(p2[size_t(i)][k] == (i < n ? 2 : 1) * ps[size_t(i)][k]);
+      CHECK(v2[size_t(i)][k] == (i < n ? 2 : 1) * vs[size_t(i)][k]);
+    }
 }
