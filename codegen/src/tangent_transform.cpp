@@ -167,7 +167,8 @@ class TangentTransform {
     return t(v) != kZero ? t(v) : zero(out, in_.type_of(v), loc);
   }
   /// The tangent of `v` as a field of a struct that has a tangent: an array there needs its
-  /// tangent array (a zero array would be a null one, read through the struct's tangent).
+  /// tangent array (a zero array would be a null one, read through the struct's tangent). A
+  /// guard: the DSL builds no struct from array handles today.
   ir::ValueId field_tangent(const ir::Stmt& s, ir::ValueId v, ir::Block& out) {
     const ir::Type& type = in_.type_of(v);
     if (type.is_array() && ir::carries_tangent(type) && t(v) == kZero)
