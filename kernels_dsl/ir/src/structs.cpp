@@ -69,6 +69,15 @@ uint16_t register_struct(StructInfo info) {
   return uint16_t(t.infos.size());
 }
 
+bool carries_tangent(const Type& t) {
+  if (t.is_array()) return carries_tangent(t.element());
+  if (t.is_differentiable()) return true;
+  if (!t.is_struct()) return false;
+  for (const StructField& f : struct_info(t.struct_id).fields)
+    if ((f.type.is_array() || f.type.is_struct()) && carries_tangent(f.type)) return true;
+  return false;
+}
+
 Type results_struct(const Type* types, size_t count) {
   // One struct per list of result types, named after them: the same list in two functions
   // (or two modules) is one type, and the name says what it holds in generated code.

@@ -22,8 +22,9 @@ bool is_tangent_module(const std::string& module);
 ///   tangent: (launch_bounds_t dim, params..., one tangent per param...)
 ///
 /// with the layout of the adjoint's parameters: an array's tangent is an array of the same
-/// type and shape, a value's tangent a value of its type; the slot of a non-differentiable
-/// parameter (integers, bools) is never read. Its body runs the kernel's body (stores,
+/// type and shape, a value's tangent a value of its type (a struct's array fields hold the
+/// arrays' tangents: reads and writes through a field use the tangent's field); the slot of
+/// a non-differentiable parameter (integers, bools) is never read. Its body runs the kernel's body (stores,
 /// atomics, prints: one launch replaces the forward launch) and beside every floating value
 /// its tangent: loads read the tangent arrays at the same indices, stores and atomic adds
 /// write them, Vars carry their tangents through branches and loops, device functions are

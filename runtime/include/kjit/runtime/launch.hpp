@@ -166,7 +166,8 @@ const KernelDef* find_kernel_or_tangent(std::string_view name);
 
 /// Runs the tangent kernel of `kernel`: `args` as in the forward launch, `tangents` one per
 /// parameter: the direction for an input (an array of the array's shape, a value of the
-/// value's type), the array that receives the tangent of an output, or `{}` (a zero
+/// value's type: a struct's array fields hold the arrays' directions or output tangents, an
+/// unset one is zeros), the array that receives the tangent of an output, or `{}` (a zero
 /// direction, an output tangent not wanted, or a non-differentiable parameter: kjit lends the
 /// launch zeros, or scratch memory, that the calling thread keeps for its tangent launches).
 /// The launch does

@@ -41,6 +41,10 @@ void layout_struct(StructInfo& info);
 /// The alignment of a value of type `t` in memory.
 int type_align(const Type& t);
 
+/// Whether a value of type `t` carries a forward-mode tangent: a differentiable type, or a
+/// struct holding (at any depth) an array field of floating elements, whose tangent is the
+/// same field of the struct's tangent; an array: whether its elements do.
+bool carries_tangent(const Type& t);
 /// The struct with id `id`; throws an Internal error for unknown ids.
 const StructInfo& struct_info(uint16_t id);
 /// Registers a struct (or returns the id of an identical one already registered). Ids start
