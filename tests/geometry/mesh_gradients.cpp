@@ -189,3 +189,78 @@ TEST_CASE("mesh_query_ray: gradients of t, u, v and the normal in the ray and th
   }
   CHECK(nonzero > 5);
 }
+
+// Forward mode through the mesh's points (a Mesh's tangent is a dsl::Mesh whose points field
+// holds their direction; the fields left unset are zero directions): the tangents of both
+// losses in random directions of the query and of every mesh point satisfy the dot-product
+// identity with the reverse-mode gradients, <J v, w> = <v, J^T w>.
+TEST_CASE("mesh queries in forward mode: tangents in the mesh's points and the query match the adjoints (dot-product identity)") {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
+  SoupMesh m = sphere_mesh(1);
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f), v(-0.6f, 0.6f);
+  auto random_vecs = [&](size_t n) {
+    std::vector<vec3f> r(n);
+    for (vec3f& x : r) x = vec3f(u(rng), u(rng), u(rng));
+    return r;
+  };
+  const int n = 23;
+  std::vector<vec3f> pts(static_cast<size_t>(n)), starts(static_cast<size_t>(n)), dirs(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    pts[size_t(i)] = vec3f(1.5f * u(rng), 1.5f * u(rng), 1.5f * u(rng));
+    starts[size_t(i)] = vec3f(2.5f, v(rng), v(rng));
+    dirs[size_t(i)] = vec3f(-1.0f, 0.3f * v(rng), 0.3f * v(rng));
+  }
+  const size_t np = m.points.size() / 3;
+  const std::vector<vec3f> dpoints = random_vecs(np), dpts = random_vecs(size_t(n)), dstarts = random_vecs(size_t(n)),
+                           ddirs = random_vecs(size_t(n));
+  std::vector<float> w(static_cast<size_t>(n));
+  for (float& x : w) x = u(rng);
+  auto dot_all = [](const std::vector<vec3f>& a, const std::vector<vec3f>& b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); ++i) s += double(a[i].c[0]) * b[i].c[0] + double(a[i].c[1]) * b[i].c[1] + double(a[i].c[2]) * b[i].c[2];
+    return s;
+  };
+  auto dot_w = [&](const NdArray& t) {
+    const std::vector<float> jt = t.to_vector<float>();
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += double(jt[size_t(i)]) * w[size_t(i)];
+    return s;
+  };
+  SUBCASE("closest points") {
+    NdArray mesh_points = points_of(m);
+    mesh_points.requires_grad();
+    Mesh mesh(mesh_points, from_vector(m.indices));
+    NdArray dpoints_array = from_vector(dpoints);  // a struct's ArrayRef does not keep its array alive
+    kjit::dsl::Mesh dmesh;
+    dmesh.points = dpoints_array;
+    NdArray p = from_vector(pts), out = zeros<float>({n}), dout = zeros<float>({n}), gp = zeros<vec3f>({n});
+    launch_tangent(meshk::closest_loss, n, {mesh, p, out}, {dmesh, from_vector(dpts), dout});
+    launch_adjoint(meshk::closest_loss, n, {mesh, p, out}, {{}, gp, from_vector(w)});
+    const double jv = dot_w(dout);
+    const double vjw = dot_all(dpts, gp.to_vector<vec3f>()) + dot_all(dpoints, test::read_array<vec3f>(mesh_points.grad()));
+    CHECK(std::fabs(jv) > 1e-2);  // the directions do move the loss
+    CHECK(jv == doctest::Approx(vjw).epsilon(1e-4));
+    // Only the mesh's points moving: the query's part alone must not be what agrees.
+    NdArray dout2 = zeros<float>({n});
+    launch_tangent(meshk::closest_loss, n, {mesh, p, out}, {dmesh, {}, dout2});
+    CHECK(dot_w(dout2) == doctest::Approx(dot_all(dpoints, test::read_array<vec3f>(mesh_points.grad()))).epsilon(1e-4));
+  }
+  SUBCASE("rays") {
+    NdArray mesh_points = points_of(m);
+    mesh_points.requires_grad();
+    Mesh mesh(mesh_points, from_vector(m.indices));
+    NdArray dpoints_array = from_vector(dpoints);  // a struct's ArrayRef does not keep its array alive
+    kjit::dsl::Mesh dmesh;
+    dmesh.points = dpoints_array;
+    NdArray s = from_vector(starts), d = from_vector(dirs), out = zeros<float>({n}), dout = zeros<float>({n});
+    NdArray gs = zeros<vec3f>({n}), gd = zeros<vec3f>({n});
+    launch_tangent(meshk::ray_loss, n, {mesh, s, d, out}, {dmesh, from_vector(dstarts), from_vector(ddirs), dout});
+    launch_adjoint(meshk::ray_loss, n, {mesh, s, d, out}, {{}, gs, gd, from_vector(w)});
+    const double jv = dot_w(dout);
+    const double vjw = dot_all(dstarts, gs.to_vector<vec3f>()) + dot_all(ddirs, gd.to_vector<vec3f>()) +
+                       dot_all(dpoints, test::read_array<vec3f>(mesh_points.grad()));
+    CHECK(std::fabs(jv) > 1e-2);
+    CHECK(jv == doctest::Approx(vjw).epsilon(1e-4));
+  }
+}
