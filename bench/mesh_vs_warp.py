@@ -98,8 +98,26 @@ def main():
         out = subprocess.run([exe, what, tmp, str(a.reps)], check=True, capture_output=True, text=True).stdout.split()
         return float(out[0])
 
+    # Embree (bench_mesh_rays_embree, built where libembree-dev is installed): the same mesh and
+    # rays in its input format, its BVH build and rtcIntersect1 on every core.
+    embree = os.path.join(a.build, "bench", "bench_mesh_rays_embree")
+    embree_input = os.path.join(tmp, "embree_input.bin")
+    with open(embree_input, "wb") as f:
+        np.array([len(pts), len(idx) // 3, n], np.int64).tofile(f)
+        for arr in (pts, idx.astype(np.int32), starts, dirs):
+            arr.tofile(f)
+
+    def embree_time():
+        out = subprocess.run([embree, embree_input, str(a.reps)], check=True, capture_output=True, text=True).stdout.split()
+        return float(out[2]), float(out[4]), int(out[12])
+
     rows = {}
     for r in range(a.rounds):
+        if os.path.exists(embree):
+            b, t_ms, embree_hits = embree_time()
+            rows.setdefault("embree", ([], [], []))
+            rows["embree"][0].append(b)
+            rows["embree"][1].append(t_ms)
         for what in ("build", "closest", "ray"):
             w = warp_time(what)
             k = kjit_time(what)
@@ -121,9 +139,16 @@ def main():
     print(f"{a.tris} triangles ({len(idx) // 3}), {n} queries, {os.cpu_count()} cores, {a.rounds} rounds x {a.reps} reps, "
           f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'row':10s} {'Warp ms':>10s} {'kjit ms':>10s} {'kjit/Warp':>10s}")
-    for what, (w, k) in rows.items():
+    for what, (w, k, *_) in rows.items():
+        if what == "embree":
+            continue
         wm, km = statistics.median(w), statistics.median(k)
         print(f"{what:10s} {wm:10.1f} {km:10.1f} {km / wm:10.3f}")
+    if "embree" in rows:
+        eb, et = statistics.median(rows["embree"][0]), statistics.median(rows["embree"][1])
+        kb, kr = statistics.median(rows["build"][1]), statistics.median(rows["ray"][1])
+        print(f"Embree 3 (rtcIntersect1, every core): build {eb:.1f} ms (kjit/Embree {kb / eb:.2f}), rays {et:.1f} ms "
+              f"(kjit/Embree {kr / et:.2f}), hits {embree_hits} (kjit {int(np.sum(kf_r >= 0))})")
     print(f"closest: max |distance kjit - Warp| {np.max(np.abs(dk - dw)):.2e}, same face {np.mean(kf == wf):.4f} (ties at shared edges and vertices go either way)")
     print(f"ray: hit agreement {np.mean((kf_r >= 0) == (wf_r >= 0)):.5f}, max |t kjit - Warp| on common hits "
           f"{np.max(np.abs(kt[both] - wt[both])) if both.any() else 0:.2e}")
