@@ -9,6 +9,7 @@
 
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/mesh.hpp"
+#include "mesh_arrays.hpp"
 #include "mesh_kernels.hpp"
 #include "mesh_reference.hpp"
 #include "strided_views.hpp"
@@ -19,11 +20,6 @@ using namespace kjit::test::geo;
 
 namespace {
 
-NdArray points_of(const SoupMesh& m) {
-  std::vector<vec3f> v(m.points.size() / 3);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = vec3f(m.points[3 * i], m.points[3 * i + 1], m.points[3 * i + 2]);
-  return from_vector(v);
-}
 
 /// The closest-point loss of kernel closest_loss, in float64 over every face.
 double closest_loss_ref(const SoupMesh& m, const D3& p) {
@@ -227,13 +223,14 @@ TEST_CASE("mesh queries in forward mode: tangents in the mesh's points and the q
     for (int i = 0; i < n; ++i) s += double(jt[size_t(i)]) * w[size_t(i)];
     return s;
   };
+  // Set up again for each subcase (doctest reruns the case from the top): fresh gradients.
+  NdArray mesh_points = points_of(m);
+  mesh_points.requires_grad();
+  Mesh mesh(mesh_points, from_vector(m.indices));
+  NdArray dpoints_array = from_vector(dpoints);  // a struct's ArrayRef does not keep its array alive
+  kjit::dsl::Mesh dmesh;
+  dmesh.points = dpoints_array;
   SUBCASE("closest points") {
-    NdArray mesh_points = points_of(m);
-    mesh_points.requires_grad();
-    Mesh mesh(mesh_points, from_vector(m.indices));
-    NdArray dpoints_array = from_vector(dpoints);  // a struct's ArrayRef does not keep its array alive
-    kjit::dsl::Mesh dmesh;
-    dmesh.points = dpoints_array;
     NdArray p = from_vector(pts), out = zeros<float>({n}), dout = zeros<float>({n}), gp = zeros<vec3f>({n});
     launch_tangent(meshk::closest_loss, n, {mesh, p, out}, {dmesh, from_vector(dpts), dout});
     launch_adjoint(meshk::closest_loss, n, {mesh, p, out}, {{}, gp, from_vector(w)});
@@ -247,12 +244,6 @@ TEST_CASE("mesh queries in forward mode: tangents in the mesh's points and the q
     CHECK(dot_w(dout2) == doctest::Approx(dot_all(dpoints, test::read_array<vec3f>(mesh_points.grad()))).epsilon(1e-4));
   }
   SUBCASE("rays") {
-    NdArray mesh_points = points_of(m);
-    mesh_points.requires_grad();
-    Mesh mesh(mesh_points, from_vector(m.indices));
-    NdArray dpoints_array = from_vector(dpoints);  // a struct's ArrayRef does not keep its array alive
-    kjit::dsl::Mesh dmesh;
-    dmesh.points = dpoints_array;
     NdArray s = from_vector(starts), d = from_vector(dirs), out = zeros<float>({n}), dout = zeros<float>({n});
     NdArray gs = zeros<vec3f>({n}), gd = zeros<vec3f>({n});
     launch_tangent(meshk::ray_loss, n, {mesh, s, d, out}, {dmesh, from_vector(dstarts), from_vector(ddirs), dout});

@@ -8,6 +8,7 @@
 
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/mesh.hpp"
+#include "mesh_arrays.hpp"
 #include "mesh_kernels.hpp"
 #include "mesh_reference.hpp"
 #include "test_support.hpp"
@@ -17,11 +18,6 @@ using namespace kjit::test::geo;
 
 namespace {
 
-NdArray points_of(const SoupMesh& m) {
-  std::vector<vec3f> v(m.points.size() / 3);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = vec3f(m.points[3 * i], m.points[3 * i + 1], m.points[3 * i + 2]);
-  return from_vector(v);
-}
 vec3f f3(const D3& d) { return vec3f(float(d[0]), float(d[1]), float(d[2])); }
 D3 d3(const vec3f& v) { return {v.c[0], v.c[1], v.c[2]}; }
 
