@@ -38,6 +38,13 @@ KJIT_KERNEL(evals, (Value<Mesh> mesh, Array<int> faces, Array<Vec2f> uvs, Array<
   index[i] = mesh_get_index(mesh, i);
 }
 
+/// mesh_eval_velocity and mesh_get_velocity.
+KJIT_KERNEL(velocity_evals, (Value<Mesh> mesh, Array<int> faces, Array<Vec2f> uvs, Array<Vec3f> vel, Array<Vec3f> point_vel)) {
+  Int i = tid();
+  vel[i] = mesh_eval_velocity(mesh, faces[i], uvs[i].x(), uvs[i].y());
+  point_vel[i] = mesh_get_velocity(mesh, i);
+}
+
 /// A loss of the closest point: |x - p|^2 + 0.3 u - 0.7 v + 0.25 x.x, x its position.
 KJIT_KERNEL(closest_loss, (Value<Mesh> mesh, Array<Vec3f> pts, Array<float> out)) {
   Int i = tid();

@@ -190,3 +190,31 @@ TEST_CASE("mesh_eval_position, mesh_eval_face_normal, mesh_get_point and mesh_ge
     CHECK(I[size_t(i)] == m.indices[size_t(i)]);
   }
 }
+
+TEST_CASE("mesh_eval_velocity and mesh_get_velocity read the mesh's velocities") {
+  std::mt19937 rng(6);
+  SoupMesh m = sphere_mesh(1);
+  const int n = int(m.points.size() / 3);
+  std::uniform_real_distribution<float> u(0, 0.5f), w(-2, 2);
+  std::vector<vec3f> velocities;
+  for (int i = 0; i < n; ++i) velocities.push_back(vec3f(w(rng), w(rng), w(rng)));
+  Mesh mesh(points_of(m), from_vector(m.indices), from_vector(velocities));
+  std::vector<int32_t> faces;
+  std::vector<vec2f> uvs;
+  for (int i = 0; i < n; ++i) {
+    faces.push_back(int32_t(rng() % uint32_t(m.faces())));
+    uvs.push_back(vec2f(u(rng), u(rng)));
+  }
+  NdArray vel = zeros<vec3f>({n}), point_vel = zeros<vec3f>({n});
+  launch(meshk::velocity_evals, n, mesh, from_vector(faces), from_vector(uvs), vel, point_vel);
+  const auto V = vel.to_vector<vec3f>(), Q = point_vel.to_vector<vec3f>();
+  for (int i = 0; i < n; ++i) {
+    const int f = faces[size_t(i)];
+    const double a = uvs[size_t(i)].c[0], b = uvs[size_t(i)].c[1];
+    for (int k = 0; k < 3; ++k) {
+      auto corner = [&](int c) { return double(velocities[size_t(m.indices[3 * size_t(f) + size_t(c)])].c[k]); };
+      CHECK(V[size_t(i)].c[k] == doctest::Approx(a * corner(0) + b * corner(1) + (1 - a - b) * corner(2)).epsilon(1e-5).scale(1));
+      CHECK(Q[size_t(i)].c[k] == velocities[size_t(i)].c[k]);
+    }
+  }
+}

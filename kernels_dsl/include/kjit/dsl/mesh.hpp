@@ -105,6 +105,18 @@ inline Vec3f mesh_eval_position(const Value<Mesh>& m, const Int& f, const Float&
   return detail::mesh_vertex(m, f, 0, loc) * u + detail::mesh_vertex(m, f, 1, loc) * v +
          detail::mesh_vertex(m, f, 2, loc) * (1.0f - u - v);
 }
+/// The velocity at the point of face f with barycentrics (u, v): u v0 + v v1 + (1 - u - v) v2 of
+/// the mesh's velocities (Warp's mesh_eval_velocity; a mesh built without velocities has none to
+/// read: a bounds-checked launch reports it).
+inline Vec3f mesh_eval_velocity(const Value<Mesh>& m, const Int& f, const Float& u, const Float& v,
+                                Loc loc = Loc::here()) {
+  auto corner = [&](int k) { return m.velocities(loc)[m.indices(loc)[f * 3 + k]]; };
+  return corner(0) * u + corner(1) * v + corner(2) * (1.0f - u - v);
+}
+/// Velocity k (an index into the velocities array) of the mesh: Warp's mesh_get_velocity.
+inline Vec3f mesh_get_velocity(const Value<Mesh>& m, const Int& index, Loc loc = Loc::here()) {
+  return m.velocities(loc)[index];
+}
 /// The unit normal of face f: normalize(cross(p1 - p0, p2 - p0)).
 inline Vec3f mesh_eval_face_normal(const Value<Mesh>& m, const Int& f, Loc loc = Loc::here()) {
   Vec3f a = detail::mesh_vertex(m, f, 0, loc);
