@@ -7,9 +7,9 @@
 
 #include <cstring>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "gpu_builds.hpp"
 #include "gradient_support.hpp"
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/build.hpp"
@@ -188,14 +188,5 @@ TEST_CASE("NVRTC compiles a long adjoint's spans for sm_80 and sm_90") {
   compiler::ModuleSource s = module_compile_input("autodiff_long_nvrtc").source;
   REQUIRE(s.generate);
   CHECK(s.generate().find("span 1 again, from its checkpoint") != std::string::npos);
-  compiler::CompileOptions fast;
-  fast.fast_compile = true;
-  for (const char* target : {"sm_80", "sm_90"}) {
-    INFO(target);
-    compiler::Artifact a = compiler::build_module(s, compiler::Target::parse(target), fast);
-    REQUIRE(a.image.size() > 16);
-    CHECK(std::memcmp(a.image.data(), "\x7f" "ELF", 4) == 0);
-    std::string_view image(a.image.data(), a.image.size());
-    for (const std::string& e : s.entry_points) CHECK_MESSAGE(image.find(e) != std::string_view::npos, e);
-  }
+  test::check_builds_for_gpus(s, "autodiff_long_nvrtc");
 }

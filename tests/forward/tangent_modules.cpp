@@ -7,11 +7,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <string>
-#include <string_view>
 
 #include "forward_support.hpp"
+#include "gpu_builds.hpp"
 #include "kjit/codegen/codegen.hpp"
 #include "kjit/compiler/build.hpp"
 #include "kjit/kernel.hpp"
@@ -165,15 +164,6 @@ TEST_CASE("NVRTC compiles the suite's tangent modules, tangent and tangent-adjoi
     }
     CHECK_MESSAGE(forwards > 0, name << " has no tangent entry point");
     CHECK_MESSAGE(adjoints > 0, name << " has no tangent-adjoint entry point");
-    compiler::CompileOptions fast;
-    fast.fast_compile = true;
-    for (const char* target : {"sm_80", "sm_90"}) {
-      INFO(name << " for " << target);
-      compiler::Artifact a = compiler::build_module(s, compiler::Target::parse(target), fast);
-      REQUIRE(a.image.size() > 16);
-      CHECK(std::memcmp(a.image.data(), "\x7f" "ELF", 4) == 0);
-      std::string_view image(a.image.data(), a.image.size());
-      for (const std::string& e : s.entry_points) CHECK_MESSAGE(image.find(e) != std::string_view::npos, e);
-    }
+    test::check_builds_for_gpus(s, name);
   }
 }

@@ -2,9 +2,7 @@
 // NVRTC for sm_80 and sm_90 (no GPU needed).
 #include <doctest/doctest.h>
 
-#include <cstring>
-#include <string_view>
-
+#include "gpu_builds.hpp"
 #include "kjit/compiler/build.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/compile_input.hpp"
@@ -21,14 +19,5 @@ TEST_CASE("the mesh query module compiles with NVRTC for sm_80 and sm_90, adjoin
   const std::string text = s.text.empty() && s.generate ? s.generate() : s.text;
   CHECK(text.find("kj::mesh_closest_face") != std::string::npos);
   CHECK(text.find("kj::mesh_first_hit") != std::string::npos);
-  compiler::CompileOptions fast;
-  fast.fast_compile = true;
-  for (const char* target : {"sm_80", "sm_90"}) {
-    INFO(target);
-    compiler::Artifact a = compiler::build_module(s, compiler::Target::parse(target), fast);
-    REQUIRE(a.image.size() > 16);
-    CHECK(std::memcmp(a.image.data(), "\x7f" "ELF", 4) == 0);
-    std::string_view image(a.image.data(), a.image.size());
-    for (const std::string& e : s.entry_points) CHECK_MESSAGE(image.find(e) != std::string_view::npos, e);
-  }
+  test::check_builds_for_gpus(s, "geometry_mesh");
 }
