@@ -1,7 +1,7 @@
 // kjit prelude: mesh — the discrete half of the mesh and BVH queries (which face is closest,
 // which face a ray hits first): BVH traversal over the node arrays kjit::Bvh / kjit::Mesh
-// build (runtime/src/bvh_build.cpp). No gradient flows here: the DSL recomputes the
-// continuous results from the face's vertices (kjit/dsl/mesh.hpp).
+// build, laid out as kjit/dsl/mesh.hpp's Mesh struct documents. No gradient flows here: the
+// DSL recomputes the continuous results from the face's vertices (kjit/dsl/mesh.hpp).
 //@chunk mesh requires vec array
 namespace kj {
 /// The deepest a traversal's stack gets: the builder's median splits keep a tree of n items

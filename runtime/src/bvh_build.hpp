@@ -1,5 +1,5 @@
-// The host BVH builder behind kjit::Bvh and kjit::Mesh (internal): the node layout the
-// prelude's traversals read (codegen/prelude/mesh.h).
+// The host BVH builder behind kjit::Bvh and kjit::Mesh (internal): it writes the node layout
+// that kjit/dsl/mesh.hpp's Mesh struct documents, which the prelude's traversals read.
 #pragma once
 
 #include <cstdint>

@@ -15,8 +15,14 @@ namespace kjit::dsl {
 
 /// A triangle mesh as kernels see it: `KJIT_KERNEL(k, (Value<Mesh> mesh, ...))`, launched with
 /// a kjit::Mesh. points and indices are the user's arrays (face f is points[indices[3f + k]]),
-/// velocities may be absent; bvh_bounds (lower, upper per node) and bvh_nodes (two links per
-/// node, then the leaves' face lists) are the BVH kjit::Mesh built.
+/// velocities may be absent; bvh_bounds and bvh_nodes are the BVH kjit::Mesh built.
+///
+/// The BVH layout (the contract between the host builder and the prelude's traversals): nodes
+/// in depth-first order, node 0 the root, children after their parent. bvh_bounds holds the
+/// lower then the upper corner of each node's box. bvh_nodes holds two int32 per node, then
+/// the items: an inner node's two are its children's node indices; a leaf's are -(first + 1)
+/// and its item count, `first` indexing bvh_nodes itself (the leaves' item lists start at
+/// 2 * nodes and together are a permutation of the faces, or of a Bvh's boxes).
 KJIT_STRUCT(Mesh, (Array<Vec3f>, points), (Array<int>, indices), (Array<Vec3f>, velocities),
             (Array<Vec3f>, bvh_bounds), (Array<int>, bvh_nodes));
 
