@@ -13,7 +13,6 @@ namespace kjit::detail {
 /// What kjit::Bvh and kjit::Mesh hold: the user's arrays, their host copies (the build's input),
 /// the tree and its arrays on the user's device.
 struct BvhState {
-  const char* what;  // "kjit::Mesh" or "kjit::Bvh", for messages
   NdArray lowers, uppers;               // Bvh
   NdArray points, indices, velocities;  // Mesh
   BvhTree tree;
@@ -37,16 +36,10 @@ void check_array(const char* what, const char* name, const NdArray& a, const ir:
          ir::Type::array(a.element(), a.ndim()).str());
 }
 
-/// The array's elements on the host (a copy when it is on a GPU or strided).
-template <class T>
-std::vector<T> host_values(const NdArray& a) {
-  return a.to_vector<T>();
-}
-
 /// The boxes of a mesh's triangles, checking points (no NaN) and indices (in range).
 void triangle_boxes(const BvhState& s, std::vector<vec3f>& lo, std::vector<vec3f>& hi) {
-  const std::vector<vec3f> p = host_values<vec3f>(s.points);
-  const std::vector<int32_t> idx = host_values<int32_t>(s.indices);
+  const std::vector<vec3f> p = s.points.to_vector<vec3f>();
+  const std::vector<int32_t> idx = s.indices.to_vector<int32_t>();
   for (size_t i = 0; i < p.size(); ++i)
     for (int a = 0; a < 3; ++a)
       if (std::isnan(p[i].c[a]))
@@ -79,14 +72,19 @@ void check_boxes(const std::vector<vec3f>& lo, const std::vector<vec3f>& hi) {
     }
 }
 
-/// Copies the tree's arrays to the object's device (the build ran on the host).
-void publish(BvhState& s, const Device& device, bool relink) {
-  NdArray bounds = from_vector(s.tree.bounds, {int64_t(s.tree.bounds.size())});
-  s.node_bounds = device.is_cpu() ? bounds : bounds.to(device);
-  if (relink) {
-    NdArray links = from_vector(s.tree.links, {int64_t(s.tree.links.size())});
+/// Builds the tree over boxes [lo[i], hi[i]] (or, with `build` false, refits the one built)
+/// on the host and gives its arrays to the object's device. A refit copies the new bounds into
+/// the node arrays in place: a loop that refits every step allocates nothing.
+void fit(BvhState& s, const std::vector<vec3f>& lo, const std::vector<vec3f>& hi, const Device& device, bool build) {
+  if (build) {
+    s.tree = detail::bvh_build(lo.data(), hi.data(), int64_t(lo.size()));
+    NdArray bounds = from_vector(s.tree.bounds), links = from_vector(s.tree.links);
+    s.node_bounds = device.is_cpu() ? bounds : bounds.to(device);
     s.node_links = device.is_cpu() ? links : links.to(device);
+    return;
   }
+  detail::bvh_refit(s.tree, lo.data(), hi.data());
+  s.node_bounds.copy_from(NdArray::view(s.tree.bounds.data(), ir_type_of<vec3f>(), {int64_t(s.tree.bounds.size())}, Device::cpu()));
 }
 
 const BvhState& live(const std::shared_ptr<BvhState>& s, const char* what) {
@@ -108,23 +106,20 @@ Bvh::Bvh(const NdArray& lowers, const NdArray& uppers) {
   if (lowers.device() != uppers.device())
     fail("kjit::Bvh: lowers is on " + lowers.device().name() + " but uppers on " + uppers.device().name());
   auto s = std::make_shared<BvhState>();
-  s->what = "kjit::Bvh";
   s->lowers = lowers;
   s->uppers = uppers;
-  const std::vector<vec3f> lo = host_values<vec3f>(lowers), hi = host_values<vec3f>(uppers);
+  const std::vector<vec3f> lo = lowers.to_vector<vec3f>(), hi = uppers.to_vector<vec3f>();
   check_boxes(lo, hi);
-  s->tree = detail::bvh_build(lo.data(), hi.data(), int64_t(lo.size()));
-  publish(*s, lowers.device(), true);
+  fit(*s, lo, hi, lowers.device(), true);
   state_ = std::move(s);
 }
 
 void Bvh::refit() {
   live(state_, "kjit::Bvh");
   BvhState& s = *state_;
-  const std::vector<vec3f> lo = host_values<vec3f>(s.lowers), hi = host_values<vec3f>(s.uppers);
+  const std::vector<vec3f> lo = s.lowers.to_vector<vec3f>(), hi = s.uppers.to_vector<vec3f>();
   check_boxes(lo, hi);
-  detail::bvh_refit(s.tree, lo.data(), hi.data());
-  publish(s, s.lowers.device(), false);
+  fit(s, lo, hi, s.lowers.device(), false);
 }
 
 void Bvh::release() { state_.reset(); }
@@ -162,14 +157,12 @@ Mesh::Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocit
       fail("kjit::Mesh: velocities is on " + velocities.device().name() + " but points on " + points.device().name());
   }
   auto s = std::make_shared<BvhState>();
-  s->what = "kjit::Mesh";
   s->points = points;
   s->indices = indices;
   s->velocities = velocities;
   std::vector<vec3f> lo, hi;
   triangle_boxes(*s, lo, hi);
-  s->tree = detail::bvh_build(lo.data(), hi.data(), int64_t(lo.size()));
-  publish(*s, points.device(), true);
+  fit(*s, lo, hi, points.device(), true);
   state_ = std::move(s);
 }
 
@@ -178,8 +171,7 @@ void Mesh::refit() {
   BvhState& s = *state_;
   std::vector<vec3f> lo, hi;
   triangle_boxes(s, lo, hi);
-  detail::bvh_refit(s.tree, lo.data(), hi.data());
-  publish(s, s.points.device(), false);
+  fit(s, lo, hi, s.points.device(), false);
 }
 
 void Mesh::release() { state_.reset(); }

@@ -163,11 +163,13 @@ TEST_CASE("Mesh::refit: queries follow the moved points") {
   NdArray face = zeros<int32_t>({1}), uvr = zeros<vec3f>({1});
   launch(meshk::closest, 1, m, q, 100.0f, face, uvr);
   CHECK(face.to_vector<int32_t>()[0] == 0);
-  // Move the second triangle onto the query: without a refit its stale box would hide it.
-  pts.copy_from(from_vector(std::vector<vec3f>{vec3f(0, 0, 0), vec3f(1, 0, 0), vec3f(0, 1, 0), vec3f(0, 0, 0.5f),
-                                                vec3f(1, 0, 0.5f), vec3f(0, 1, 0.5f)}));
+  // Move the second triangle below the old root box and query beside it within 1: without a
+  // refit reaching the kernel's node arrays, the stale box (z in [0, 5]) is 2.5 away and hides it.
+  pts.copy_from(from_vector(std::vector<vec3f>{vec3f(0, 0, 0), vec3f(1, 0, 0), vec3f(0, 1, 0), vec3f(0, 0, -3),
+                                                vec3f(1, 0, -3), vec3f(0, 1, -3)}));
   m.refit();
-  launch(meshk::closest, 1, m, q, 100.0f, face, uvr);
+  q.copy_from(from_vector(std::vector<vec3f>{vec3f(0.2f, 0.2f, -2.5f)}));
+  launch(meshk::closest, 1, m, q, 1.0f, face, uvr);
   CHECK(face.to_vector<int32_t>()[0] == 1);
   CHECK(uvr.to_vector<vec3f>()[0].c[0] == doctest::Approx(0.6f));
 }
