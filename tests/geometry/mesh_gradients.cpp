@@ -8,7 +8,9 @@
 #include <random>
 
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/gradcheck.hpp"
 #include "kjit/runtime/mesh.hpp"
+#include "kjit/runtime/tape.hpp"
 #include "mesh_arrays.hpp"
 #include "mesh_kernels.hpp"
 #include "mesh_reference.hpp"
@@ -43,26 +45,17 @@ double ray_loss_ref(const SoupMesh& m, const D3& o, const D3& d) {
   return t + 0.4 * (1 - v - w) - 0.6 * v + (0.5 * n[0] - 0.3 * n[1] + 0.2 * n[2]) / ln;
 }
 
-/// Central difference of f along one coordinate of a float64 value.
-double central(const std::function<double(double)>& f, double x, double h) { return (f(x + h) - f(x - h)) / (2 * h); }
-
-}  // namespace
-
-TEST_CASE("mesh_query_point_no_sign: gradients in the query points and the mesh's points against float64 central differences") {
-  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);  // dense arrays: the adjoint lane functions too
-  SoupMesh m = sphere_mesh(1);
-  std::mt19937 rng(11);
+/// `count` random query points whose closest point lies inside one face of `m`, away from its
+/// edges (u, v and 1 - u - v over 0.02), and stays on that face when a coordinate moves by 2h:
+/// u and v are those of one face (on an edge or a vertex each face sharing it has its own).
+std::vector<vec3f> stable_queries(const SoupMesh& m, size_t count, unsigned seed, double h) {
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1.4f, 1.4f);
-  // Query points whose closest point lies inside one face, away from its edges (u, v and
-  // 1 - u - v over 0.02), so that the face stays the same under the difference step: u and v
-  // are those of one face (on an edge or a vertex each face sharing it has its own).
   std::vector<vec3f> qs;
-  const double h = 1e-4;
-  while (qs.size() < 37) {
+  while (qs.size() < count) {
     vec3f p(u(rng), u(rng), u(rng));
     D3 d = {p.c[0], p.c[1], p.c[2]};
-    auto [dist0, f0] = brute_closest(m, d);
-    (void)dist0;
+    const int f0 = brute_closest(m, d).second;
     auto uv = closest_uv(m.vertex(f0, 0), m.vertex(f0, 1), m.vertex(f0, 2), d);
     bool stable = uv[0] > 0.02 && uv[1] > 0.02 && 1 - uv[0] - uv[1] > 0.02;
     for (int k = 0; k < 3 && stable; ++k)
@@ -73,6 +66,19 @@ TEST_CASE("mesh_query_point_no_sign: gradients in the query points and the mesh'
       }
     if (stable) qs.push_back(p);
   }
+  return qs;
+}
+
+/// Central difference of f along one coordinate of a float64 value.
+double central(const std::function<double(double)>& f, double x, double h) { return (f(x + h) - f(x - h)) / (2 * h); }
+
+}  // namespace
+
+TEST_CASE("mesh_query_point_no_sign: gradients in the query points and the mesh's points against float64 central differences") {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);  // dense arrays: the adjoint lane functions too
+  SoupMesh m = sphere_mesh(1);
+  const double h = 1e-4;
+  const std::vector<vec3f> qs = stable_queries(m, 37, 11, h);
   const int n = int(qs.size());
   NdArray mesh_points = points_of(m);
   mesh_points.requires_grad();
@@ -253,5 +259,46 @@ TEST_CASE("mesh queries in forward mode: tangents in the mesh's points and the q
                        dot_all(dpoints, test::read_array<vec3f>(mesh_points.grad()));
     CHECK(std::fabs(jv) > 1e-2);
     CHECK(jv == doctest::Approx(vjw).epsilon(1e-4));
+  }
+}
+
+// check_gradients on kernels taking a mesh: the kernel form checks the query points (the mesh
+// passes through as an object), the tape form the mesh's own points, refitting the BVH on each
+// run as a program that moves them must.
+TEST_CASE("check_gradients works on kernels taking a mesh: query points (kernel form), mesh points (tape form)") {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
+  SoupMesh m = sphere_mesh(1);
+  const std::vector<vec3f> qs = stable_queries(m, 19, 31, 4e-3);
+  const int n = int(qs.size());
+  NdArray mesh_points = points_of(m);
+  // Before the mesh keeps its handle: a handle copied earlier has no gradient buffer.
+  mesh_points.requires_grad();
+  Mesh mesh(mesh_points, from_vector(m.indices));
+  NdArray pts = from_vector(qs);
+  GradCheckOptions o;
+  o.step = 1e-3;
+  o.max_elements = n;
+  SUBCASE("kernel form: the query points, adjoint, tangent and dot-product identity") {
+    GradCheckReport r = check_gradients(meshk::closest_loss, n, {mesh, pts, zeros<float>({n})}, o);
+    MESSAGE(r.str());
+    CHECK(r.passed());
+    REQUIRE(r.params.size() == 1);
+    CHECK(r.params[0].name == "pts");
+    CHECK(r.params[0].checked == 3 * n);
+    CHECK(r.tangents.size() == 2);  // tangent and dot rows of pts
+  }
+  SUBCASE("tape form: the mesh's points, refit on every run") {
+    NdArray loss = zeros<float>({1});
+    auto program = [&](Tape&) {  // recorded on the tape check_gradients gives it
+      mesh.refit();
+      loss.zero();
+      launch(meshk::closest_total, n, mesh, pts, loss);
+    };
+    GradCheckReport r = check_gradients(program, loss, {mesh_points}, o);
+    MESSAGE(r.str());
+    CHECK(r.passed());
+    REQUIRE(r.params.size() == 1);
+    CHECK(r.params[0].checked == int64_t(m.points.size()));  // every coordinate of every point
+    CHECK(r.params[0].max_abs_error < 1e-2);
   }
 }

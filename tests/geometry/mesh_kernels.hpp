@@ -61,4 +61,14 @@ KJIT_KERNEL(ray_loss, (Value<Mesh> mesh, Array<Vec3f> starts, Array<Vec3f> dirs,
   Value<MeshQueryRay> q = mesh_query_ray(mesh, starts[i], dirs[i], 1.0e6f);
   out[i] = q.t() + 0.4f * q.u() - 0.6f * q.v() + dot(Vec3f(0.5f, -0.3f, 0.2f), q.normal());
 }
+/// The closest-point loss of closest_loss summed over the points into loss[0] (a tape's
+/// scalar loss).
+KJIT_KERNEL(closest_total, (Value<Mesh> mesh, Array<Vec3f> pts, Array<float> loss)) {
+  Int i = tid();
+  Vec3f p = pts[i];
+  Value<MeshQueryPoint> q = mesh_query_point_no_sign(mesh, p, 1.0e6f);
+  Vec3f x = mesh_eval_position(mesh, q.face(), q.u(), q.v());
+  Vec3f d = x - p;
+  atomic_add(loss, 0, dot(d, d) + 0.3f * q.u() - 0.7f * q.v() + 0.25f * x.x());
+}
 }  // namespace meshk
