@@ -1,7 +1,8 @@
 # Runs each Warp 1.19 example kjit has ported (examples/warp/) beside Warp's own on the cpu, on
 # the same inputs, and writes docs/WARP_EXAMPLES.md: one row per example_*.py of the installed
 # warp wheel, with what the unported ones use that kjit lacks (found in their source).
-#   .venv-bench/bin/python scripts/warp_examples.py BUILD_DIR OUT_MD
+#   .venv-bench/bin/python scripts/warp_examples.py BUILD_DIR OUT_MD [--only EXAMPLE,...]
+# (--only: rerun those ported examples' rows, e.g. core/example_sph.py, and replace them in OUT_MD)
 # With `--goldens DIR` in place of OUT_MD it writes Warp's outputs at the ctests' sizes
 # (tests/golden/warp_examples/, which the warp_example_* ctests compare the ports with).
 # core/example_torch.py runs under the torch venv's Python ($KJIT_TORCH_PYTHON, else
@@ -553,6 +554,114 @@ def alloc_tracker(n=200_000, frames=20):
     return {"program": "examples/warp/alloc_tracker.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
 
 
+def sph_example(smoothing_length):
+    """core/example_sph.py's Example with its smoothing length (0.8 there: 62,500 particles, 40
+    steps a frame; the particle count grows as its inverse cube), its source run with that one
+    constant changed, without a renderer."""
+    import types
+    path = os.path.join(examples_dir, "core", "example_sph.py")
+    src = open(path, encoding="utf-8").read()
+    assert "self.smoothing_length = 0.8" in src
+    src = src.replace("self.smoothing_length = 0.8", "self.smoothing_length = %r" % smoothing_length)
+    module = types.ModuleType("example_sph_%s" % str(smoothing_length).replace(".", "_"))
+    module.__file__ = path
+    exec(compile(src, path, "exec"), module.__dict__)
+    return module.Example(stage_path=None)
+
+
+def sph(frames=3):
+    """core/example_sph.py (62,500 particles, 40 steps a frame, the hash grid rebuilt every
+    step): positions and velocities after 3 frames."""
+    e = sph_example(0.8)
+    warp_ms = stepped(e.step, frames)
+    kjit_ms, out = kjit_run("sph", ["--frames", str(frames)])
+    return positions_velocities("examples/warp/sph.cpp", e, out, kjit_ms, warp_ms)
+
+
+def positions_velocities(program, e, out, kjit_ms, warp_ms):
+    """The row of a particle port whose --out holds positions then velocities (float32 xyz),
+    compared with Warp's e.x and e.v."""
+    k = np.fromfile(out, dtype=np.float32)
+    half = k.size // 2
+    k[:half].tofile(out + ".x")
+    k[half:].tofile(out + ".v")
+    check, diff = combine(compare("positions", e.x, out + ".x"), compare("velocities", e.v, out + ".v"))
+    return {"program": program, "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
+
+
+def dem_example(dims):
+    """core/example_dem.py's Example with a block of dims = (x, y, z) particles (32 x 64 x 32
+    there), its lattice and numpy jitter as the example draws them, without a renderer."""
+    from warp.examples.core import example_dem as ex
+
+    class Example(ex.Example):
+        def particle_grid(self, dim_x, dim_y, dim_z, lower, radius, jitter):
+            return super().particle_grid(*dims, lower, radius, jitter)
+    return Example(stage_path=None)
+
+
+def dem_run(dims, frames):
+    """(Example after `frames` frames, initial positions as float32, kjit's --init file)."""
+    e = dem_example(dims)
+    init = e.x.numpy().astype(np.float32)
+    init_file = os.path.join(tmp, "dem_init_%d_%d_%d.bin" % dims)
+    init.tofile(init_file)
+    return e, init, init_file
+
+
+def dem(frames=3, dims=(32, 64, 32)):
+    """core/example_dem.py (65,536 particles, 64 substeps a frame, the grid rebuilt every frame):
+    positions and velocities after 3 frames, from Warp's initial positions."""
+    e, _, init_file = dem_run(dims, frames)
+    warp_ms = stepped(e.step, frames)
+    kjit_ms, out = kjit_run("dem", ["--init", init_file, "--frames", str(frames)])
+    return positions_velocities("examples/warp/dem.cpp", e, out, kjit_ms, warp_ms)
+
+
+def sample_mesh(frames=16):
+    """core/example_sample_mesh.py (140 triangles, 100 points a frame): the area distribution and
+    the last frame's points, kjit's area sum in index order (--deterministic) as Warp's cpu adds."""
+    from warp.examples.core import example_sample_mesh as ex
+    e = ex.Example(stage_path=None)
+    warp_ms = stepped(e.step, frames)
+    kjit_ms, out = kjit_run("sample_mesh", ["--frames", str(frames), "--deterministic"])
+    k = np.fromfile(out, dtype=np.float32)  # the distribution, then the points
+    n = e.cdf.shape[0]
+    k[:n].tofile(out + ".cdf")
+    k[n:].tofile(out + ".points")
+    check, diff = combine(compare("distribution", e.cdf, out + ".cdf"), compare("points", e.points, out + ".points"))
+    return {"program": "examples/warp/sample_mesh.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
+
+
+def raycast_example(width, height):
+    """core/example_raycast.py's Example (the bunny of bunny.usd, read with usd-core) and the
+    files of its mesh's points and indices for kjit's port."""
+    from warp.examples.core import example_raycast as ex
+    e = ex.Example(height=height, width=width)
+    points, indices = os.path.join(tmp, "bunny_points.bin"), os.path.join(tmp, "bunny_indices.bin")
+    e.mesh.points.numpy().astype(np.float32).tofile(points)
+    e.mesh.indices.numpy().astype(np.int32).tofile(indices)
+    return e, ["--points", points, "--indices", indices]
+
+
+def raycast(frames=5):
+    """core/example_raycast.py (1024 x 1024 rays against the bunny's 12,200 triangles): every pixel."""
+    e, mesh_args = raycast_example(1024, 1024)
+    warp_ms = timed(e.render, frames)
+    kjit_ms, out = kjit_run("raycast", mesh_args + ["--width", "1024", "--height", "1024", "--frames", str(frames)])
+    check, diff = compare("pixels", e.pixels, out)
+    differ = int(np.sum((e.pixels.numpy() != np.fromfile(out, dtype=np.float32).reshape(-1, 3)).any(axis=1)))
+    if differ:
+        check += (" (%d pixels whose ray meets another face: Warp picks hits with Woop's watertight test, kjit with "
+                  "Moller-Trumbore, and they round differently where faces meet)" % differ)
+    return {"program": "examples/warp/raycast.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
+
+
+# The SPH ctest's smoothing length and frames (warp_example_sph: 4,000 particles, 16 steps a frame).
+SPH_TEST = (2.0, 2)
+# The DEM ctest's block and frames (warp_example_dem_warp: 128 particles, 64 substeps a frame).
+DEM_TEST = ((4, 8, 4), 20)
+
 # The alloc tracker's particles in the ctest (warp_example_alloc_tracker).
 ALLOC_TRACKER_TEST = 1000
 
@@ -564,7 +673,10 @@ PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "interop/example_jax_kernel.py": lambda: jax_interop("jax_kernel"),
           "interop/example_jax_callable.py": lambda: jax_interop("jax_callable"),
           "core/example_torch.py": torch_example,
-          "core/example_custom_allocator.py": custom_allocator, "core/example_alloc_tracker.py": alloc_tracker}
+          "core/example_custom_allocator.py": custom_allocator, "core/example_sph.py": sph,
+          "core/example_dem.py": dem,
+          "core/example_sample_mesh.py": sample_mesh,
+          "core/example_raycast.py": raycast, "core/example_alloc_tracker.py": alloc_tracker}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("geometry", r"wp\.(Mesh|Bvh|HashGrid|Volume|MarchingCubes)\b|warp\.geometry"),
@@ -624,6 +736,35 @@ def write_goldens(directory):
         f.write(positions.tobytes() + reports.tobytes())
     outputs["custom_allocator.txt"] = outputs["alloc_tracker_init_%d.bin" % ALLOC_TRACKER_TEST] = None
     outputs["alloc_tracker_%d.bin" % ALLOC_TRACKER_TEST] = None
+    e = sph_example(SPH_TEST[0])
+    for _ in range(SPH_TEST[1]):
+        e.step()
+    name = "sph_%g_%d_frames.bin" % SPH_TEST
+    np.concatenate([e.x.numpy().reshape(-1), e.v.numpy().reshape(-1)]).astype(np.float32).tofile(
+        os.path.join(directory, name))
+    outputs[name] = None
+    e, init, _ = dem_run(*DEM_TEST)
+    for _ in range(DEM_TEST[1]):
+        e.step()
+    tag = "%d_%d_%d" % DEM_TEST[0]
+    init.tofile(os.path.join(directory, "dem_init_%s.bin" % tag))
+    name = "dem_%s_%d_frames.bin" % (tag, DEM_TEST[1])
+    np.concatenate([e.x.numpy().reshape(-1), e.v.numpy().reshape(-1)]).astype(np.float32).tofile(
+        os.path.join(directory, name))
+    outputs[name] = outputs["dem_init_%s.bin" % tag] = None
+    from warp.examples.core import example_sample_mesh
+    e = example_sample_mesh.Example(stage_path=None)
+    for _ in range(16):
+        e.step()
+    np.concatenate([e.cdf.numpy().reshape(-1), e.points.numpy().reshape(-1)]).astype(np.float32).tofile(
+        os.path.join(directory, "sample_mesh_16_frames.bin"))
+    outputs["sample_mesh_16_frames.bin"] = None
+    e, _ = raycast_example(64, 48)
+    e.render()
+    e.mesh.points.numpy().astype(np.float32).tofile(os.path.join(directory, "raycast_bunny_points.bin"))
+    e.mesh.indices.numpy().astype(np.int32).tofile(os.path.join(directory, "raycast_bunny_indices.bin"))
+    e.pixels.numpy().astype(np.float32).tofile(os.path.join(directory, "raycast_64x48.bin"))
+    outputs["raycast_bunny_points.bin"] = outputs["raycast_bunny_indices.bin"] = outputs["raycast_64x48.bin"] = None
     # Every array the JAX interop examples print (warp_example_jax_* ctests).
     for example in ("jax_kernel", "jax_callable"):
         subprocess.run([sys.executable, os.path.join(root, "scripts", "warp_jax_examples.py"), "warp", example, "--quiet",
@@ -642,16 +783,33 @@ if out_md == "--goldens":
     write_goldens(sys.argv[3])
     sys.exit(0)
 
+def ported_row(rel):
+    """The table row of ported example `rel`: run beside Warp's now."""
+    r = PORTED[rel]()
+    program = r["program"] if r.get("quote") is False else "`%s`" % r["program"]
+    ms = "%.2f | %.2f" if r["kjit"] >= 0.1 else "%.4f | %.4f"  # the JAX calls take microseconds
+    return ("| `%s` | ported | %s | %s; largest difference %.3g | " + ms + " | %.3f |") % (
+        rel, program, r["check"], r["diff"], r["kjit"], r["warp"], r["kjit"] / r["warp"])
+
+
+if len(sys.argv) > 3 and sys.argv[3] == "--only":
+    # Reruns the rows of the ported examples named (comma-separated, as the table names them) and
+    # replaces those rows of OUT_MD, leaving the rest as the last full run wrote them.
+    text = open(out_md, encoding="utf-8").read()
+    for rel in sys.argv[4].split(","):
+        row = ported_row(rel)
+        text, count = re.subn(r"^\| `%s` \|.*$" % re.escape(rel), lambda _: row, text, flags=re.M)
+        assert count == 1, "%s: no row of its own in %s" % (rel, out_md)
+        print(row)
+    open(out_md, "w", encoding="utf-8").write(text)
+    sys.exit(0)
+
 load_at_start = os.getloadavg()[0]
 rows = []
 for path in sorted(glob.glob(os.path.join(examples_dir, "*", "example_*.py"))):
     rel = os.path.relpath(path, examples_dir)
     if rel in PORTED:
-        r = PORTED[rel]()
-        program = r["program"] if r.get("quote") is False else "`%s`" % r["program"]
-        ms = "%.2f | %.2f" if r["kjit"] >= 0.1 else "%.4f | %.4f"  # the JAX calls take microseconds
-        rows.append(("| `%s` | ported | %s | %s; largest difference %.3g | " + ms + " | %.3f |") %
-                    (rel, program, r["check"], r["diff"], r["kjit"], r["warp"], r["kjit"] / r["warp"]))
+        rows.append(ported_row(rel))
         continue
     if rel in OVERRIDES:
         rows.append("| `%s` | %s | | | | | |" % (rel, OVERRIDES[rel]))
@@ -674,6 +832,9 @@ Written by:
 ```
 scripts/warp_examples.sh
 ```
+
+(`scripts/warp_examples.sh build --only core/example_sph.py,...` reruns the rows named and
+replaces them; the load below is the full run's.)
 
 Times are milliseconds per frame on this machine's cpu (kjit on all cores, Warp's cpu launches
 on one), medians of 5 to 19 frames after a warm-up one, in one run. For `optim/` examples, per

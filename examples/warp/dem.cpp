@@ -3,10 +3,13 @@
 // and cohesion between neighbours found through a hash grid (kjit::HashGrid, rebuilt every
 // frame; threads take their particle in cell order). 64 substeps a frame as Warp's. Warp renders
 // the particles; this port prints every 5th frame (the block lands near frame 19): the particles'
-// mean height, the lowest one, the largest speed and the frame's milliseconds, and writes the final positions (float32 xyz) to --out.
-// The block is smaller by default (8 x 16 x 8) than Warp's 32 x 64 x 32 so that it runs in
-// seconds on a laptop's cores; its jitter comes from std::mt19937, not numpy's generator.
-// Usage: warp_dem [--nx 8] [--ny 16] [--nz 8] [--frames 40] [--substeps 64] [--out FILE]
+// mean height, the lowest one, the largest speed and the frame's milliseconds, then the median
+// milliseconds per frame after the first, and writes the final positions then velocities
+// (float32 xyz each) to --out. The block is smaller by default (8 x 16 x 8) than Warp's 32 x 64 x
+// 32 so that it runs in seconds on a laptop's cores, its jitter from std::mt19937; --init reads
+// the initial positions instead (float32 xyz: Warp's particle_grid, numpy's draws, for
+// scripts/warp_examples.py to compare the runs).
+// Usage: warp_dem [--nx 8] [--ny 16] [--nz 8] [--init FILE] [--frames 40] [--substeps 64] [--out FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -72,7 +75,7 @@ KJIT_KERNEL(integrate, (Array<Vec3f> x, Array<Vec3f> v, Array<Vec3f> f, Vec3f gr
 
 int main(int argc, char** argv) {
   int nx = 8, ny = 16, nz = 8, frames = 40, substeps = 64;
-  std::string out;
+  std::string out, init;
   for (int a = 1; a + 1 < argc; a += 2) {
     std::string k = argv[a];
     if (k == "--nx") nx = std::atoi(argv[a + 1]);
@@ -81,6 +84,7 @@ int main(int argc, char** argv) {
     else if (k == "--frames") frames = std::atoi(argv[a + 1]);
     else if (k == "--substeps") substeps = std::atoi(argv[a + 1]);
     else if (k == "--out") out = argv[a + 1];
+    else if (k == "--init") init = argv[a + 1];
     else { std::fprintf(stderr, "unknown option %s\n", k.c_str()); return 2; }
   }
   const float point_radius = 0.1f, k_contact = 8000.0f, k_damp = 2.0f, k_friction = 1.0f, k_mu = 100000.0f, inv_mass = 64.0f;
@@ -94,6 +98,10 @@ int main(int argc, char** argv) {
       for (int k = 0; k < nz; ++k)
         points.push_back(kjit::vec3f{{float(i) * 2 * point_radius + jitter(rng), 0.5f + float(j) * 2 * point_radius + jitter(rng),
                                       float(k) * 2 * point_radius + jitter(rng)}});
+  if (!init.empty()) {
+    points = warp_port::read_elements<kjit::vec3f>(init);
+    if (points.empty()) return 1;
+  }
   const int64_t n = int64_t(points.size());
   kjit::NdArray x = kjit::from_vector(points);
   kjit::NdArray v = kjit::from_vector(std::vector<kjit::vec3f>(size_t(n), kjit::vec3f{{0.0f, 0.0f, 15.0f}}));
@@ -107,6 +115,7 @@ int main(int argc, char** argv) {
   std::printf("%lld particles, %d substeps a frame\n", static_cast<long long>(n), substeps);
   std::printf("frame  mean height  lowest  top speed      ms\n");
   double lowest_ever = 1e30, top_ever = 0;  // the ground holds and nothing gains energy
+  std::vector<double> frame_ms;
   for (int frame = 0; frame < frames; ++frame) {
     const auto t0 = std::chrono::steady_clock::now();
     grid.build(x, point_radius * 5.0f);
@@ -115,6 +124,7 @@ int main(int argc, char** argv) {
       kjit::launch(dem::integrate, n, x, v, f, kjit::vec3f{{0.0f, -9.8f, 0.0f}}, dt, inv_mass);
     }
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (frame > 0) frame_ms.push_back(ms);  // the first compiles or loads the module
     std::vector<kjit::vec3f> px = x.to_vector<kjit::vec3f>(), pv = v.to_vector<kjit::vec3f>();
     double mean = 0, lowest = 1e30, top = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -128,7 +138,9 @@ int main(int argc, char** argv) {
     if ((frame + 1) % 5 == 0 || frame + 1 == frames)
       std::printf("%5d  %11.4f  %6.3f  %9.3f  %6.1f\n", frame + 1, mean / double(n), lowest, top, ms);
   }
-  warp_port::write_elements<kjit::vec3f>(out, x);
+  std::sort(frame_ms.begin(), frame_ms.end());
+  std::printf("%.3f ms per frame\n", frame_ms.empty() ? 0.0 : frame_ms[frame_ms.size() / 2]);
+  warp_port::write_elements<kjit::vec3f>(out, {x, v});
   // Thrown at 15 m/s from at most a few metres, no particle may pass through the ground by more
   // than its radius or get faster than the fall can make it.
   if (lowest_ever < -point_radius || !(top_ever < 25.0)) {
