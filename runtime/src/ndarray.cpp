@@ -111,20 +111,39 @@ NdArray NdArray::view(void* data, ir::Type element, const Shape& shape, const De
   return a;
 }
 
+void* NdArray::gradient_data() const {
+  if (grad_) return grad_;
+  char* base = static_cast<char*>(memory_.companion_resource());
+  return base ? base + (static_cast<char*>(data_) - static_cast<char*>(memory_.resource())) : nullptr;
+}
+
 NdArray NdArray::grad() const {
-  if (!grad_) return NdArray();
+  void* g_data = gradient_data();
+  if (!g_data) return NdArray();
   NdArray g = *this;
-  g.data_ = grad_;
-  g.memory_ = grad_memory_ ? grad_memory_ : memory_;
+  g.data_ = g_data;
+  g.memory_ = grad_ ? (grad_memory_ ? grad_memory_ : memory_) : memory_.companion();
   g.grad_ = nullptr;
   g.grad_memory_.reset();
   return g;
 }
 
 NdArray& NdArray::requires_grad() {
-  if (grad_) return *this;
+  if (has_grad()) return *this;
+  const size_t owned = memory_.bytes();
+  if (owned > 0 && memory_.resource()) {
+    // The memory's buffer, as large as the memory: every handle of it finds its elements at its
+    // own offset, whatever its view. Described as this array's when it covers all of it.
+    const bool whole = data_ == memory_.resource() && size_t(size()) * element_bytes() == owned;
+    void* g = nullptr;
+    detail::SharedResource buffer = detail::allocate_array(
+        device_, owned, &g, element_, whole ? shape() : Shape{int64_t(owned / element_bytes())}, true);
+    detail::zero_bytes(device_, g, owned, Stream::default_for(device_));
+    memory_.set_companion(buffer);  // another thread's, when it won the race: equally zero
+    return *this;
+  }
   if (!is_contiguous())
-    throw Error(ErrorKind::User, "requires_grad: gradient buffers are allocated for contiguous arrays only");
+    throw Error(ErrorKind::User, "requires_grad: a view of memory kjit does not own gets a gradient buffer only when it is contiguous");
   size_t bytes = size_t(size()) * element_bytes();
   grad_memory_ = detail::allocate_array(device_, bytes, &grad_, element_, shape(), true);
   detail::zero_bytes(device_, grad_, bytes, Stream::default_for(device_));
@@ -132,9 +151,11 @@ NdArray& NdArray::requires_grad() {
 }
 
 void NdArray::zero_grad(const Stream& stream) {
-  if (!grad_) return;
+  if (!has_grad()) return;
   if (detail::capture_array_step("NdArray::zero_grad", {*this}, [a = *this]() mutable { a.zero_grad(); })) return;
-  detail::zero_bytes(device_, grad_, size_t(size()) * element_bytes(), stream);
+  NdArray g = grad();
+  if (g.is_contiguous()) detail::zero_bytes(device_, g.data_, size_t(size()) * element_bytes(), stream);
+  else g.copy_from(NdArray::zeros(element_, g.shape(), device_));
 }
 
 void NdArray::zero(const Stream& stream) {
@@ -314,7 +335,7 @@ kj::array_t<void> NdArray::descriptor() const {
   kj::array_t<void> d{};
   if (!defined()) return d;
   d.data = data_;
-  d.grad = grad_;
+  d.grad = gradient_data();
   d.ndim = kj_int32(ndim_);
   for (size_t i = 0; i < size_t(ndim_); ++i) {
     d.shape[i] = kj_int32(shape_[i]);

@@ -271,9 +271,9 @@ TEST_CASE("check_gradients works on kernels taking a mesh: query points (kernel 
   const std::vector<vec3f> qs = stable_queries(m, 19, 31, 4e-3);
   const int n = int(qs.size());
   NdArray mesh_points = points_of(m);
-  // Before the mesh keeps its handle: a handle copied earlier has no gradient buffer.
-  mesh_points.requires_grad();
   Mesh mesh(mesh_points, from_vector(m.indices));
+  // After the mesh copied the handle: the buffer is the memory's, the mesh's copy sees it.
+  mesh_points.requires_grad();
   NdArray pts = from_vector(qs);
   GradCheckOptions o;
   o.step = 1e-3;

@@ -71,13 +71,40 @@ TEST_CASE("SharedResource releases once, with the last copy, also across threads
 TEST_CASE("array copies share memory and the last one frees it") {
   NdArray a = from_vector(std::vector<float>{1, 2, 3});
   NdArray b = a;
-  b.requires_grad();  // b gets a gradient buffer; a keeps none (a handle, not the memory)
+  b.requires_grad();  // the memory's buffer: a, copied before, sees it too
   CHECK(b.data() == a.data());
   CHECK(b.has_grad());
-  CHECK_FALSE(a.has_grad());
+  CHECK(a.has_grad());
+  CHECK(a.grad().data() == b.grad().data());
   NdArray g = b.grad();
   a = NdArray();
   b = NdArray();
   // The gradient handle keeps the gradient buffer alive alone.
   CHECK(g.to_vector<float>() == std::vector<float>{0, 0, 0});
+}
+
+// Warp's arrays own one gradient: a handle copied or viewed before requires_grad() (a struct
+// field, a kjit::Mesh's points) must find it, at its own offset, or an adjoint adds nowhere.
+TEST_CASE("a gradient buffer belongs to the memory: copies and views made before requires_grad() see it") {
+  NdArray a = from_vector(std::vector<float>{1, 2, 3, 4, 5, 6});
+  NdArray early_copy = a, early_view = a.slice(2, 5), matrix = a.reshape({2, 3}), column = a.reshape({2, 3}).transpose();
+  CHECK_FALSE(early_copy.has_grad());
+  a.requires_grad();
+  REQUIRE(early_copy.has_grad());
+  REQUIRE(early_view.has_grad());
+  CHECK(early_copy.grad().data() == a.grad().data());
+  CHECK(static_cast<char*>(early_view.grad().data()) == static_cast<char*>(a.grad().data()) + 2 * sizeof(float));
+  // Writing through one handle's gradient is seen through every other, at the same elements.
+  early_view.grad().copy_from(from_vector(std::vector<float>{10, 20, 30}));
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{0, 0, 10, 20, 30, 0});
+  CHECK(matrix.grad().to_vector<float>() == std::vector<float>{0, 0, 10, 20, 30, 0});
+  CHECK(column.grad().copy().to_vector<float>() == std::vector<float>{0, 20, 0, 30, 10, 0});  // transposed
+  // A view zeroes its own elements only; requires_grad() again changes nothing.
+  early_view.slice(0, 1).zero_grad();
+  a.requires_grad();
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{0, 0, 0, 20, 30, 0});
+  column.zero_grad();  // strided: element by element
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{0, 0, 0, 0, 0, 0});
+  // A copy made after is the same array too; a new array (copy()) is not.
+  CHECK((NdArray(a).has_grad() && !a.copy().has_grad()));
 }

@@ -83,9 +83,13 @@ class NdArray {
 
   /// The gradient buffer as an array of the same shape (an empty handle when there is none).
   NdArray grad() const;
-  /// Gives the array a zeroed gradient buffer if it has none; returns *this.
+  /// Gives the array a zeroed gradient buffer if it has none; returns *this. The buffer belongs
+  /// to the memory, as in Warp: every handle of it sees it — copies and views made before the
+  /// call too (a kjit::Mesh's points, a struct field), each at its own offset. (A view of
+  /// memory kjit does not own, NdArray::view or DLPack, gets a buffer of its own: contiguous
+  /// only.)
   NdArray& requires_grad();
-  bool has_grad() const { return grad_ != nullptr; }
+  bool has_grad() const { return gradient_data() != nullptr; }
   /// Sets the gradient buffer to zero (gradients accumulate across adjoint launches).
   void zero_grad(const Stream& stream = Stream());
   /// Sets every element to zero (Warp's zero_).
@@ -154,12 +158,15 @@ class NdArray {
   /// Throws unless this array (or an empty handle) fits an Array<element, ndim> field.
   void check_field(const ir::Type& element, int ndim) const;
   void set_layout(const Shape& shape, const std::vector<int64_t>& strides);
+  /// Where this handle's gradient elements start: its own buffer, or the memory's (set by
+  /// requires_grad on any handle of it) at this handle's offset; null when there is none.
+  void* gradient_data() const;
   friend struct detail::DlpackAccess;
 
   detail::SharedResource memory_;       ///< owns data_ (empty for views)
-  detail::SharedResource grad_memory_;  ///< owns grad_ (empty for views)
+  detail::SharedResource grad_memory_;  ///< owns grad_ (views of foreign memory: their own buffer)
   void* data_ = nullptr;
-  void* grad_ = nullptr;
+  void* grad_ = nullptr;  ///< a foreign view's gradient; the memory's is memory_'s companion
   ir::Type element_;
   // Fixed-size extents and strides: copying an array (every launch argument is a copy)
   // allocates nothing.

@@ -52,6 +52,19 @@ class SharedResource {
   explicit operator bool() const { return block_ != nullptr; }
   /// How many copies share the resource (0 when empty); for tests.
   long use_count() const noexcept;
+  /// The resource and its size in bytes where it was made with one (array memory from an
+  /// allocator); null and 0 otherwise.
+  void* resource() const noexcept;
+  size_t bytes() const noexcept;
+  /// A second resource that lives as long as this one and is found through any copy of it (an
+  /// array's gradient buffer, shared by every handle of the memory, however early it was
+  /// copied). Empty until set.
+  SharedResource companion() const;
+  /// The companion's resource() without copying the owner (a launch reads it): null when none.
+  void* companion_resource() const noexcept;
+  /// Sets the companion unless one is set already (two threads may race: the first wins);
+  /// returns the companion held afterwards.
+  SharedResource set_companion(const SharedResource& companion) const;
 
  private:
   /// The head of the shared block (the rest is in shared_resource.cpp). The count is changed
