@@ -679,8 +679,10 @@ PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_raycast.py": raycast, "core/example_alloc_tracker.py": alloc_tracker}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
-         ("geometry", r"wp\.(Mesh|Bvh|HashGrid|Volume|MarchingCubes)\b|warp\.geometry"),
-         ("USD", r"from pxr|import pxr"), ("PyTorch", r"import torch"), ("CuPy", r"import cupy"),
+         ("NanoVDB volumes", r"wp\.Volume\b"),
+         ("warp.geometry (iso-surfaces, marching cubes)", r"wp\.MarchingCubes\b|warp\.geometry|wp\.geometry"),
+         ("wp.grad of a function inside a kernel", r"wp\.grad\("),
+         ("PyTorch", r"import torch"), ("CuPy", r"import cupy"),
          ("multi-GPU/MPI", r"mpi4py|nccl|nvshmem")]
 
 # Where the source search would mislead: rendering is what this example shows.
@@ -825,7 +827,8 @@ with open(out_md, "w") as f:
 Every `example_*.py` of the Warp 1.19 wheel (`warp/examples/`): the ones ported to kjit under
 `examples/warp/` run beside Warp's own on the cpu, on the same inputs, with their outputs
 compared; the others say what they use that kjit lacks (found in their source: the first of
-tiles, FEM/sparse, geometry, USD, PyTorch, CuPy, multi-GPU), or that they are not ported yet
+tiles, FEM/sparse, NanoVDB volumes, `warp.geometry`, `wp.grad` inside a kernel, PyTorch, CuPy,
+multi-GPU), or that they are not ported yet
 (kjit has no `warp.render`; where an example only displays its state with it, the rest ports).
 Written by:
 
