@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,14 @@ void HashGrid::build(const NdArray& points, float radius) {
   check_usable("build()");
   if (!(radius > 0) || !std::isfinite(radius))
     throw Error(ErrorKind::User, "kjit::HashGrid::build: radius must be positive and finite, got " + float_text(radius));
+  // A subnormal radius has no float inverse: cell coordinates would be 0 * inf = NaN, a cell
+  // the kernels' query could not find again.
+  if (!std::isfinite(1.0f / radius)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", double(radius));
+    throw Error(ErrorKind::User, "kjit::HashGrid::build: radius " + std::string(text) +
+                                     " is too small: 1 / radius overflows float32");
+  }
   if (!points.defined() || points.ndim() != 1 || !(points.element() == ir_type_of<vec3f>()))
     throw Error(ErrorKind::User, "kjit::HashGrid::build: points must be a 1-D array of vec3f, got " +
                                      (points.defined() ? points.element().str() + " of " + std::to_string(points.ndim()) + " dimensions"
