@@ -4,8 +4,9 @@
 // DSL recomputes the continuous results from the face's vertices (kjit/dsl/mesh.hpp).
 //@chunk mesh requires vec array
 namespace kj {
-/// The deepest a traversal's stack gets: the builder's median splits keep a tree of n items
-/// at most ceil(log2(n)) + 1 levels deep, and a traversal holds at most one node per level.
+/// The deepest a traversal's stack gets: the builder keeps every leaf at most 48 levels below
+/// the root (SAH splits, median splits where SAH could go deeper), and a traversal holds at
+/// most one node per level and the two children it just pushed.
 constexpr int kBvhStack = 64;
 
 template <class S> KJ_FUNC S mesh_min(S a, S b) { return a < b ? a : b; }

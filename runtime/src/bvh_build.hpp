@@ -11,6 +11,9 @@ namespace kjit::detail {
 
 /// At most this many items a leaf.
 constexpr int64_t kBvhLeafItems = 4;
+/// The deepest a leaf lies (the root at depth 0): a traversal's stack holds at most depth + 2
+/// nodes, and the prelude's traversals hold 64 (kj::kBvhStack in the mesh chunk).
+constexpr int kBvhMaxDepth = 48;
 
 /// A tree over n boxes [lo[i], hi[i]], in depth-first order (node 0 the root; children after
 /// their parent). links holds two int32 per node, then the items: an inner node's two are its
@@ -23,11 +26,11 @@ struct BvhTree {
   int64_t nodes = 0;
 };
 
-/// Nodes of the tree over n items (the shape depends on n alone: median splits).
-int64_t bvh_node_count(int64_t n);
-/// Builds the tree (median splits on the longest axis of the centres; the subtrees below the
-/// top levels run in parallel on the cpu thread pool).
-BvhTree bvh_build(const vec3f* lo, const vec3f* hi, int64_t n);
+/// Builds the tree: binned SAH splits of the items' centres (16 bins an axis), median splits
+/// where SAH could lead past kBvhMaxDepth; leaves of at most kBvhLeafItems items. The
+/// subtrees under 64 Ki items build in parallel on the cpu thread pool; the tree is the same
+/// for any thread count (`parallel` false: all on the calling thread, for tests to compare).
+BvhTree bvh_build(const vec3f* lo, const vec3f* hi, int64_t n, bool parallel = true);
 /// Recomputes every node's box from the items' boxes (leaves first: children follow parents).
 void bvh_refit(BvhTree& tree, const vec3f* lo, const vec3f* hi);
 

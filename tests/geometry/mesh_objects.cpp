@@ -22,10 +22,11 @@ bool inside(const vec3f& lo, const vec3f& hi, const vec3f& l2, const vec3f& h2) 
   return true;
 }
 
-/// Checks the tree over boxes lo/hi: links in range, every item once, boxes nested, depth.
-void check_tree(const detail::BvhTree& t, const std::vector<vec3f>& lo, const std::vector<vec3f>& hi) {
+/// Checks the tree over boxes lo/hi: links in range, every item once, boxes nested, depth
+/// within kBvhMaxDepth (the traversals' stack bound); returns the depth.
+int check_tree(const detail::BvhTree& t, const std::vector<vec3f>& lo, const std::vector<vec3f>& hi) {
   const int64_t n = int64_t(lo.size());
-  REQUIRE(t.nodes == detail::bvh_node_count(n));
+  int64_t leaves = 0;
   REQUIRE(int64_t(t.links.size()) == 2 * t.nodes + n);
   std::vector<int> seen(size_t(n), 0);
   std::vector<int> depth(size_t(t.nodes), 0);
@@ -36,6 +37,7 @@ void check_tree(const detail::BvhTree& t, const std::vector<vec3f>& lo, const st
     const vec3f& bhi = t.bounds[size_t(2 * node + 1)];
     max_depth = std::max(max_depth, depth[size_t(node)]);
     if (l < 0) {
+      ++leaves;
       REQUIRE(r >= 1);
       REQUIRE(r <= detail::kBvhLeafItems);
       REQUIRE(-l - 1 >= 2 * t.nodes);
@@ -57,7 +59,9 @@ void check_tree(const detail::BvhTree& t, const std::vector<vec3f>& lo, const st
     }
   }
   for (int64_t i = 0; i < n; ++i) CHECK(seen[size_t(i)] == 1);
-  CHECK(max_depth <= int(std::ceil(std::log2(double(n) + 1))) + 1);  // within the traversal stack
+  CHECK(t.nodes == 2 * leaves - 1);  // a binary tree: every inner node has two children
+  CHECK(max_depth <= detail::kBvhMaxDepth);
+  return max_depth;
 }
 
 std::vector<vec3f> random_boxes(std::mt19937& rng, int64_t n, std::vector<vec3f>& hi, bool same_centre) {
@@ -85,9 +89,10 @@ TEST_CASE("the BVH builder: every item in one leaf, boxes nested, depth bounded,
       std::vector<vec3f> hi, lo = random_boxes(rng, n, hi, same);
       detail::BvhTree t = detail::bvh_build(lo.data(), hi.data(), n);
       check_tree(t, lo, hi);
-      if (n == 200003 && !same) {  // the parallel build is the same tree as the serial one's rules give
-        detail::BvhTree again = detail::bvh_build(lo.data(), hi.data(), n);
-        CHECK(again.links == t.links);
+      if (n >= 65536) {  // the parallel build is the same tree as the one thread's
+        detail::BvhTree serial = detail::bvh_build(lo.data(), hi.data(), n, false);
+        CHECK(serial.links == t.links);
+        CHECK(serial.bounds == t.bounds);
       }
       // Refit after moving every box: still nested.
       for (auto& v : lo) v.c[0] += 1.5f;
@@ -95,6 +100,25 @@ TEST_CASE("the BVH builder: every item in one leaf, boxes nested, depth bounded,
       detail::bvh_refit(t, lo.data(), hi.data());
       check_tree(t, lo, hi);
     }
+  }
+}
+
+TEST_CASE("the BVH builder keeps a tree within the traversal stack where SAH alone would not: exponentially spaced boxes") {
+  // Centres at 1.5^k: binning puts all but the largest few in the lowest bin, so each SAH split
+  // would peel a few items off (a tree hundreds of levels deep); past a depth the builder
+  // splits at the median instead. 400 distinct positions (the float range), repeated.
+  for (int64_t n : {400, 4000, 100000}) {
+    CAPTURE(n);
+    std::vector<vec3f> lo(static_cast<size_t>(n)), hi(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = std::pow(1.5f, float(i % 400 - 200));
+      lo[size_t(i)] = vec3f(x, 0, 0);
+      hi[size_t(i)] = vec3f(x, 1, 1);
+    }
+    detail::BvhTree t = detail::bvh_build(lo.data(), hi.data(), n);
+    const int depth = check_tree(t, lo, hi);
+    CHECK(depth > int(std::ceil(std::log2(double(n)))));  // deeper than median splits: SAH ran
+    MESSAGE(n << " boxes: depth " << depth);
   }
 }
 

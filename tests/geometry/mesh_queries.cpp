@@ -218,3 +218,42 @@ TEST_CASE("mesh_eval_velocity and mesh_get_velocity read the mesh's velocities")
     }
   }
 }
+
+TEST_CASE("mesh queries against brute force on a mesh whose tree hits the depth bound: exponentially spaced triangles") {
+  // Triangle i lies in the plane x = 1.5^(i % 120 - 60), in column i / 120 along y: SAH alone
+  // would peel one plane a split (a tree about 120 levels deep), so the builder's median
+  // fallback shapes the tree's lower part, and the traversals' stack must hold.
+  SoupMesh m;
+  for (int i = 0; i < 2400; ++i) {
+    const float x = std::pow(1.5f, float(i % 120 - 60)), y = float(i / 120);
+    for (float p : {x, y, 0.0f, x, y + 1, 0.0f, x, y, 1.0f}) m.points.push_back(p);
+    for (int k = 0; k < 3; ++k) m.indices.push_back(3 * i + k);
+  }
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  std::vector<vec3f> pts, starts, dirs;
+  for (int i = 0; i < 400; ++i) {
+    const float y = 20 * u(rng), z = 0.5f * u(rng);
+    pts.push_back(vec3f(std::pow(1.5f, 120 * u(rng) - 60), y, z));
+    // Along the axis, through every plane: from below, slanted; from far above, axis-aligned.
+    starts.push_back(vec3f(i % 2 ? -1.0f : 1e12f, y, z));
+    dirs.push_back(i % 2 ? vec3f(1.0f, 0.01f * u(rng), 0.01f * u(rng)) : vec3f(-1.0f, 0.0f, 0.0f));
+  }
+  check_closest(m, pts, 1.0e6f);
+  Mesh mesh(points_of(m), from_vector(m.indices));
+  const int n = int(starts.size());
+  NdArray face = zeros<int32_t>({n}), tuv = zeros<vec3f>({n}), sign = zeros<float>({n}), normal = zeros<vec3f>({n});
+  launch(meshk::ray, n, mesh, from_vector(starts), from_vector(dirs), 1.0e13f, face, tuv, sign, normal);
+  const std::vector<int32_t> fs = face.to_vector<int32_t>();
+  const std::vector<vec3f> r = tuv.to_vector<vec3f>();
+  int hits = 0;
+  for (int i = 0; i < n; ++i) {
+    CAPTURE(i);
+    auto [t, bf] = brute_ray(m, d3(starts[size_t(i)]), d3(dirs[size_t(i)]), 1e13);
+    REQUIRE((fs[size_t(i)] >= 0) == (bf >= 0));
+    if (bf < 0) continue;
+    ++hits;
+    CHECK(std::fabs(r[size_t(i)].c[0] - t) <= 1e-5 * (1 + t));
+  }
+  CHECK(hits > n / 2);
+}
