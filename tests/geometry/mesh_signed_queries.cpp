@@ -1,7 +1,8 @@
 // The signed and furthest point queries and the ray counts against float64 brute force over
 // every triangle: signs on closed meshes against the winding number (inside: 1) or the parity
 // of crossings, points pushed off vertices and edges, misses; the furthest vertex; hit counts and
-// any-hit with grazing rays left out; gradients of the signed queries' u, v.
+// any-hit with grazing rays left out; gradients of the signed queries' u, v (reverse against
+// central differences; forward against reverse, in the query and the mesh's points).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "mesh_arrays.hpp"
 #include "mesh_query_kernels.hpp"
 #include "mesh_reference.hpp"
+#include "strided_views.hpp"
 #include "test_support.hpp"
 
 using namespace kjit;
@@ -303,6 +305,47 @@ TEST_CASE("signed queries: gradients of u, v in the query points against float64
         CHECK(gp[size_t(i)].c[k] == doctest::Approx(ref).epsilon(2e-3).scale(1));
       }
     }
+  }
+}
+
+TEST_CASE("signed queries in forward mode: tangents in the query and the mesh's points match the adjoints (dot-product identity)") {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
+  SoupMesh m = sphere_mesh(1);
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  auto random_vecs = [&](size_t n, float s) {
+    std::vector<vec3f> r(n);
+    for (vec3f& x : r) x = vec3f(s * u(rng), s * u(rng), s * u(rng));
+    return r;
+  };
+  const int n = 29;
+  const std::vector<vec3f> pts = random_vecs(size_t(n), 1.4f), dpts = random_vecs(size_t(n), 1.0f),
+                           dpoints = random_vecs(m.points.size() / 3, 1.0f);
+  std::vector<float> w(static_cast<size_t>(n));
+  for (float& x : w) x = u(rng);
+  auto dot_all = [](const std::vector<vec3f>& a, const std::vector<vec3f>& b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      for (int k = 0; k < 3; ++k) s += double(a[i].c[k]) * b[i].c[k];
+    return s;
+  };
+  for (int kind : {0, 1, 2, 3}) {
+    CAPTURE(kind);
+    NdArray mesh_points = points_of(m);
+    mesh_points.requires_grad();
+    Mesh mesh(mesh_points, from_vector(m.indices), NdArray(), true);
+    NdArray dpoints_array = from_vector(dpoints);
+    kjit::dsl::Mesh dmesh;
+    dmesh.points = dpoints_array;
+    NdArray p = from_vector(pts), out = zeros<float>({n}), dout = zeros<float>({n}), gp = zeros<vec3f>({n});
+    launch_tangent(meshq::signed_loss, n, {mesh, p, kind, out}, {dmesh, from_vector(dpts), {}, dout});
+    launch_adjoint(meshq::signed_loss, n, {mesh, p, kind, out}, {{}, gp, {}, from_vector(w)});
+    const std::vector<float> jt = dout.to_vector<float>();
+    double jv = 0;
+    for (int i = 0; i < n; ++i) jv += double(jt[size_t(i)]) * w[size_t(i)];
+    const double vjw = dot_all(dpts, gp.to_vector<vec3f>()) + dot_all(dpoints, test::read_array<vec3f>(mesh_points.grad()));
+    CHECK(std::fabs(jv) > 1e-2);
+    CHECK(jv == doctest::Approx(vjw).epsilon(1e-4));
   }
 }
 
