@@ -8,6 +8,13 @@ namespace kj {
 /// infinite length would not), and past any float32 mesh.
 constexpr float kMeshRayFar = 3.0e38f;
 
+/// Vertex k (0, 1, 2) of face f.
+template <class S>
+KJ_FUNC vec_t<3, S> mesh_face_vertex(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices, kj_int32 f,
+                                     int k) {
+  return mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + k)));
+}
+
 /// Squared distance from p to the farthest corner of node n's box.
 template <class S>
 KJ_FUNC S bvh_box_far2(const array_t<vec_t<3, float> >& bounds, kj_int32 n, const vec_t<3, S>& p) {
@@ -44,7 +51,7 @@ KJ_FUNC kj_int32 mesh_furthest_face(const array_t<vec_t<3, float> >& points, con
       for (kj_int32 k = -l - 1; k < -l - 1 + r; ++k) {
         const kj_int32 f = elem(nodes, kj_int64(k));
         for (int c = 0; c < 3; ++c) {
-          const vec_t<3, S> q = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + c))) - p;
+          const vec_t<3, S> q = mesh_face_vertex<S>(points, indices, f, c) - p;
           const S d2 = mesh_dot(q, q);
           if (d2 > best) { best = d2; face = f; }
         }
@@ -81,11 +88,9 @@ KJ_FUNC kj_int32 mesh_ray_hits(const array_t<vec_t<3, float> >& points, const ar
     if (l < 0) {
       for (kj_int32 k = -l - 1; k < -l - 1 + r; ++k) {
         const kj_int32 f = elem(nodes, kj_int64(k));
-        const vec_t<3, S> a = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f))));
-        const vec_t<3, S> b = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 1)));
-        const vec_t<3, S> c = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 2)));
         S t;
-        if (ray_triangle(o, d, a, b, c, max_t, t)) {
+        if (ray_triangle(o, d, mesh_face_vertex<S>(points, indices, f, 0), mesh_face_vertex<S>(points, indices, f, 1),
+                         mesh_face_vertex<S>(points, indices, f, 2), max_t, t)) {
           if (any) return 1;
           ++hits;
         }
@@ -121,9 +126,8 @@ KJ_FUNC int mesh_ray_enters_behind(const array_t<vec_t<3, float> >& points, cons
                                    const vec_t<3, S>& o, const vec_t<3, S>& d) {
   const kj_int32 f = mesh_first_hit(points, indices, bounds, nodes, o, d, S(kMeshRayFar));
   if (f < 0) return 0;
-  const vec_t<3, S> a = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f))));
-  const vec_t<3, S> b = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 1)));
-  const vec_t<3, S> c = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 2)));
+  const vec_t<3, S> a = mesh_face_vertex<S>(points, indices, f, 0);
+  const vec_t<3, S> b = mesh_face_vertex<S>(points, indices, f, 1), c = mesh_face_vertex<S>(points, indices, f, 2);
   return mesh_dot(d, mesh_cross(b - a, c - a)) > S(0) ? 1 : 0;
 }
 
@@ -197,7 +201,7 @@ KJ_FUNC S mesh_sign_normal(const array_t<vec_t<3, float> >& points, const array_
                            const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
                            const vec_t<3, S>& p, kj_int32 f, S epsilon) {
   if (!nodes.data || f < 0) return S(1);
-  auto vertex = [&](kj_int32 g, int k) { return mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(g) + k))); };
+  auto vertex = [&](kj_int32 g, int k) { return mesh_face_vertex<S>(points, indices, g, k); };
   const vec_t<3, S> a = vertex(f, 0), b = vertex(f, 1), c = vertex(f, 2);
   const S tol = epsilon * (sqrt(mesh_dot(b - a, b - a)) + sqrt(mesh_dot(c - a, c - a)) + sqrt(mesh_dot(c - b, c - b))) / S(3);
   S u, v;
@@ -334,9 +338,8 @@ KJ_FUNC S mesh_winding_number(const array_t<vec_t<3, float> >& points, const arr
     if (l >= 0) { stack[top++] = r; stack[top++] = l; continue; }
     for (kj_int32 k = -l - 1; k < -l - 1 + r; ++k) {
       const kj_int32 f = elem(nodes, kj_int64(k));
-      omega += triangle_solid_angle(mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f)))),
-                                    mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 1))),
-                                    mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 2))), p);
+      omega += triangle_solid_angle(mesh_face_vertex<S>(points, indices, f, 0), mesh_face_vertex<S>(points, indices, f, 1),
+                                    mesh_face_vertex<S>(points, indices, f, 2), p);
     }
   }
   return omega / (S(4) * S(3.14159265358979));

@@ -74,6 +74,17 @@ void random_items(std::mt19937& rng, int n, std::vector<vec3f>& lo, std::vector<
     }
 }
 
+/// `count` cubes of half-width up to 0.4 centred in [-1.2, 1.2]^3.
+void random_cubes(std::mt19937& rng, int count, std::vector<vec3f>& lo, std::vector<vec3f>& hi) {
+  std::uniform_real_distribution<float> u(-1.2f, 1.2f), s(0, 0.4f);
+  for (int q = 0; q < count; ++q) {
+    vec3f c(u(rng), u(rng), u(rng));
+    const float w = s(rng);
+    lo.push_back(vec3f(c.c[0] - w, c.c[1] - w, c.c[2] - w));
+    hi.push_back(vec3f(c.c[0] + w, c.c[1] + w, c.c[2] + w));
+  }
+}
+
 /// Runs bvh_loops with `kind` over the queries (a, b): hits per query and item.
 std::vector<int32_t> run_bvh(const Bvh& bvh, const std::vector<vec3f>& a, const std::vector<vec3f>& b, float max_t,
                              int kind, int items) {
@@ -92,14 +103,8 @@ TEST_CASE("bvh_query_aabb + bvh_query_next and bvh_query_aabb_for: every overlap
     std::vector<vec3f> ilo, ihi;
     random_items(rng, items, ilo, ihi);
     Bvh bvh(from_vector(ilo), from_vector(ihi));
-    std::uniform_real_distribution<float> u(-1.2f, 1.2f), s(0, 0.4f);
     std::vector<vec3f> qlo, qhi;
-    for (int q = 0; q < 150; ++q) {
-      vec3f c(u(rng), u(rng), u(rng));
-      const float w = s(rng);
-      qlo.push_back(vec3f(c.c[0] - w, c.c[1] - w, c.c[2] - w));
-      qhi.push_back(vec3f(c.c[0] + w, c.c[1] + w, c.c[2] + w));
-    }
+    random_cubes(rng, 150, qlo, qhi);
     qlo.push_back(vec3f(-5, -5, -5));  // everything
     qhi.push_back(vec3f(5, 5, 5));
     qlo.push_back(vec3f(3, 3, 3));  // nothing
@@ -181,14 +186,8 @@ TEST_CASE("mesh_query_aabb + mesh_query_aabb_next and mesh_query_aabb_for: the f
     SoupMesh m = sphere ? sphere_mesh(2) : random_soup(rng, 300);
     Mesh mesh(points_of(m), from_vector(m.indices));
     const int faces = m.faces();
-    std::uniform_real_distribution<float> u(-1.2f, 1.2f), s(0, 0.3f);
     std::vector<vec3f> qlo, qhi;
-    for (int q = 0; q < 150; ++q) {
-      vec3f c(u(rng), u(rng), u(rng));
-      const float w = s(rng);
-      qlo.push_back(vec3f(c.c[0] - w, c.c[1] - w, c.c[2] - w));
-      qhi.push_back(vec3f(c.c[0] + w, c.c[1] + w, c.c[2] + w));
-    }
+    random_cubes(rng, 150, qlo, qhi);
     qlo.push_back(vec3f(7, 7, 7));  // nothing
     qhi.push_back(vec3f(8, 8, 8));
     const int nq = int(qlo.size());

@@ -183,9 +183,9 @@ inline Value<MeshQueryPoint> mesh_query_point_sign_winding_number(const Value<Me
   });
 }
 
-/// The generalized winding number of the mesh around `point` (Warp's mesh_query_winding_number
-/// has none in the builtins list; kjit's spelling of the query's sign source): about 1 inside a
-/// closed mesh whose faces turn counter-clockwise seen from outside. No gradient.
+/// The generalized winding number of the mesh around `point`, which the sign above thresholds
+/// (kjit's; Warp keeps it internal): about 1 inside a closed mesh whose faces turn
+/// counter-clockwise seen from outside, 0 outside. Needs winding-number support. No gradient.
 inline Float mesh_query_winding_number(const Value<Mesh>& m, const Vec3f& point, Operand<float> accuracy = 2.0f) {
   Loc loc = accuracy.loc;
   return detail::call<float>(ir::Builtin::MeshWindingNumber, loc, m.points(loc).id(), m.indices(loc).id(),
