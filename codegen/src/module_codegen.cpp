@@ -49,7 +49,7 @@ nlohmann::json describe_struct(uint16_t id) {
 bool has_checks(const ir::Function& fn) {
   bool any = false;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Call && s.builtin() == ir::Builtin::ExpectNear) any = true;
+    if (s.op == ir::Op::Call && builtin_codegen(s.builtin()).takes_site) any = true;  // they report
     if (s.op == ir::Op::CallFunc && has_checks(*fn.callees.at(s.callee()))) any = true;
   });
   return any;

@@ -141,6 +141,10 @@ void throw_status(const LoadedModule& m, const KernelDef& kernel, const kj::laun
     throw Error(ErrorKind::User, launch + ": " + thread + " divided the integer " + std::to_string(s.index) +
                                      " by zero at " + site_of(kernel, s.line) +
                                      " (the result is defined, see docs/DSL.md, but is rarely what was meant)" + mode);
+  if (s.code == kStatusNoWindingData)
+    throw Error(ErrorKind::User, launch + ": " + thread + " called mesh_query_point_sign_winding_number on a kjit::Mesh "
+                                          "built without winding-number support: build it with "
+                                          "kjit::Mesh(points, indices, velocities, true)");
   auto it = m.loop_locations.find(s.code);
   const std::string where = it == m.loop_locations.end() ? "a dynamic loop" : "the dynamic loop at " + it->second;
   const int c = m.options.loop_checkpoints;

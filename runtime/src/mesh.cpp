@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bvh_build.hpp"
+#include "mesh_winding.hpp"
 #include "kjit/error.hpp"
 
 namespace kjit::detail {
@@ -17,6 +18,8 @@ struct BvhState {
   NdArray points, indices, velocities;  // Mesh
   BvhTree tree;
   NdArray node_bounds, node_links;
+  bool winding = false;  // Mesh built with winding-number support: node_winding follows the tree
+  NdArray node_winding;
 };
 
 }  // namespace kjit::detail
@@ -87,6 +90,22 @@ void fit(BvhState& s, const std::vector<vec3f>& lo, const std::vector<vec3f>& hi
   s.node_bounds.copy_from(NdArray::view(s.tree.bounds.data(), ir_type_of<vec3f>(), {int64_t(s.tree.bounds.size())}, Device::cpu()));
 }
 
+/// A mesh with winding-number support: recomputes the nodes' winding data from the current points
+/// (after a build or refit) on the host and gives it to the mesh's device, in place after a refit.
+void fit_winding(BvhState& s) {
+  if (!s.winding) return;
+  std::vector<vec3f> w =
+      detail::mesh_winding_nodes(s.tree, s.points.to_vector<vec3f>(), s.indices.to_vector<int32_t>());
+  NdArray host = NdArray::view(w.data(), ir_type_of<vec3f>(), {int64_t(w.size())}, Device::cpu());
+  const Device& device = s.points.device();
+  if (s.node_winding.defined() && s.node_winding.size() == int64_t(w.size())) {
+    s.node_winding.copy_from(host);
+    return;
+  }
+  NdArray fresh = from_vector(w);
+  s.node_winding = device.is_cpu() ? fresh : fresh.to(device);
+}
+
 const BvhState& live(const std::shared_ptr<BvhState>& s, const char* what) {
   if (!s) fail(std::string(what) + " is empty (default-constructed, moved from or released): build one before passing it to a launch");
   return *s;
@@ -140,7 +159,7 @@ dsl::Bvh Bvh::view() const {
 
 // ---- Mesh ----
 
-Mesh::Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocities) {
+Mesh::Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocities, bool support_winding_number) {
   check_array("kjit::Mesh", "points", points, ir_type_of<vec3f>());
   check_array("kjit::Mesh", "indices", indices, ir_type_of<int32_t>());
   if (indices.size() == 0 || indices.size() % 3 != 0)
@@ -160,9 +179,11 @@ Mesh::Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocit
   s->points = points;
   s->indices = indices;
   s->velocities = velocities;
+  s->winding = support_winding_number;
   std::vector<vec3f> lo, hi;
   triangle_boxes(*s, lo, hi);
   fit(*s, lo, hi, points.device(), true);
+  fit_winding(*s);
   state_ = std::move(s);
 }
 
@@ -172,6 +193,7 @@ void Mesh::refit() {
   std::vector<vec3f> lo, hi;
   triangle_boxes(s, lo, hi);
   fit(s, lo, hi, s.points.device(), false);
+  fit_winding(s);
 }
 
 void Mesh::release() { state_.reset(); }
@@ -190,6 +212,7 @@ dsl::Mesh Mesh::view() const {
   if (s.velocities.defined()) v.velocities = s.velocities;
   v.bvh_bounds = s.node_bounds;
   v.bvh_nodes = s.node_links;
+  if (s.node_winding.defined()) v.bvh_winding = s.node_winding;
   return v;
 }
 

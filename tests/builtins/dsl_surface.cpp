@@ -41,7 +41,8 @@ struct has_erf<T, std::void_t<decltype(erf(std::declval<Value<T>>()))>> : std::t
 static_assert(has_erf<float>::value && has_erf<double>::value && !has_erf<int32_t>::value && !has_erf<kjit::vec3f>::value,
               "erf (float_unary) takes float scalars only");
 
-KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, Array<double> out, Value<Mesh> mesh)) {
+KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, Array<double> out, Value<Mesh> mesh,
+                          Value<Bvh> bvh)) {
   Int i = tid();
   Double a = x[i], b = x[i + 1], t = x[i + 2];
   Int n = k[i], m = k[i + 1];
@@ -116,7 +117,17 @@ KJIT_KERNEL(all_builtins, (Array<double> x, Array<int32_t> k, Array<float> cdf, 
   Vec3f p = Vec3f(Float(a), Float(b), Float(t));
   Value<MeshQueryPoint> near = mesh_query_point_no_sign(mesh, p, 1.0f);
   Value<MeshQueryRay> hit = mesh_query_ray(mesh, p, p, 1.0f);
-  out[i] = acc + Double(iacc) + where(flag, Double(1.0), 0.0) + Double(near.u() + hit.t());
+  Value<MeshQueryPoint> s1 = mesh_query_point(mesh, p, 1.0f), s2 = mesh_query_point_sign_normal(mesh, p, 1.0f),
+                        s3 = mesh_query_point_sign_parity(mesh, p, 1.0f), s4 = mesh_query_furthest_point_no_sign(mesh, p, 0.0f),
+                        s5 = mesh_query_point_sign_winding_number(mesh, p, 1.0f);
+  iacc += mesh_query_ray_count_intersections(mesh, p, p) + where(mesh_query_ray_anyhit(mesh, p, p, 1.0f), Int(1), 0);
+  auto boxes = mesh_query_aabb(mesh, p, p);
+  Var<int32_t> face = 0;
+  While([&] { return mesh_query_aabb_next(boxes, face); }, [&] { iacc += face; });
+  auto rays = bvh_query_ray(bvh, p, p);
+  While([&] { return bvh_query_next(rays, face); }, [&] { iacc += face; });
+  out[i] = acc + Double(iacc) + where(flag, Double(1.0), 0.0) +
+           Double(near.u() + hit.t() + s1.sign() + s2.sign() + s3.sign() + s4.u() + s5.sign());
 }
 }  // namespace surface
 

@@ -54,17 +54,7 @@ std::vector<vec3f> stable_queries(const SoupMesh& m, size_t count, unsigned seed
   std::vector<vec3f> qs;
   while (qs.size() < count) {
     vec3f p(u(rng), u(rng), u(rng));
-    D3 d = {p.c[0], p.c[1], p.c[2]};
-    const int f0 = brute_closest(m, d).second;
-    auto uv = closest_uv(m.vertex(f0, 0), m.vertex(f0, 1), m.vertex(f0, 2), d);
-    bool stable = uv[0] > 0.02 && uv[1] > 0.02 && 1 - uv[0] - uv[1] > 0.02;
-    for (int k = 0; k < 3 && stable; ++k)
-      for (double s : {-2 * h, 2 * h}) {
-        D3 e = d;
-        e[size_t(k)] += s;
-        stable = stable && brute_closest(m, e).second == f0;
-      }
-    if (stable) qs.push_back(p);
+    if (stable_closest(m, {p.c[0], p.c[1], p.c[2]}, h)) qs.push_back(p);
   }
   return qs;
 }

@@ -145,6 +145,19 @@ std::pair<double, int> brute_ray(const SoupMesh& m, const D3& o, const D3& d, do
   return {face < 0 ? -1 : best, face};
 }
 
+bool stable_closest(const SoupMesh& m, const D3& p, double h) {
+  const int f0 = brute_closest(m, p).second;
+  auto uv = closest_uv(m.vertex(f0, 0), m.vertex(f0, 1), m.vertex(f0, 2), p);
+  bool stable = uv[0] > 0.02 && uv[1] > 0.02 && 1 - uv[0] - uv[1] > 0.02;
+  for (int k = 0; k < 3 && stable; ++k)
+    for (double s : {-2 * h, 2 * h}) {
+      D3 e = p;
+      e[size_t(k)] += s;
+      stable = stable && brute_closest(m, e).second == f0;
+    }
+  return stable;
+}
+
 double edge_margin(const SoupMesh& m, int f, const D3& o, const D3& d) {
   const D3 a = m.vertex(f, 0), b = m.vertex(f, 1), c = m.vertex(f, 2);
   const D3 n = cross(sub(b, a), sub(c, a));

@@ -43,6 +43,10 @@ std::pair<double, int> brute_closest(const SoupMesh& m, const D3& p);
 double ray_face(const SoupMesh& m, int f, const D3& o, const D3& d);
 /// The nearest hit of the ray over every face (t, face), or (-1, -1).
 std::pair<double, int> brute_ray(const SoupMesh& m, const D3& o, const D3& d, double max_t);
+/// Whether p's closest point lies inside one face, away from its edges (u, v and 1 - u - v over
+/// 0.02), and that face stays the closest under steps of +-2h along each axis: where float64
+/// central differences of u and v with step h see one face.
+bool stable_closest(const SoupMesh& m, const D3& p, double h);
 /// The distance from the ray's hit point at parameter t on face f's plane to the face's
 /// nearest edge (small: a ray grazing an edge, whose hit or miss rounding decides).
 double edge_margin(const SoupMesh& m, int f, const D3& o, const D3& d);

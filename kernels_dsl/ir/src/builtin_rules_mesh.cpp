@@ -25,4 +25,36 @@ KJIT_RULE(mesh_ray_query) {
   return fail(error, fn, "a mesh's points, indices, node bounds and node links, a ray's start and direction (3-vectors) and a length of their scalar type", a, n);
 }
 
+KJIT_RULE(mesh_sign_query) {
+  if (n == 5 && mesh_arrays(a) && vec_of(a[4], 3)) return scalar_like(a[4]);
+  return fail(error, fn, "a mesh's points, indices, node bounds and node links and a 3-vector point", a, n);
+}
+
+KJIT_RULE(mesh_face_sign_query) {
+  if (n == 7 && mesh_arrays(a) && vec_of(a[4], 3) && a[5] == Type::scalar_of(Scalar::I32) && a[6] == scalar_like(a[4]))
+    return scalar_like(a[4]);
+  return fail(error, fn, "a mesh's points, indices, node bounds and node links, a 3-vector point, its closest face (int32) and a tolerance of the point's scalar type", a, n);
+}
+
+KJIT_RULE(mesh_winding_query) {
+  if (n == 6 && vec3f_array(a[0]) && int_array(a[1]) && int_array(a[2]) && vec3f_array(a[3]) && vec_of(a[4], 3) &&
+      a[5] == scalar_like(a[4]))
+    return scalar_like(a[4]);
+  return fail(error, fn, "a mesh's points, indices, node links and winding data, a 3-vector point and an accuracy of its scalar type", a, n);
+}
+
+KJIT_RULE(bvh_leaf_box_walk) {
+  if (n == 5 && vec3f_array(a[0]) && int_array(a[1]) && vec_of(a[2], 3) && a[3] == a[2] &&
+      a[4] == Type::scalar_of(Scalar::I32))
+    return Type::scalar_of(Scalar::I32);
+  return fail(error, fn, "a BVH's node bounds and node links, a box's lower and upper corners (3-vectors) and the leaf to resume after (int32)", a, n);
+}
+
+KJIT_RULE(bvh_leaf_ray_walk) {
+  if (n == 6 && vec3f_array(a[0]) && int_array(a[1]) && vec_of(a[2], 3) && a[3] == a[2] &&
+      a[4] == scalar_like(a[2]) && a[5] == Type::scalar_of(Scalar::I32))
+    return Type::scalar_of(Scalar::I32);
+  return fail(error, fn, "a BVH's node bounds and node links, a ray's start and direction (3-vectors), a length of their scalar type and the leaf to resume after (int32)", a, n);
+}
+
 }  // namespace kjit::ir::rules

@@ -23,8 +23,11 @@ namespace kjit::dsl {
 /// the items: an inner node's two are its children's node indices; a leaf's are -(first + 1)
 /// and its item count, `first` indexing bvh_nodes itself (the leaves' item lists start at
 /// 2 * nodes and together are a permutation of the faces, or of a Bvh's boxes).
+/// bvh_winding is empty unless the mesh was built with winding-number support: then three
+/// vec3f per node (its triangles' summed area vectors, their area-weighted centre, and the
+/// radius of a ball about that centre holding them in x), for mesh_query_point_sign_winding_number.
 KJIT_STRUCT(Mesh, (Array<Vec3f>, points), (Array<int>, indices), (Array<Vec3f>, velocities),
-            (Array<Vec3f>, bvh_bounds), (Array<int>, bvh_nodes));
+            (Array<Vec3f>, bvh_bounds), (Array<int>, bvh_nodes), (Array<Vec3f>, bvh_winding));
 
 /// A BVH over boxes as kernels see it (launched with a kjit::Bvh): the user's boxes
 /// [lowers[i], uppers[i]] and the tree's node arrays, laid out as Mesh's.
@@ -172,3 +175,6 @@ inline Value<MeshQueryRay> mesh_query_ray(const Value<Mesh>& m, const Vec3f& sta
 }
 
 }  // namespace kjit::dsl
+
+// The signed and furthest point queries, ray counts and the box and ray loops.
+#include "kjit/dsl/mesh_queries.hpp"  // IWYU pragma: export

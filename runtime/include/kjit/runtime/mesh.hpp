@@ -57,7 +57,11 @@ class Mesh {
  public:
   /// No mesh: refused by a launch.
   Mesh() = default;
-  Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocities = NdArray());
+  /// With support_winding_number (Warp's flag), the build and every refit also compute the
+  /// nodes' winding data (3 vec3f a node, on the host) that
+  /// mesh_query_point_sign_winding_number needs.
+  Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocities = NdArray(),
+       bool support_winding_number = false);
   /// Recomputes the BVH's boxes from the current points (a User error on NaN points).
   void refit();
   /// Frees the BVH; the mesh is empty afterwards and launches refuse it.

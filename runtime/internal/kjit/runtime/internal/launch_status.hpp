@@ -13,6 +13,7 @@ namespace kjit::detail {
 constexpr int32_t kStatusCheckFailed = 0x7fff0001;
 constexpr int32_t kStatusOutOfBounds = 0x7fff0002;
 constexpr int32_t kStatusDivByZero = 0x7fff0003;
+constexpr int32_t kStatusNoWindingData = 0x7fff0004;
 
 /// One launch's status slot: on the cpu a member of this object, on CUDA the calling thread's
 /// slot on that device (launches of one thread are read in order, so one slot per thread and
