@@ -113,7 +113,7 @@ TEST_CASE("the mesh BVH handler refuses bad indices, NaN points and wrong result
 }
 
 TEST_CASE("the signature flattens a value struct of arrays and plain values into its fields") {
-  const auto& k = ffi::detail::kernel_info("tests::structs::closest");
+  const auto& k = ffi::detail::kernel_info("meshk::closest");
   nlohmann::json j = nlohmann::json::parse(k.json);
   REQUIRE(j["params"].size() == 9);  // mesh's five fields, pts, max_dist, face, uvr
   const char* fields[] = {"points", "indices", "velocities", "bvh_bounds", "bvh_nodes"};
@@ -150,7 +150,7 @@ TEST_CASE("a mesh passed as its fields gives the C++ launch's results bit for bi
   mesh_args(b, m, h);
   b.arg(xla::kF32, {n, 3}, q.data());
   b.ret(xla::kS32, {n}, face.data()).ret(xla::kF32, {n, 3}, uvr.data());
-  b.attr_string("kjit_kernel", "tests::structs::closest").attr_scalar("max_dist", xla::kF32, 0.25f);
+  b.attr_string("kjit_kernel", "meshk::closest").attr_scalar("max_dist", xla::kF32, 0.25f);
   auto o = call(&kjit_xla_launch_cpu, b.frame());
   REQUIRE_MESSAGE(o.ok, o.message);
 
@@ -158,7 +158,7 @@ TEST_CASE("a mesh passed as its fields gives the C++ launch's results bit for bi
   points.requires_grad();
   Mesh mesh(points, from_vector(m.indices));
   NdArray pts = from_vector(q), cf = zeros<int32_t>({n}), cu = zeros<vec3f>({n});
-  launch(tests::structs::closest, n, mesh, pts, 0.25f, cf, cu);
+  launch(meshk::closest, n, mesh, pts, 0.25f, cf, cu);
   CHECK(cf.to_vector<int32_t>() == face);
   const std::vector<vec3f> want = cu.to_vector<vec3f>();
   CHECK(std::memcmp(want.data(), uvr.data(), want.size() * sizeof(vec3f)) == 0);
@@ -173,7 +173,7 @@ TEST_CASE("a mesh passed as its fields gives the C++ launch's results bit for bi
   FrameBuilder fb;
   mesh_args(fb, m, h);
   fb.arg(xla::kF32, {n, 3}, q.data()).ret(xla::kF32, {n}, loss.data());
-  fb.attr_string("kjit_kernel", "tests::structs::closest_loss");
+  fb.attr_string("kjit_kernel", "meshk::closest_loss");
   o = call(&kjit_xla_launch_cpu, fb.frame());
   REQUIRE_MESSAGE(o.ok, o.message);
   const int64_t np = int64_t(m.points.size());
@@ -184,15 +184,15 @@ TEST_CASE("a mesh passed as its fields gives the C++ launch's results bit for bi
   ab.arg(xla::kF32, {n, 3}, q.data()).arg(xla::kF32, {n}, loss.data()).arg(xla::kF32, {n}, seed.data());
   ab.ret(xla::kF32, {np, 3}, gp.data()).ret(xla::kF32, {0, 3}, nullptr);
   ab.ret(xla::kF32, {int64_t(gb.size()), 3}, gb.data()).ret(xla::kF32, {n, 3}, gq.data());
-  ab.attr_string("kjit_kernel", "tests::structs::closest_loss");
+  ab.attr_string("kjit_kernel", "meshk::closest_loss");
   o = call(&kjit_xla_adjoint_cpu, ab.frame());
   REQUIRE_MESSAGE(o.ok, o.message);
 
   NdArray out = zeros<float>({n}), g_pts = zeros<vec3f>({n});
-  launch(tests::structs::closest_loss, n, mesh, pts, out);
+  launch(meshk::closest_loss, n, mesh, pts, out);
   const std::vector<float> lw = out.to_vector<float>();
   CHECK(std::memcmp(lw.data(), loss.data(), lw.size() * sizeof(float)) == 0);
-  launch_adjoint(tests::structs::closest_loss, n, {mesh, pts, out}, {{}, g_pts, from_vector(seed)});
+  launch_adjoint(meshk::closest_loss, n, {mesh, pts, out}, {{}, g_pts, from_vector(seed)});
   const std::vector<vec3f> wq = g_pts.to_vector<vec3f>(), wp = points.grad().to_vector<vec3f>();
   CHECK(std::memcmp(wq.data(), gq.data(), wq.size() * sizeof(vec3f)) == 0);
   CHECK(std::memcmp(wp.data(), gp.data(), wp.size() * sizeof(vec3f)) == 0);
@@ -246,8 +246,8 @@ TEST_CASE("a struct of plain values and an array: the values as attributes, the 
   bad.arg(xla::kF32, {0, 3}, nullptr).arg(xla::kF32, {int64_t(h.bounds.size()), 3}, h.bounds.data());
   bad.arg(xla::kS32, {int64_t(h.links.size())}, h.links.data()).arg(xla::kF32, {4, 3}, q.data());
   bad.ret(xla::kS32, {4}, face.data()).ret(xla::kF32, {4, 3}, uvr.data());
-  bad.attr_string("kjit_kernel", "tests::structs::closest").attr_scalar("max_dist", xla::kF32, 1.0f);
+  bad.attr_string("kjit_kernel", "meshk::closest").attr_scalar("max_dist", xla::kF32, 1.0f);
   o = call(&kjit_xla_launch_cpu, bad.frame());
-  CHECK(o.message == "kjit kernel 'tests::structs::closest': Invalid data type for array argument 'mesh.indices', "
+  CHECK(o.message == "kjit kernel 'meshk::closest': Invalid data type for array argument 'mesh.indices', "
                      "expected int32, got float32");
 }

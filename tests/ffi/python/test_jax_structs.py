@@ -50,7 +50,7 @@ def tri_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.n
 
 
 def loss_ref(points: np.ndarray, idx: np.ndarray, q: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    """tests::structs::closest_loss in float64 for queries whose closest point is inside face
+    """meshk::closest_loss in float64 for queries whose closest point is inside face
     faces[i]: the projection onto its plane, u and v its barycentrics of the first two vertices."""
     tri = points.astype(np.float64)[idx.reshape(-1, 3)[faces]]
     a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
@@ -87,8 +87,8 @@ class MeshTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.points, cls.indices = grid(9)
-        cls.closest = kj.jax_kernel("tests::structs::closest", num_outputs=2)
-        cls.loss = kj.jax_kernel("tests::structs::closest_loss", enable_backward=True)
+        cls.closest = kj.jax_kernel("meshk::closest", num_outputs=2)
+        cls.loss = kj.jax_kernel("meshk::closest_loss", enable_backward=True)
 
     def test_mesh_dict_and_bvh_sizes(self) -> None:
         m = kj.mesh(self.points, self.indices)
@@ -216,10 +216,10 @@ class MeshTests(unittest.TestCase):
 class StructErrorTests(unittest.TestCase):
     def test_wrong_missing_and_extra_fields_name_the_parameter_and_the_field(self) -> None:
         points, indices = grid(3)
-        closest = kj.jax_kernel("tests::structs::closest", num_outputs=2)
+        closest = kj.jax_kernel("meshk::closest", num_outputs=2)
         m = kj.mesh(points, indices)
         q = jnp.zeros((4, 3), jnp.float32)
-        pre = "kernel 'tests::structs::closest': parameter 'mesh' (struct kjit::dsl::Mesh)"
+        pre = "kernel 'meshk::closest': parameter 'mesh' (struct kjit::dsl::Mesh)"
         with self.assertRaisesRegex(TypeError, "^" + re.escape(
                 f"{pre}, field 'indices': Invalid data type for array argument 'mesh.indices', expected int32, got "
                 "float32")):
