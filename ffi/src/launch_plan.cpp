@@ -360,8 +360,7 @@ void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const 
     n = p.ndim;
     for (int d = 0; d < n; ++d) dims[d] = first_in->dims[first_br + d];
   } else {
-    invalid(pre + "cannot derive the launch dimensions: the call has no input array (a struct's fields do not count); "
-            "pass launch_dims");
+    invalid(pre + "cannot derive the launch dimensions: the call has no input array; pass launch_dims");
   }
   if (n < 1 || n > kj::kMaxDims)
     invalid(pre + "launches have 1 to 4 dimensions, got " + std::to_string(n));

@@ -144,8 +144,8 @@ class _Call:
         elif first is not None:
             dims = array_dims(lay.array_inputs[first], self.arrays[first].shape)
         else:
-            raise ValueError(f"kernel '{k.name}': cannot determine the launch dimensions (no input array besides "
-                             "struct fields); pass launch_dims")
+            raise ValueError(f"kernel '{k.name}': cannot determine the launch dimensions (no input array); pass "
+                             "launch_dims")
         self.launch_key = dims if launch_dims is not None else None
         # Output types: in/out arrays keep their input's type; pure outputs from output_dims.
         self.out_types = [jax.ShapeDtypeStruct(self.arrays[lay.array_inputs.index(p)].shape, p.dtype)

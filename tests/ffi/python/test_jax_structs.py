@@ -270,6 +270,11 @@ class StructErrorTests(unittest.TestCase):
         want = np.zeros(12)
         want[::2] = 0.5 * np.asarray(x, np.float64).sum(1)
         np.testing.assert_allclose(np.asarray(gw), want, rtol=1e-5, atol=1e-6)
+        # Forward mode: the struct's array field carries a tangent (its plain fields a zero one).
+        dx, dw = jnp.ones_like(x), jnp.linspace(-1, 1, 12, dtype=jnp.float32)
+        _, t = jax.jvp(lambda x, w: affine(x, {**a, "weights": w}), (x, w), (dx, dw))
+        np.testing.assert_allclose(np.asarray(t), np.asarray(dx * (0.5 * w[::2, None]) + x * (0.5 * dw[::2, None])),
+                                   rtol=1e-6, atol=1e-6)
         pre = "kernel 'tests::structs::affine': parameter 'a' (struct tests::structs::Affine), field 'scale'"
         with self.assertRaisesRegex(TypeError, re.escape(
                 f"{pre} (float32) is a traced JAX value, but a struct's plain fields are static")):
