@@ -76,7 +76,8 @@ KJIT_FFI_EXPORT void* kjit_ffi_handler(const char* which, const char* platform) 
         bool cuda = platform_of(platform) == kjit::ffi::Platform::Cuda;
         if (w == "launch") return reinterpret_cast<void*>(cuda ? &kjit_xla_launch_cuda : &kjit_xla_launch_cpu);
         if (w == "adjoint") return reinterpret_cast<void*>(cuda ? &kjit_xla_adjoint_cuda : &kjit_xla_adjoint_cpu);
-        throw kjit::Error(kjit::ErrorKind::User, "unknown kjit handler '" + w + "' (launch, adjoint)");
+        if (w == "mesh_bvh") return reinterpret_cast<void*>(cuda ? &kjit_xla_mesh_bvh_cuda : &kjit_xla_mesh_bvh_cpu);
+        throw kjit::Error(kjit::ErrorKind::User, "unknown kjit handler '" + w + "' (launch, adjoint, mesh_bvh)");
       },
       nullptr);
 }

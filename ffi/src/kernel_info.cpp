@@ -11,23 +11,24 @@
 
 #include "frame.hpp"
 #include "kjit/codegen/codegen.hpp"
+#include "kjit/ir/structs.hpp"
 #include "kjit/runtime/launch.hpp"
 
 namespace kjit::ffi::detail {
 
 namespace {
 
-void fill_param(ParamInfo& p, const KernelParam& kp) {
-  p.name = kp.name;
-  p.type = kp.type;
-  p.is_array = kp.type.is_array();
-  p.ndim = kp.type.ndim;
-  p.scalar = kp.type.scalar;
-  ir::Type e = kp.type.element();
-  p.dtype = e.shape == ir::Shape::Struct ? xla::kInvalid : dtype_of(kp.type.scalar);
+void fill_param(ParamInfo& p, const std::string& name, const ir::Type& type) {
+  p.name = name;
+  p.type = type;
+  p.is_array = type.is_array();
+  p.ndim = type.ndim;
+  p.scalar = type.scalar;
+  ir::Type e = type.element();
+  p.dtype = e.shape == ir::Shape::Struct ? xla::kInvalid : dtype_of(type.scalar);
   p.element_bytes = e.shape == ir::Shape::Struct ? 0 : e.element_bytes();
   p.lanes = e.lanes();
-  p.differentiable = kp.type.is_differentiable();
+  p.differentiable = type.is_differentiable();
   switch (e.shape) {
     case ir::Shape::Vector:
     case ir::Shape::Quat:
@@ -47,11 +48,58 @@ void fill_param(ParamInfo& p, const KernelParam& kp) {
   }
 }
 
-/// Records how the body uses each array parameter.
+/// Whether value parameter type `t` is a struct the FFI passes as its fields: each an array
+/// of plain elements or a plain value (no nested struct, no array of structs).
+bool flattens(const ir::Type& t) {
+  if (t.is_array() || t.shape != ir::Shape::Struct) return false;
+  for (const ir::StructField& f : ir::struct_info(t.struct_id).fields)
+    if (f.type.element().shape == ir::Shape::Struct) return false;
+  return true;
+}
+
+/// The FFI's parameters of `def`: one per parameter, a flattened struct's fields in its place.
+void add_params(KernelInfo& k, const KernelDef& def) {
+  for (const KernelParam& kp : def.params()) {
+    PackedParam slot;
+    slot.first = int(k.params.size());
+    const int kparam = int(k.packed.size());
+    auto add = [&](const std::string& name, const ir::Type& type, int field, int offset) {
+      k.params.emplace_back();
+      ParamInfo& p = k.params.back();
+      fill_param(p, name, type);
+      p.kparam = kparam;
+      p.field = field;
+      p.offset = offset;
+      if (type.is_array()) k.arrays.push_back(int(k.params.size() - 1));
+    };
+    if (flattens(kp.type)) {
+      const ir::StructInfo& si = ir::struct_info(kp.type.struct_id);
+      slot.count = int(si.fields.size());
+      slot.struct_bytes = si.size;
+      for (size_t f = 0; f < si.fields.size(); ++f)
+        add(kp.name + "." + si.fields[f].name, si.fields[f].type, int(f), si.fields[f].offset);
+    } else {
+      add(kp.name, kp.type, -1, 0);
+    }
+    k.packed.push_back(slot);
+  }
+}
+
+/// Records how the body uses each array parameter (a struct's array fields: where the body
+/// takes the field straight from the parameter).
 void analyse_uses(KernelInfo& k, const ir::Function& fn) {
   std::unordered_map<ir::ValueId, int> param_of;
+  std::unordered_map<ir::ValueId, size_t> struct_of;  // a flattened struct parameter: its kernel index
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) param_of[s.result] = int(s.param());
+    if (s.op != ir::Op::Param || s.param() >= k.packed.size()) return;
+    const PackedParam& pp = k.packed[size_t(s.param())];
+    if (pp.struct_bytes) struct_of[s.result] = size_t(s.param());
+    else param_of[s.result] = pp.first;
+  });
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op != ir::Op::Extract || s.args.empty() || !s.type.is_array()) return;
+    auto it = struct_of.find(s.args[0]);
+    if (it != struct_of.end()) param_of[s.result] = k.packed[it->second].first + int(s.field());
   });
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (s.op != ir::Op::ArrayLoad && s.op != ir::Op::ArrayStore && s.op != ir::Op::ArrayAtomic) return;
@@ -72,15 +120,22 @@ std::unique_ptr<KernelInfo> prepare(const KernelDef& def) {
   auto k = std::make_unique<KernelInfo>();
   k->def = &def;
   k->name = def.name();
-  for (const KernelParam& kp : def.params()) {
-    k->params.emplace_back();
-    fill_param(k->params.back(), kp);
-    if (kp.type.is_array()) k->arrays.push_back(int(k->params.size() - 1));
-  }
+  add_params(*k, def);
   const ir::Function& fn = def.ir();  // traces once; a tracing error is a User error
   k->launch_ndim = fn.launch_ndim;
   analyse_uses(*k, fn);
-  k->extents = ir::extent_facts(def.ir());
+  // Extent facts index the kernel's parameters: reindex them as params (a flattened struct's
+  // fields are not checked, as a C++ launch does not check them).
+  const ir::ExtentFacts facts = ir::extent_facts(def.ir());
+  k->extents.accessed.assign(k->params.size(), false);
+  for (size_t i = 0; i < k->packed.size(); ++i)
+    if (!k->packed[i].struct_bytes && i < facts.accessed.size())
+      k->extents.accessed[size_t(k->packed[i].first)] = facts.accessed[i];
+  for (ir::ExtentFact f : facts.unguarded) {
+    if (k->packed[size_t(f.param)].struct_bytes) continue;
+    f.param = k->packed[size_t(f.param)].first;
+    k->extents.unguarded.push_back(f);
+  }
 
   const ModuleDef& module = Registry::get().module(def.module());
   ModuleOptions mo = module.options();
@@ -106,8 +161,15 @@ std::unique_ptr<KernelInfo> prepare(const KernelDef& def) {
   for (size_t i = 0; i < k->params.size(); ++i) {
     const ParamInfo& p = k->params[i];
     nlohmann::json q = param_json(p);
+    const nlohmann::json& described = d.at("params").at(size_t(p.kparam));
     // A struct's layout as codegen lays it out (name, size, align, fields with offsets).
-    if (p.is_struct()) q["struct"] = d.at("params").at(i).at("struct");
+    if (p.is_struct()) q["struct"] = described.at("struct");
+    // A flattened struct's field: the parameter and struct it belongs to.
+    if (p.field >= 0)
+      q["field_of"] = {{"param", def.params()[size_t(p.kparam)].name},
+                       {"index", p.kparam},
+                       {"field", ir::struct_info(def.params()[size_t(p.kparam)].type.struct_id).fields[size_t(p.field)].name},
+                       {"struct", described.at("struct").at("name")}};
     q["loads"] = p.use.loads;
     q["stores"] = p.use.stores;
     q["accumulates"] = p.use.accumulates;
@@ -157,7 +219,7 @@ const KernelInfo& lookup_slow(std::string_view name) {
 
 ParamInfo param_info(const KernelParam& kp) {
   ParamInfo p;
-  fill_param(p, kp);
+  fill_param(p, kp.name, kp.type);
   return p;
 }
 

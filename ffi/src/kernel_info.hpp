@@ -37,6 +37,12 @@ struct ParamInfo {
   int lanes = 1;           ///< scalar components per element
   bool differentiable = false;
   ArrayUse use;
+  /// The kernel parameter this one packs into: itself, or the struct whose field it is.
+  int kparam = 0;
+  /// A field of a struct parameter (kernel parameter kparam): its index and byte offset in
+  /// the struct; -1 for a parameter of its own. Its name is "param.field".
+  int field = -1;
+  int offset = 0;
 
   /// Whether the element is a user struct (KJIT_STRUCT), which the XLA FFI cannot pass.
   bool is_struct() const { return type.element().shape == ir::Shape::Struct; }
@@ -48,17 +54,30 @@ struct ParamInfo {
   std::string inner_str() const;
 };
 
+/// A kernel parameter as the FFI packs it: params[first, first + count) (a value struct whose
+/// fields are arrays and plain values is one entry per field, the rest one entry).
+struct PackedParam {
+  int first = 0;
+  int count = 1;
+  int struct_bytes = 0;  ///< a flattened struct's size (0: not one)
+};
+
 /// A kernel prepared for the FFI. Never freed: handlers keep pointers to it.
 struct KernelInfo {
   const KernelDef* def = nullptr;
   std::string name;
+  /// The parameters as calls pass them: a value struct of arrays and plain values (a
+  /// kjit::dsl::Mesh) flattened into its fields ("mesh.points", ...), which XLA can pass.
   std::vector<ParamInfo> params;
+  std::vector<PackedParam> packed;  ///< one per kernel parameter, in order
   std::vector<int> arrays;  ///< indices of the array parameters, in order
   int launch_ndim = 0;      ///< 0: any; 1..4: fixed by tid<N>()
   bool has_adjoint = false;
   std::string adjoint_error;  ///< why there is no adjoint (when there is none)
   int block_dim = 256;        ///< the module's default CUDA block size
-  ir::ExtentFacts extents;    ///< the unguarded accesses that bound a launch by the arrays' extents
+  /// The unguarded accesses that bound a launch by the arrays' extents (indexed as params;
+  /// struct fields have none).
+  ir::ExtentFacts extents;
   std::string json;           ///< the signature the Python shim reads
 
   /// "x, y, out": the names of the parameters at `indices`.

@@ -164,6 +164,24 @@ class Packer {
     slot.point_at(b->data, size_t(p.element_bytes));
     batched(slot.pointer(), p, *b, batch_rank, shape_of);
   }
+  /// A flattened struct parameter's value slot of `bytes` bytes, cleared (its value travels
+  /// in it); returns where the value goes, which the fields are written into.
+  unsigned char* struct_value(size_t bytes) {
+    const kjit::detail::ValueSlot slot{next(kjit::detail::ValueSlot::bytes(bytes))};
+    slot.clear(bytes);
+    return slot.value();
+  }
+  /// A struct's array field: the descriptor of `b` at `at` (inside a struct_value), and, in an
+  /// adjoint call, `g` as the field's gradient buffer, where the adjoint adds its gradient.
+  void field_array(unsigned char* at, const ParamInfo& p, const xla::Buffer& b, int batch_rank,
+                   const xla::Buffer* g, int grad_batch_rank, const Plan& shape_of) {
+    auto* desc = reinterpret_cast<kj::array_t<void>*>(at);
+    write_array(desc, p, b, batch_rank);
+    batched(&desc->data, p, b, batch_rank, shape_of);
+    if (!g) return;
+    desc->grad = g->data;
+    batched(&desc->grad, p, *g, grad_batch_rank, shape_of);
+  }
   /// A value's adjoint slot: the destination of its gradient (a result buffer), or null.
   void value_adjoint(const ParamInfo& p, const xla::Buffer* g, int batch_rank, const Plan& shape_of) {
     auto** slot = reinterpret_cast<void**>(next(sizeof(void*)));
@@ -319,15 +337,26 @@ const xla::Buffer* traced_buffer(const xla::CallFrame* f, const Plan& plan, cons
   return b;
 }
 
-void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const Layout& L, const xla::Buffer* first_in,
-                int first_br) {
+/// The place in the call's order of the first input array that is a parameter of its own
+/// (not a struct's field): the one launch dims default to; -1 when there is none.
+int first_own_input(const KernelInfo& k, const Layout& L) {
+  for (int i = 0; i < L.nin; ++i)
+    if (k.params[size_t(L.order[i])].field < 0) return i;
+  return -1;
+}
+
+void set_bounds(const xla::CallFrame* f, Plan& plan, const KernelInfo& k, const Layout& L, const xla::Buffer* const* ins,
+                const int* in_br) {
+  const int first = first_own_input(k, L);
+  const xla::Buffer* first_in = first >= 0 ? ins[first] : nullptr;
+  const int first_br = first >= 0 ? in_br[first] : 0;
   int64_t dims[kj::kMaxDims];
   int n = 0;
   const Where pre{plan.adjoint ? "kjit adjoint of kernel '" : "kjit kernel '", &k.name};
   if (AttrRef a = find_attr(f->attrs, kAttrLaunchDims)) {
     n = attr_int_array(a, kAttrLaunchDims, dims, kj::kMaxDims);
   } else if (first_in) {
-    const ParamInfo& p = k.params[size_t(L.order[0])];
+    const ParamInfo& p = k.params[size_t(L.order[first])];
     n = p.ndim;
     for (int d = 0; d < n; ++d) dims[d] = first_in->dims[first_br + d];
   } else {
@@ -417,6 +446,36 @@ void read_block_dim(const xla::CallFrame* f, Plan& plan) {
   }
 }
 
+/// Packs flattened struct parameter `pp` into one value slot: each array field the descriptor
+/// of its input buffer (ins[place], batch rank in_br[place]) with, in an adjoint call, its
+/// gradient result grads[field param] as the descriptor's gradient buffer; each plain field
+/// read from its attribute. A field is an input the kernel reads: never traced, in/out or an
+/// output, and never written (XLA's inputs are read-only).
+void pack_struct(Packer& pk, const Plan& plan, const KernelInfo& k, const PackedParam& pp, const Where& pre,
+                 const xla::Attrs& attrs, const Layout& L, const xla::Buffer* const* ins, const int* in_br,
+                 const xla::Buffer* const* grads, const int* grad_br) {
+  unsigned char* value = pk.struct_value(size_t(pp.struct_bytes));
+  for (int fi = pp.first; fi < pp.first + pp.count; ++fi) {
+    const ParamInfo& p = k.params[size_t(fi)];
+    if (!p.is_array) {
+      if (L.is_traced[fi])
+        invalid(pre + "struct field '" + p.name + "' (" + p.type.str() + ") is traced, but a struct's plain fields "
+                "travel as static attributes: pass a Python or NumPy number");
+      read_static(pre, attrs, p, value + p.offset);
+      continue;
+    }
+    const int q = L.pos[fi];
+    if (q >= L.nin || L.is_in_out[fi])
+      invalid(pre + "struct field '" + p.name + "' must be an input array (struct fields are never outputs or "
+              "in/out arrays)");
+    if (p.use.stores || p.use.accumulates || p.use.other_atomics)
+      invalid(pre + "the kernel writes into struct field '" + p.name + "', which XLA owns read-only: a struct's "
+              "array fields are inputs from JAX; pass the array as an output parameter of its own");
+    pk.field_array(value + p.offset, p, *ins[q], in_br[q], grads ? grads[fi] : nullptr, grads ? grad_br[fi] : 0,
+                   plan);
+  }
+}
+
 }  // namespace
 
 void Plan::select_batch(int64_t b) {
@@ -493,14 +552,19 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
   const xla::Buffer* traced[kMaxParams];
   int traced_br[kMaxParams];
   for (int t = 0; t < L.n_traced; ++t) traced[t] = traced_buffer(f, plan, k, L, nargs, t, &traced_br[t]);
-  set_bounds(f, plan, k, L, L.nin ? ins[0] : nullptr, L.nin ? in_br[0] : 0);
+  set_bounds(f, plan, k, L, ins, in_br);
   read_block_dim(f, plan);
 
   Packer pk(plan);
   ByParam by;
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
   int tr_i = 0;
-  for (size_t pi = 0; pi < k.params.size(); ++pi) {
+  for (const PackedParam& pp : k.packed) {
+    if (pp.struct_bytes) {
+      pack_struct(pk, plan, k, pp, pre, f->attrs, L, ins, in_br, nullptr, nullptr);
+      continue;
+    }
+    const size_t pi = size_t(pp.first);
     const ParamInfo& p = k.params[pi];
     if (!p.is_array) {
       const bool t = L.is_traced[pi];
@@ -625,14 +689,50 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   const xla::Buffer* traced[kMaxParams];
   int traced_br[kMaxParams];
   for (int t = 0; t < L.n_traced; ++t) traced[t] = traced_buffer(f, plan, k, L, nargs, t, &traced_br[t]);
-  set_bounds(f, plan, k, L, L.nin ? bufs[0] : nullptr, L.nin ? br[0] : 0);
+  set_bounds(f, plan, k, L, bufs, br);
   read_block_dim(f, plan);
 
   Packer pk(plan);
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
   ByParam by;
+  // The adjoint indexes each adjoint array as its primal: gradients and cotangents too, so
+  // each must have its primal's array dims (batch dims may differ: they broadcast).
+  auto same_dims = [&](const ParamInfo& p, const xla::Buffer& g, int gbr, const xla::Buffer& primal, int pbr,
+                       const char* role) {
+    bool same = true;
+    for (int d = 0; d < p.rank(); ++d) same = same && g.dims[gbr + d] == primal.dims[pbr + d];
+    if (!same)
+      invalid(pre + role + " '" + p.name + "' has shape " + shape_str(g.dims + gbr, p.rank()) + " but '" + p.name +
+              "' has " + shape_str(primal.dims + pbr, p.rank()) + ": the adjoint indexes both alike");
+  };
+  // A struct's differentiable array fields: their gradient results, zeroed, which the
+  // adjoint reaches through the primal struct (the descriptors' gradient buffers).
+  const xla::Buffer* field_grads[kMaxParams];
+  int field_grad_br[kMaxParams];
+  for (int i = 0; i < L.nin; ++i) {
+    const int pi = L.order[i];
+    const ParamInfo& p = k.params[size_t(pi)];
+    if (p.field < 0 || !p.differentiable) continue;
+    const int ri = grad_of[pi];
+    const xla::Buffer* g = rets[ri];
+    Fill& fl = plan.fills[plan.fill_count++];
+    fl.dst = g->data;
+    fl.src = nullptr;
+    fl.bytes = size_t(elements(*g)) * size_t(dtype_bytes(g->dtype));
+    same_dims(p, *g, ret_br[ri], *bufs[i], br[i], "gradient");
+    field_grads[pi] = g;
+    field_grad_br[pi] = ret_br[ri];
+  }
   // Primal parameters: inputs (in/out ones hold the values before the forward call), outputs.
-  for (size_t pi = 0, ti = 0; pi < k.params.size(); ++pi) {
+  size_t ti = 0;
+  for (const PackedParam& pp : k.packed) {
+    if (pp.struct_bytes) {
+      for (int fi = pp.first; fi < pp.first + pp.count; ++fi)
+        if (!k.params[size_t(fi)].differentiable) field_grads[fi] = nullptr;
+      pack_struct(pk, plan, k, pp, pre, f->attrs, L, bufs, br, field_grads, field_grad_br);
+      continue;
+    }
+    const size_t pi = size_t(pp.first);
     const ParamInfo& p = k.params[pi];
     if (!p.is_array) {
       const bool t = L.is_traced[pi];
@@ -646,23 +746,18 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
     pk.array(p, bufs[ai], br[ai], plan);
   }
   check_extents(plan, k, by, bool(find_attr(f->attrs, kAttrLaunchDims)));
-  // The adjoint indexes each adjoint array as its primal: gradients and cotangents too, so
-  // each must have its primal's array dims (batch dims may differ: they broadcast).
   ByParam adj;
-  auto same_dims = [&](const ParamInfo& p, const xla::Buffer& g, int gbr, const xla::Buffer& primal, int pbr,
-                       const char* role) {
-    bool same = true;
-    for (int d = 0; d < p.rank(); ++d) same = same && g.dims[gbr + d] == primal.dims[pbr + d];
-    if (!same)
-      invalid(pre + role + " '" + p.name + "' has shape " + shape_str(g.dims + gbr, p.rank()) + " but '" + p.name +
-              "' has " + shape_str(primal.dims + pbr, p.rank()) + ": the adjoint indexes both alike");
-  };
   // Adjoints: gradient results for differentiable inputs (zeroed, or seeded with the in/out
   // cotangent), cotangents for outputs, nothing for integers; a traced differentiable value
   // gets its gradient result (zeroed) as its destination, a static one none.
   size_t vi = size_t(n_diff_arrays);
-  for (size_t pi = 0; pi < k.params.size(); ++pi) {
+  for (const PackedParam& pp : k.packed) {
+    const size_t pi = size_t(pp.first);
     const ParamInfo& p = k.params[pi];
+    if (pp.struct_bytes) {  // no value gradient: its fields are static, its arrays' gradients set above
+      pk.value_adjoint(p, nullptr, 0, plan);
+      continue;
+    }
     if (!p.is_array) {
       const xla::Buffer* g = L.is_traced[pi] && p.differentiable ? rets[vi++] : nullptr;
       if (g) {

@@ -73,7 +73,8 @@ struct Plan {
 
   void* pointers[1 + 2 * kMaxParams];  ///< the packed parameters, as cuLaunchKernel takes them
   int pointer_count = 0;
-  alignas(16) unsigned char storage[1 + 2 * kMaxParams][320];  ///< one slot per parameter
+  /// One slot per parameter: a value slot of the largest value (a kjit::dsl::Mesh, 360 bytes).
+  alignas(16) unsigned char storage[1 + 2 * kMaxParams][528];
 
   /// Points every batched pointer at batch item `b`.
   void select_batch(int64_t b);

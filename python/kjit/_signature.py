@@ -31,6 +31,9 @@ class Param:
     other_atomics: bool = False
     struct: Mapping[str, Any] | None = None  # a KJIT_STRUCT's layout: name, size, align, fields
     dtype_name: str = ""  # the signature's dtype name ("float32", "bfloat16"; "" for a struct)
+    #: A field of a value struct parameter the library flattened into its fields (kjit.jax
+    #: passes them): param (the parameter's name), index (its place), field, struct (its name).
+    field_of: Mapping[str, Any] | None = None
 
     @property
     def is_array(self) -> bool:
@@ -91,6 +94,7 @@ class Signature:
                 other_atomics=bool(p.get("other_atomics", False)),
                 struct=p.get("struct"),
                 dtype_name=p["dtype"] or "",
+                field_of=p.get("field_of"),
             )
             for i, p in enumerate(j["params"])
         )
@@ -128,8 +132,14 @@ def make_layout(sig: Signature, num_outputs: int, in_out_argnames: Sequence[str]
     """Splits ``sig`` into inputs and outputs, raising precise errors for impossible splits
     (``frontend`` names the caller's framework in messages)."""
     for p in sig.params:
+        if p.field_of is not None and frontend != "JAX":
+            f = p.field_of
+            raise TypeError(f"{what}: parameter '{f['param']}' is struct {f['struct']}: structs are not supported "
+                            f"from {frontend} (kjit's FFI has no struct data type); pass the fields as separate "
+                            "arrays or values")
         if p.struct is not None:
-            why = "XLA has no struct data type" if frontend == "JAX" else "kjit's FFI has no struct data type"
+            why = ("XLA has no struct data type; only a value struct of arrays and plain values passes, as a dict of "
+                   "its fields") if frontend == "JAX" else "kjit's FFI has no struct data type"
             raise TypeError(f"{what}: parameter '{p.name}' ({p.type}) {'holds' if p.is_array else 'is'} struct "
                             f"{p.struct.get('name', p.type)}: structs are not supported from {frontend} ({why}); "
                             "pass the fields as separate arrays or values")

@@ -8,6 +8,7 @@
 #include "bvh_build.hpp"
 #include "mesh_winding.hpp"
 #include "kjit/error.hpp"
+#include "kjit/runtime/internal/mesh_bvh_into.hpp"
 
 namespace kjit::detail {
 
@@ -43,26 +44,7 @@ void check_array(const char* what, const char* name, const NdArray& a, const ir:
 void triangle_boxes(const BvhState& s, std::vector<vec3f>& lo, std::vector<vec3f>& hi) {
   const std::vector<vec3f> p = s.points.to_vector<vec3f>();
   const std::vector<int32_t> idx = s.indices.to_vector<int32_t>();
-  for (size_t i = 0; i < p.size(); ++i)
-    for (int a = 0; a < 3; ++a)
-      if (std::isnan(p[i].c[a]))
-        fail(std::string("kjit::Mesh: points[") + std::to_string(i) + "] has a NaN component; a mesh's points must be numbers");
-  const size_t faces = idx.size() / 3;
-  lo.resize(faces);
-  hi.resize(faces);
-  for (size_t f = 0; f < faces; ++f) {
-    for (int k = 0; k < 3; ++k) {
-      const int32_t v = idx[3 * f + size_t(k)];
-      if (v < 0 || size_t(v) >= p.size())
-        fail("kjit::Mesh: indices[" + std::to_string(3 * f + size_t(k)) + "] = " + std::to_string(v) +
-             " is outside the points array (" + std::to_string(p.size()) + " points)");
-      for (int a = 0; a < 3; ++a) {
-        const float c = p[size_t(v)].c[a];
-        lo[f].c[a] = k ? std::min(lo[f].c[a], c) : c;
-        hi[f].c[a] = k ? std::max(hi[f].c[a], c) : c;
-      }
-    }
-  }
+  detail::triangle_boxes("kjit::Mesh", p.data(), int64_t(p.size()), idx.data(), int64_t(idx.size()), lo, hi);
 }
 
 void check_boxes(const std::vector<vec3f>& lo, const std::vector<vec3f>& hi) {

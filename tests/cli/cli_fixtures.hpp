@@ -19,6 +19,8 @@ inline const std::string kTool = KJIT_TOOL;                     ///< build/tools
 inline const std::string kDemoLibrary = KJIT_DEMO_LIBRARY;      ///< libdemo_kernels.so
 inline const std::string kDemoProgram = KJIT_DEMO_PROGRAM;      ///< kjit_demo
 inline const std::string kTestLibrary = KJIT_CLI_TEST_LIBRARY;  ///< libcli_test_kernels.so
+/// libffi_jax_test_kernels.so: its module geometry_mesh has kernels taking a kjit::dsl::Mesh.
+inline const std::string kStructTestLibrary = KJIT_STRUCT_TEST_LIBRARY;
 /// The same library built from a copy of its sources at another path (another checkout).
 inline const std::string kMovedTestLibrary = KJIT_CLI_MOVED_TEST_LIBRARY;
 inline const std::string kFakeDriver = KJIT_FAKE_CUDA_LIBRARY;  ///< the recording fake libcuda

@@ -171,6 +171,19 @@ TEST_CASE("--no-adjoint builds other modules than the default, under their own k
   CHECK(run_kjit("cache stats --json --cache-dir " + dir / "cache").json()["entries"] == 2);
 }
 
+TEST_CASE("precompile builds a module whose kernels take a kjit::dsl::Mesh (its struct, the prelude's traversals)") {
+  TempDir dir("cli-mesh");
+  const std::string args = "precompile " + kStructTestLibrary + " --cpu --module geometry_mesh --json --cache-dir " +
+                           dir / "cache";
+  Run first = run_kjit(args);
+  REQUIRE_MESSAGE(first.status == 0, first.err);
+  check_precompile_json(first.json(), {"cpu"}, "compiled", {"geometry_mesh"});
+  Run again = run_kjit(args);
+  REQUIRE(again.status == 0);
+  check_precompile_json(again.json(), {"cpu"}, "cached", {"geometry_mesh"});
+  CHECK(again.json()["modules"][0]["key"] == first.json()["modules"][0]["key"]);
+}
+
 TEST_CASE("precompile refuses a cache folder it cannot write, saying why") {
   TempDir dir("cli-read-only");
   std::string cache = dir / "cache";

@@ -2,7 +2,7 @@
 // hand-built frames on the recording fake driver, which performs copies and memsets but runs no
 // kernel: XLA's stream and device ordinal, the packed parameter bytes, block_dim, the adjoint
 // inputs zeroed (or seeded) on the stream before the launch, vmap batches, and an FFI api from
-// an XLA older than DeviceOrdinal_Get.
+// an XLA older than DeviceOrdinal_Get; and the mesh BVH handler's copies to the host and back.
 #include <doctest/doctest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -13,6 +13,7 @@
 #include "callable_graphs_fixture.hpp"
 #include "kjit/runtime/internal/cuda_backend.hpp"
 #include "kjit/codegen/codegen.hpp"
+#include "kjit/runtime/mesh.hpp"
 #include "saxpy.hpp"
 #include "springs.hpp"
 
@@ -598,4 +599,42 @@ TEST_CASE("CUDA handlers: vmap over a traced value: each item's launch reads its
   }
   CHECK(all_equal(da, 0.f));
   CHECK(waits(r) == 0);
+}
+
+TEST_CASE("CUDA mesh BVH handler: the inputs come to the host, kjit::Mesh's tree goes back, on XLA's stream") {
+  kjit::test::use_fake_devices();
+  OnDevice d(1);
+  // A 4 x 4 height field: 18 triangles.
+  std::vector<vec3f> p;
+  std::vector<int32_t> idx;
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < 4; ++i) p.push_back(vec3f(float(i), float(j), 0.1f * float((i * j) % 3)));
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 3; ++i)
+      for (int v : {0, 1, 5, 0, 5, 4}) idx.push_back(j * 4 + i + v);
+  const int64_t faces = int64_t(idx.size() / 3), capacity = 2 * faces - 1;
+  NdArray points = from_vector(p).to(d.device), indices = from_vector(idx).to(d.device);
+  NdArray bounds = zeros<vec3f>({2 * capacity}, d.device), links = zeros<int32_t>({2 * capacity + faces}, d.device);
+  FrameBuilder b;
+  b.arg(xla::kF32, {int64_t(p.size()), 3}, points.data()).arg(xla::kS32, {int64_t(idx.size())}, indices.data());
+  b.ret(xla::kF32, {2 * capacity, 3}, bounds.data()).ret(xla::kS32, {2 * capacity + faces}, links.data());
+  Records r;
+  Outcome o = kjit::test::call(&kjit_xla_mesh_bvh_cuda, b.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+  const auto copies = r.copies();
+  REQUIRE(copies.size() == 4);  // points and indices to the host, bounds and links back
+  for (const CopyRecord& c : copies) {
+    CHECK(c.stream == d.stream_id());
+    CHECK(c.device == 1);
+  }
+  CHECK(copies[0].src == reinterpret_cast<uintptr_t>(points.data()));
+  CHECK(copies[2].dst == reinterpret_cast<uintptr_t>(bounds.data()));
+  CHECK(copies[3].dst == reinterpret_cast<uintptr_t>(links.data()));
+  CHECK(r.count_calls("cuStreamSynchronize") == 2);
+  Mesh host(from_vector(p), from_vector(idx));
+  const std::vector<vec3f> want_b = host.node_bounds().to_vector<vec3f>(), got_b = bounds.to_vector<vec3f>();
+  const std::vector<int32_t> want_l = host.node_links().to_vector<int32_t>(), got_l = links.to_vector<int32_t>();
+  REQUIRE(want_l.size() <= got_l.size());
+  CHECK(std::equal(want_l.begin(), want_l.end(), got_l.begin()));
+  CHECK(std::memcmp(want_b.data(), got_b.data(), want_b.size() * sizeof(vec3f)) == 0);
 }

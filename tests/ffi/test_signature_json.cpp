@@ -23,6 +23,7 @@ KJIT_KERNEL(read_mixed, (Array<Mixed> items, Value<Outer> o, Array<double> out))
 }
 
 KJIT_KERNEL(from_value, (Value<Mixed> m, Array<double> out)) { out[tid()] = m.b(); }
+KJIT_KERNEL(from_outer, (Value<Outer> o, Array<double> out)) { out[tid()] = Double(o.w()); }
 }  // namespace sig_tests
 
 using namespace kjit;
@@ -112,13 +113,21 @@ TEST_CASE("the handlers reject struct parameters, naming them and their struct")
   CHECK(o.message == "kjit kernel 'sig_tests::read_mixed': array argument 'items' (array1d<sig_tests::Mixed>) holds struct "
                      "sig_tests::Mixed, which the XLA FFI cannot pass: structs are not supported from JAX");
 
+  // A value struct holding a struct is not flattened into fields (structs of arrays and plain
+  // values are: test_struct_params.cpp).
   FrameBuilder v;
   v.ret(xla::kF64, {4}, out.data());
-  v.attr_string("kjit_kernel", "sig_tests::from_value").attr_array<int64_t>("kjit_launch_dims", xla::kS64, {4});
-  v.attr_array<uint8_t>("m", xla::kU8, std::vector<uint8_t>(40));
+  v.attr_string("kjit_kernel", "sig_tests::from_outer").attr_array<int64_t>("kjit_launch_dims", xla::kS64, {4});
+  v.attr_array<uint8_t>("o", xla::kU8, std::vector<uint8_t>(56));
   o = kjit::test::call(&kjit_xla_launch_cpu, v.frame());
   CHECK(o.code == xla::kInvalidArgument);
-  CHECK(o.message == "kjit kernel 'sig_tests::from_value': static argument 'm' is struct sig_tests::Mixed, which "
+  CHECK(o.message == "kjit kernel 'sig_tests::from_outer': static argument 'o' is struct sig_tests::Outer, which "
                      "the XLA FFI cannot pass: structs are not supported from JAX");
+  // A value struct of plain values is: one attribute per field, named "m.<field>".
+  nlohmann::json m = signature("sig_tests::from_value");
+  REQUIRE(m["params"].size() == 7);
+  CHECK(m["params"][1]["name"] == "m.b");
+  CHECK(m["params"][1]["dtype"] == "float64");
+  CHECK(m["params"][1]["field_of"]["struct"] == "sig_tests::Mixed");
   CHECK(out == std::vector<double>(4, 0.0));
 }

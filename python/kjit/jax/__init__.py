@@ -16,6 +16,7 @@ from ._callable import (KEEP_BOUND, CallableFunction, clear_jax_callable_graph_c
 from ._forward import TransformError
 from ._kernel import KernelFunction, jax_kernel
 from ._library import KjitError, api_version, kernels, load, registered
+from ._mesh import mesh
 from ._options import GraphMode, ModulePreloadMode
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "jax_kernel",
     "kernels",
     "load",
+    "mesh",
     "register_ffi_callback",
     "registered",
     "set_jax_callable_default_graph_cache_max",

@@ -20,8 +20,8 @@ import numpy as np
 from . import _forward
 from ._compat import vary_together
 from ._options import ModulePreloadMode, option, preload
-from ._signature import (Layout, Param, Signature, array_dims, check_array, is_traced, kernel_signature,
-                         make_layout, output_type, static_attribute, traced_value)
+from ._signature import (Layout, Param, Signature, array_dims, check_array, input_groups, is_traced,
+                         kernel_signature, make_layout, output_type, static_attribute, struct_fields, traced_value)
 
 Dims = int | Sequence[int]
 
@@ -43,6 +43,9 @@ class KernelFunction:
         self.enable_backward = enable_backward
         self.has_side_effect = has_side_effect
         self.block_dim = block_dim
+        #: The inputs as a caller passes them: a value struct (kjit::dsl::Mesh) is one, given as
+        #: a dict of its fields, which travel as operands and attributes of their own.
+        self.groups = input_groups(layout.inputs)
         self._structures: dict[Any, _forward.Structure] = {}
         #: Why forward mode cannot differentiate this kernel (it is then reverse mode only), or "";
         #: known after the first call.
@@ -57,13 +60,16 @@ class KernelFunction:
 
     @property
     def num_inputs(self) -> int:
-        return len(self.layout.inputs)
+        return len(self.groups)
 
     def __call__(self, *args: Any, output_dims: Dims | Mapping[str, Dims] | None = None,
                  launch_dims: Dims | None = None, vmap_method: str | None = None) -> Any:
         if len(args) != self.num_inputs:
-            names = ", ".join(p.name for p in self.layout.inputs)
+            names = ", ".join(g.name for g in self.groups)
             raise ValueError(f"kernel '{self.name}': expected {self.num_inputs} inputs ({names}), got {len(args)}")
+        if len(self.groups) != len(self.layout.inputs):  # a struct's fields are inputs of their own
+            args = tuple(v for g, a in zip(self.groups, args)
+                         for v in (struct_fields(self.name, g, a) if g.struct is not None else (a,)))
         launch_dims = self.launch_dims if launch_dims is None else launch_dims
         output_dims = self.output_dims if output_dims is None else output_dims
         vmap_method = self.vmap_method if vmap_method is None else vmap_method
@@ -131,7 +137,7 @@ class _Call:
         if k.block_dim is not None:
             self.attrs["kjit_block_dim"] = np.int64(k.block_dim)
         # Launch dims: explicit, else the handler derives them from the first input array.
-        first = next((i for i, p in enumerate(lay.array_inputs)), None)
+        first = next((i for i, p in enumerate(lay.array_inputs) if p.field_of is None), None)
         if launch_dims is not None:
             dims = (int(launch_dims),) if isinstance(launch_dims, (int, np.integer)) else tuple(int(d) for d in launch_dims)
             self.attrs["kjit_launch_dims"] = np.array(dims, dtype=np.int64)

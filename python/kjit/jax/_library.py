@@ -19,6 +19,8 @@ ABI_VERSION = 2
 #: FFI target names of the kernel handlers (one per direction; the kernel is an attribute).
 LAUNCH_TARGET = "kjit_launch"
 ADJOINT_TARGET = "kjit_adjoint"
+#: The FFI target that builds a mesh's BVH (kjit.jax.mesh).
+MESH_BVH_TARGET = "kjit_mesh_bvh"
 
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
@@ -182,7 +184,8 @@ def load(path: str, kjit_library: str | None = None) -> None:
         else:
             _loaded.append(ctypes.CDLL(path))
         for platform in PLATFORMS:
-            for target, which in ((LAUNCH_TARGET, b"launch"), (ADJOINT_TARGET, b"adjoint")):
+            for target, which in ((LAUNCH_TARGET, b"launch"), (ADJOINT_TARGET, b"adjoint"),
+                                  (MESH_BVH_TARGET, b"mesh_bvh")):
                 register_target(target, check(_lib.kjit_ffi_handler(which, platform.encode())), platform)
 
 

@@ -4,6 +4,8 @@ static values."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import jax
@@ -93,3 +95,70 @@ def static_attribute(p: Param, value: Any) -> np.generic | np.ndarray:
 def output_type(p: Param, dims: Any) -> jax.ShapeDtypeStruct:
     """The JAX type of output ``p`` for array dims ``dims`` (inner dims may be included)."""
     return jax.ShapeDtypeStruct(output_shape(p, dims), p.dtype)
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    """One kernel parameter as a caller passes it: a parameter, or a value struct whose fields
+    the library flattened into parameters of their own (``params``, in field order)."""
+
+    name: str
+    params: tuple[Param, ...]
+    struct: str | None = None  # the struct's name, for a flattened struct
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(p.field_of["field"] for p in self.params)
+
+
+def input_groups(inputs: tuple[Param, ...]) -> tuple[Group, ...]:
+    """The kernel parameters among ``inputs``: consecutive fields of one struct form one group."""
+    groups: list[Group] = []
+    for p in inputs:
+        f = p.field_of
+        if f is not None and groups and groups[-1].struct is not None and groups[-1].name == f["param"]:
+            groups[-1] = Group(f["param"], (*groups[-1].params, p), f["struct"])
+        else:
+            groups.append(Group(p.name, (p,)) if f is None else Group(f["param"], (p,), f["struct"]))
+    return tuple(groups)
+
+
+def struct_fields(kernel: str, g: Group, value: Any) -> list[Any]:
+    """The values of struct parameter ``g``'s fields, in order, from a dict of them (or a tuple in
+    field order): each array checked (dtype, dims; None is an empty array, an absent optional
+    one), each plain field a static value. Errors name the kernel, the parameter and the field."""
+    import jax.numpy as jnp
+
+    what = f"kernel '{kernel}': parameter '{g.name}' (struct {g.struct})"
+    names = g.fields
+    listed = ", ".join(names)
+    if isinstance(value, Mapping):
+        missing = [n for n in names if n not in value]
+        extra = [str(k) for k in value if k not in names]
+        if missing:
+            raise ValueError(f"{what}: missing field {', '.join(repr(n) for n in missing)} (its fields: {listed})")
+        if extra:
+            raise ValueError(f"{what}: no field named {', '.join(repr(n) for n in extra)} (its fields: {listed})")
+        values = [value[n] for n in names]
+    elif isinstance(value, (tuple, list)):
+        if len(value) != len(names):
+            raise ValueError(f"{what}: expected its {len(names)} fields ({listed}) in order, got {len(value)} values")
+        values = list(value)
+    else:
+        raise TypeError(f"{what}: expected a dict of its fields ({listed}) or a tuple of them in that order, got "
+                        f"{type(value).__name__}")
+    out = []
+    for p, v in zip(g.params, values):
+        field = f"{what}, field '{p.field_of['field']}'"
+        if p.is_array:
+            if v is None:
+                v = jnp.zeros((0,) * p.ndim + p.inner, p.dtype)
+            try:
+                check_array(p, v)
+            except TypeError as e:
+                raise TypeError(f"{field}: {e}") from None
+        elif is_traced(v):
+            raise TypeError(f"{field} ({p.type}) is a traced JAX value, but a struct's plain fields are static: pass a "
+                            "Python or NumPy number (its array fields may be traced)")
+        out.append(v)
+    return out

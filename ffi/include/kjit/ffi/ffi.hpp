@@ -31,6 +31,12 @@ KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_launch_cuda(kjit::xla::CallFrame* fra
 /// (in/out first); results: one gradient per differentiable input array, in order.
 KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_adjoint_cpu(kjit::xla::CallFrame* frame);
 KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_adjoint_cuda(kjit::xla::CallFrame* frame);
+/// Mesh BVH handlers (kjit.jax.mesh): arguments points (P, 3) float32 and indices (3 F,)
+/// int32; results bvh_bounds (2 C, 3) float32 and bvh_nodes (2 C + F,) int32, C =
+/// 2 F - 1 (kjit/dsl/mesh.hpp's layout, zeros past the tree). Built on the host (on CUDA: the
+/// inputs copied to the host and the results back, synchronizing XLA's stream).
+KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_mesh_bvh_cpu(kjit::xla::CallFrame* frame);
+KJIT_FFI_EXPORT kjit::xla::Error* kjit_xla_mesh_bvh_cuda(kjit::xla::CallFrame* frame);
 }
 
 namespace kjit::ffi {
