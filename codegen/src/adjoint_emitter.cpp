@@ -24,7 +24,9 @@ class AdjointEmitter {
   AdjointEmitter(SourceWriter& w, const LoweredFunction& fn, const CodegenOptions& o, int first_loop,
                  const FunctionNames* functions)
       : w_(w), fn_(fn.jumps_lowered), spans_(fn.sweep_spans), n_(fn_), ex_(n_, functions),
-        rules_(fn_, n_, ex_), o_(o), loops_(fn.adjoint_loops.numbered_from(first_loop)) {
+        rules_(fn_, n_, ex_),
+        work_(rules_, [this](const AdjTarget& t) { return t.var ? var_differentiable(t.id) : differentiable(ir::ValueId(t.id)); }),
+        o_(o), loops_(fn.adjoint_loops.numbered_from(first_loop)) {
     KJIT_CHECK(o.loop_checkpoints >= 2 && o.loop_checkpoints % 2 == 0,
                "loop_checkpoints must be an even number >= 2");
   }
@@ -456,7 +458,7 @@ class AdjointEmitter {
   void reverse_stmt(const ir::Stmt& s, int indent) {
     switch (s.op) {
       case ir::Op::If: {
-        bool then_code = has_reverse(s.regions[0]), else_code = has_reverse(s.regions[1]);
+        bool then_code = work_.has_work(s.regions[0]), else_code = work_.has_work(s.regions[1]);
         if (!then_code && !else_code) break;
         w_.user_line("if (" + v(s.args[0]) + ") {", indent, s.loc);
         reverse(s.regions[0], indent + 1);
@@ -469,7 +471,7 @@ class AdjointEmitter {
       }
       case ir::Op::For:
       case ir::Op::While:
-        reverse_loop(s, indent);
+        if (work_.has_work(s)) reverse_loop(s, indent);
         break;
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
       case ir::Op::Call: case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract:
@@ -483,20 +485,6 @@ class AdjointEmitter {
         KJIT_CHECK(false, std::string("the adjoint reached the tangent of ") + ir::builtin_info(s.builtin()).name);
         break;
     }
-  }
-
-  /// Whether reversing `b` produces any code (differentiable values or loops inside).
-  bool has_reverse(const ir::Block& b) const {
-    bool any = false;
-    ir::for_each_stmt(b, [&](const ir::Stmt& s) {
-      if (s.op == ir::Op::For || s.op == ir::Op::While || s.op == ir::Op::CallFunc) any = true;
-      if (s.op == ir::Op::Print && s.prints_values()) any = true;
-      if (s.result != ir::kNoValue && differentiable(s.result)) any = true;
-      if ((s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic || s.op == ir::Op::StoreVar) &&
-          !s.args.empty() && differentiable(s.args.back()))
-        any = true;
-    });
-    return any;
   }
 
   /// Reverses a loop segment by segment (last first): restore the segment's checkpoint, run it
@@ -534,6 +522,7 @@ class AdjointEmitter {
   Names n_;
   ExprEmitter ex_;
   ReverseRules rules_;
+  ReverseWork work_;  ///< every differentiable adjoint is tracked
   const CodegenOptions& o_;
   AdjointLoops loops_;
   const LiveName live_ = [this](int64_t var) { return n_.var(var); };

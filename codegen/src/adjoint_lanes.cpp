@@ -46,7 +46,7 @@ class AdjointLanes : LaneCode {
   AdjointLanes(SourceWriter& w, const LoweredFunction& fn, const CodegenOptions& o, int first_loop,
                const FunctionNames* functions)
       : LaneCode(w, fn, planned(fn.adjoint_lanes, "adjoint"), functions, Mode::Replay, lane_width(*fn.traced)), rules_(fn_, n_, ex_),
-        o_(o),
+        work_(rules_, [this](const AdjTarget& t) { return tracked(t); }), o_(o),
         loops_(fn.adjoint_loops.numbered_from(first_loop)), closure_(fn_.values.size(), false), closure_var_(fn_.vars.size(), false) {
     ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
       for (const ir::Block& r : s.regions) block_args_.insert(r.args.begin(), r.args.end());
@@ -157,36 +157,7 @@ class AdjointLanes : LaneCode {
   bool reads_adjoint(const ir::Stmt& s) {
     if (s.op != ir::Op::ArrayStore && s.op != ir::Op::ArrayAtomic) return false;
     const ReverseRule r = rules_.rule(s);
-    return !r.atomic && reverse_runs(s, r);
-  }
-
-  /// Whether statement `s`, whose rule is `r`, has work in the reverse sweep.
-  bool reverse_runs(const ir::Stmt& s, const ReverseRule& r) const {
-    if (r.empty()) return false;
-    if (s.op == ir::Op::ArrayAtomic) return r.atomic || tracked(s.args.back());  // min/max consume the element's adjoint
-    if (s.op == ir::Op::ArrayStore) return tracked(s.args.back());
-    if (s.op == ir::Op::StoreVar || s.op == ir::Op::DeclVar) return tracked_var(s.var());
-    if (s.op == ir::Op::Print || s.op == ir::Op::CallFunc) return true;
-    return s.result != ir::kNoValue && tracked(s.result);
-  }
-
-  /// Whether reversing `b` does anything.
-  bool has_reverse_work(const ir::Block& b) {
-    auto it = work_.find(&b);
-    if (it != work_.end()) return it->second;
-    bool any = false;
-    for (const ir::Stmt& s : b.stmts) {
-      if (s.op == ir::Op::While) any = any || has_reverse_work(s.regions[1]);
-      else if (!s.regions.empty()) any = any || has_reverse_work(s.regions[0]) || (s.regions.size() > 1 && has_reverse_work(s.regions[1]));
-      else any = any || reverse_runs(s, rules_.rule(s));
-    }
-    return work_[&b] = any;
-  }
-  bool has_reverse_work(const ir::Stmt& s) {
-    if (s.op == ir::Op::While) return has_reverse_work(s.regions[1]);
-    for (const ir::Block& r : s.regions)
-      if (has_reverse_work(r)) return true;
-    return false;
+    return !r.atomic && work_.runs(s, r);
   }
 
   // --- declarations -------------------------------------------------------------------
@@ -268,14 +239,14 @@ class AdjointLanes : LaneCode {
       const ir::Stmt& s = b.stmts[i];
       bool own = false;
       if (a_.flat(s)) {
-        if (!has_reverse_work(s)) continue;
+        if (!work_.has_work(s)) continue;
       } else if (LaneAnalysis::is_control(s)) {
         flush_items();
         reverse_control(s, mask, indent);
         continue;
       } else {
         const ReverseRule r = rules_.rule(s);
-        if (!reverse_runs(s, r)) continue;
+        if (!work_.runs(s, r)) continue;
         if (r.atomic && s.op == ir::Op::ArrayLoad) {
           deferred.push_back(&s);
           continue;
@@ -293,7 +264,7 @@ class AdjointLanes : LaneCode {
   }
 
   void reverse_control(const ir::Stmt& s, const std::string& mask, int indent) {
-    if (!has_reverse_work(s)) return;
+    if (!work_.has_work(s)) return;
     if (s.op == ir::Op::If)
       emit_if(s, mask, indent, [&](const ir::Block& b, const std::string& m, int in) { reverse_block(b, m, in, nullptr); });
     else
@@ -304,7 +275,7 @@ class AdjointLanes : LaneCode {
   std::vector<const ir::Stmt*> reverse_items(const ir::Block& side) {
     std::vector<const ir::Stmt*> out;
     for (auto it = side.stmts.rbegin(); it != side.stmts.rend(); ++it)
-      if (a_.flat(*it) ? has_reverse_work(*it) : reverse_runs(*it, rules_.rule(*it))) out.push_back(&*it);
+      if (a_.flat(*it) ? work_.has_work(*it) : work_.runs(*it, rules_.rule(*it))) out.push_back(&*it);
     return out;
   }
 
@@ -563,12 +534,12 @@ class AdjointLanes : LaneCode {
   }
 
   ReverseRules rules_;
+  ReverseWork work_;  ///< the adjoints of values that differ per lane (and of printed ones) are tracked
   const CodegenOptions& o_;
   AdjointLoops loops_;
   std::vector<bool> closure_;      // by value: a uniform value whose adjoint is kept per lane
   std::vector<bool> closure_var_;  // by variable: likewise
   std::set<ir::ValueId> block_args_;
-  std::map<const ir::Block*, bool> work_;
   std::map<AdjTarget, std::set<int>> adj_units_;  // planning: the lane loops touching each adjoint
   std::set<AdjTarget> adj_array_;                 // adjoints kept in kj::lanes<T> across loops
   std::string param_names() const {

@@ -240,6 +240,37 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
   return r;
 }
 
+bool ReverseWork::runs(const ir::Stmt& s, const ReverseRule& r) const {
+  if (r.empty()) return false;
+  auto value = [&](ir::ValueId v) { return tracked_(value_target(v)); };
+  if (s.op == ir::Op::ArrayAtomic) return r.atomic || value(s.args.back());  // min/max consume the element's adjoint
+  if (s.op == ir::Op::ArrayStore) return value(s.args.back());
+  if (s.op == ir::Op::StoreVar || s.op == ir::Op::DeclVar) return tracked_(var_target(s.var()));
+  if (s.op == ir::Op::Print || s.op == ir::Op::CallFunc) return true;
+  return s.result != ir::kNoValue && value(s.result);
+}
+
+bool ReverseWork::has_work(const ir::Stmt& s) {
+  switch (ir::op_info(s.op).adjoint) {
+    case ir::OpAdjoint::None: return false;
+    case ir::OpAdjoint::Rule: return runs(s, rules_.rule(s));
+    case ir::OpAdjoint::Regions:
+      if (s.op == ir::Op::While) return has_work(s.regions[1]);  // its condition is only replayed
+      for (const ir::Block& r : s.regions)
+        if (has_work(r)) return true;
+      return false;
+  }
+  return false;
+}
+
+bool ReverseWork::has_work(const ir::Block& b) {
+  auto it = blocks_.find(&b);
+  if (it != blocks_.end()) return it->second;
+  bool any = false;
+  for (const ir::Stmt& s : b.stmts) any = any || has_work(s);
+  return blocks_[&b] = any;
+}
+
 void write_scalar_rule(SourceWriter& w, const ReverseRule& r, const Names& n, int indent, const ir::SourceLoc& loc) {
   const std::string when = r.when.empty() ? "" : "if (" + r.when + ") ";
   for (const RuleStep& st : r.steps) {

@@ -3,6 +3,7 @@
 // lane function (adjoint_lanes.hpp), which runs it under masks.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -82,6 +83,34 @@ class ReverseRules {
   std::map<ir::ValueId, size_t> param_of_;
   std::set<ir::ValueId> field_arrays_;  ///< arrays read out of struct fields
   OwnedArrays owned_;
+};
+
+/// Whether reversing a statement or a block does anything: the one rule of both adjoints, read
+/// from ops.def's `adjoint` column (None: nothing flows back; Rule: the statement's rule runs;
+/// Regions: its reversed regions have work: an If's sides, a loop's body, not a While's
+/// condition). A rule runs when it is not empty and adds to a tracked adjoint (a loaded,
+/// stored or computed value's, a variable's), or when it has an effect (an atomic min/max
+/// consumes its element's adjoint; a print, a device function's adjoint). A statement without
+/// work is not reversed at all: a loop's reverse neither restores nor replays it, an If's is
+/// not written.
+class ReverseWork {
+ public:
+  /// Which local adjoints the adjoint computes: the scalar body every differentiable one, the
+  /// lane function those of values that differ per lane (and of printed uniform ones).
+  using Tracked = std::function<bool(const AdjTarget&)>;
+  ReverseWork(ReverseRules& rules, Tracked tracked) : rules_(rules), tracked_(std::move(tracked)) {}
+
+  /// Whether statement `s`, whose rule is `r`, has work.
+  bool runs(const ir::Stmt& s, const ReverseRule& r) const;
+  /// Whether reversing `s` does anything.
+  bool has_work(const ir::Stmt& s);
+  /// Whether reversing `b` does anything.
+  bool has_work(const ir::Block& b);
+
+ private:
+  ReverseRules& rules_;
+  Tracked tracked_;
+  std::map<const ir::Block*, bool> blocks_;
 };
 
 /// Writes `r` as one thread runs it, each step adding into its adjoint directly.
