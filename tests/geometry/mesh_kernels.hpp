@@ -45,14 +45,19 @@ KJIT_KERNEL(velocity_evals, (Value<Mesh> mesh, Array<int> faces, Array<Vec2f> uv
   point_vel[i] = mesh_get_velocity(mesh, i);
 }
 
-/// A loss of the closest point: |x - p|^2 + 0.3 u - 0.7 v + 0.25 x.x, x its position.
-KJIT_KERNEL(closest_loss, (Value<Mesh> mesh, Array<Vec3f> pts, Array<float> out)) {
-  Int i = tid();
-  Vec3f p = pts[i];
+/// A loss of the point of the mesh closest to p: |x - p|^2 + 0.3 u - 0.7 v + 0.25 x.x, x its
+/// position (traced inline: a C++ function, not a device function).
+inline Float closest_point_loss(const Value<Mesh>& mesh, const Vec3f& p) {
   Value<MeshQueryPoint> q = mesh_query_point_no_sign(mesh, p, 1.0e6f);
   Vec3f x = mesh_eval_position(mesh, q.face(), q.u(), q.v());
   Vec3f d = x - p;
-  out[i] = dot(d, d) + 0.3f * q.u() - 0.7f * q.v() + 0.25f * x.x();
+  return dot(d, d) + 0.3f * q.u() - 0.7f * q.v() + 0.25f * x.x();
+}
+
+/// closest_point_loss per point.
+KJIT_KERNEL(closest_loss, (Value<Mesh> mesh, Array<Vec3f> pts, Array<float> out)) {
+  Int i = tid();
+  out[i] = closest_point_loss(mesh, pts[i]);
 }
 
 /// A loss of the ray hit: t + 0.4 u - 0.6 v + (0.5, -0.3, 0.2) . normal.
@@ -61,14 +66,8 @@ KJIT_KERNEL(ray_loss, (Value<Mesh> mesh, Array<Vec3f> starts, Array<Vec3f> dirs,
   Value<MeshQueryRay> q = mesh_query_ray(mesh, starts[i], dirs[i], 1.0e6f);
   out[i] = q.t() + 0.4f * q.u() - 0.6f * q.v() + dot(Vec3f(0.5f, -0.3f, 0.2f), q.normal());
 }
-/// The closest-point loss of closest_loss summed over the points into loss[0] (a tape's
-/// scalar loss).
+/// closest_point_loss summed over the points into loss[0] (a tape's scalar loss).
 KJIT_KERNEL(closest_total, (Value<Mesh> mesh, Array<Vec3f> pts, Array<float> loss)) {
-  Int i = tid();
-  Vec3f p = pts[i];
-  Value<MeshQueryPoint> q = mesh_query_point_no_sign(mesh, p, 1.0e6f);
-  Vec3f x = mesh_eval_position(mesh, q.face(), q.u(), q.v());
-  Vec3f d = x - p;
-  atomic_add(loss, 0, dot(d, d) + 0.3f * q.u() - 0.7f * q.v() + 0.25f * x.x());
+  atomic_add(loss, 0, closest_point_loss(mesh, pts[tid()]));
 }
 }  // namespace meshk
