@@ -179,13 +179,13 @@ TEST_CASE("a mesh passed as its fields gives the C++ launch's results bit for bi
   o = call(&kjit_xla_launch_cpu, fb.frame());
   REQUIRE_MESSAGE(o.ok, o.message);
   const int64_t np = int64_t(m.points.size());
-  // Gradients of the differentiable input arrays: points, velocities, bvh_bounds, pts.
+  // Gradients of the differentiable input arrays: points, velocities, bvh_bounds, bvh_winding, pts.
   std::vector<vec3f> gp(size_t(np), vec3f(5, 5, 5)), gv, gb(h.bounds.size(), vec3f(5, 5, 5)), gq(size_t(n), vec3f(5, 5, 5));
   FrameBuilder ab;
   mesh_args(ab, m, h);
   ab.arg(xla::kF32, {n, 3}, q.data()).arg(xla::kF32, {n}, loss.data()).arg(xla::kF32, {n}, seed.data());
   ab.ret(xla::kF32, {np, 3}, gp.data()).ret(xla::kF32, {0, 3}, nullptr);
-  ab.ret(xla::kF32, {int64_t(gb.size()), 3}, gb.data()).ret(xla::kF32, {n, 3}, gq.data());
+  ab.ret(xla::kF32, {int64_t(gb.size()), 3}, gb.data()).ret(xla::kF32, {0, 3}, nullptr).ret(xla::kF32, {n, 3}, gq.data());
   ab.attr_string("kjit_kernel", "meshk::closest_loss");
   o = call(&kjit_xla_adjoint_cpu, ab.frame());
   REQUIRE_MESSAGE(o.ok, o.message);
@@ -246,7 +246,8 @@ TEST_CASE("a struct of plain values and an array: the values as attributes, the 
   FrameBuilder bad;
   bad.arg(xla::kF32, {9, 3}, m.points.data()).arg(xla::kF32, {24}, m.indices.data());
   bad.arg(xla::kF32, {0, 3}, nullptr).arg(xla::kF32, {int64_t(h.bounds.size()), 3}, h.bounds.data());
-  bad.arg(xla::kS32, {int64_t(h.links.size())}, h.links.data()).arg(xla::kF32, {4, 3}, q.data());
+  bad.arg(xla::kS32, {int64_t(h.links.size())}, h.links.data()).arg(xla::kF32, {0, 3}, nullptr);
+  bad.arg(xla::kF32, {4, 3}, q.data());
   bad.ret(xla::kS32, {4}, face.data()).ret(xla::kF32, {4, 3}, uvr.data());
   bad.attr_string("kjit_kernel", "meshk::closest").attr_scalar("max_dist", xla::kF32, 1.0f);
   o = call(&kjit_xla_launch_cpu, bad.frame());

@@ -235,17 +235,19 @@ class StructErrorTests(unittest.TestCase):
         missing = dict(m)
         del missing["bvh_bounds"]
         with self.assertRaisesRegex(ValueError, re.escape(
-                f"{pre}: missing field 'bvh_bounds' (its fields: points, indices, velocities, bvh_bounds, bvh_nodes)")):
+                f"{pre}: missing field 'bvh_bounds' (its fields: points, indices, velocities, bvh_bounds, bvh_nodes, "
+                "bvh_winding)")):
             closest(missing, q, 1.0)
         with self.assertRaisesRegex(ValueError, re.escape(f"{pre}: no field named 'normals'")):
             closest({**m, "normals": q}, q, 1.0)
         with self.assertRaisesRegex(ValueError, re.escape(
-                f"{pre}: expected its 5 fields (points, indices, velocities, bvh_bounds, bvh_nodes) in order, got 2")):
+                f"{pre}: expected its 6 fields (points, indices, velocities, bvh_bounds, bvh_nodes, bvh_winding) in order, "
+                "got 2")):
             closest((m["points"], m["indices"]), q, 1.0)
         with self.assertRaisesRegex(TypeError, re.escape(f"{pre}: expected a dict of its fields")):
             closest(m["points"], q, 1.0)
         # The tuple in field order works, an absent (None) optional array is empty.
-        f1, _ = closest(tuple(m[k] for k in ("points", "indices", "velocities", "bvh_bounds", "bvh_nodes")), q, 1.0)
+        f1, _ = closest(tuple(m[k] for k in ("points", "indices", "velocities", "bvh_bounds", "bvh_nodes", "bvh_winding")), q, 1.0)
         f2, _ = closest({**m, "velocities": None}, q, 1.0)
         np.testing.assert_array_equal(np.asarray(f1), np.asarray(f2))
         with self.assertRaisesRegex(ValueError, "kjit.jax.mesh: indices has 4 entries"):
