@@ -173,7 +173,14 @@ struct Builder {
     // ceil(log2(n)) down by one, so no leaf lies deeper than kBvhMaxDepth (the stack bound).
     if (depth + ceil_log2(n) >= kBvhMaxDepth || (scale[0] == 0 && scale[1] == 0 && scale[2] == 0))
       return median_split(r, left, right);
-    // Binned SAH: the plane between bins that minimizes area x items over both sides.
+    // Binned SAH on the centres' longest axis only: a third of the binning, for trees whose
+    // traversals cost within a few percent of all three axes' (docs/BENCHMARKS.md, "Meshes").
+    int longest = 0;
+    for (int a = 1; a < 3; ++a)
+      if (r.cbox.hi.c[a] - r.cbox.lo.c[a] > r.cbox.hi.c[longest] - r.cbox.lo.c[longest]) longest = a;
+    for (int a = 0; a < 3; ++a)
+      if (a != longest) scale[a] = 0;
+    // The plane between bins that minimizes area x items over both sides.
     const Bins bins = bin_range(r, scale);
     int best_axis = -1, best_plane = 0;
     float best_cost = INFINITY;
