@@ -107,7 +107,7 @@ struct Builder {
   }
   static int bin_of(float c, float cmin, float scale) { return std::min(kBins - 1, int((c - cmin) * scale)); }
 
-  /// Bins items [begin, end) along every axis that can split.
+  /// Bins items [begin, end) along every axis that can split (scale != 0: the splitter keeps the longest only).
   void bin(int64_t begin, int64_t end, const Box& cbox, const float* scale, Bins& out) const {
     for (int64_t k = begin; k < end; ++k) {
       const Ref& item = refs[size_t(k)];

@@ -14,8 +14,8 @@ namespace detail {
 struct BvhState;
 }  // namespace detail
 
-/// A BVH over boxes, built on the host (median splits on the longest axis of the boxes'
-/// centres, at most 4 boxes a leaf; the subtrees below the top levels in parallel on the
+/// A BVH over boxes, built on the host (binned SAH splits on the longest axis of the boxes'
+/// centres, median ones past depth 48, at most 4 boxes a leaf; subtrees in parallel on the
 /// cpu's thread pool). Its node arrays live on the device of the boxes it was built from:
 /// boxes on cuda:N are copied to the host for the build and the nodes copied back (a GPU
 /// build is later work).
