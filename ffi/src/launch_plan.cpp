@@ -3,15 +3,13 @@
 #include "launch_plan.hpp"
 
 #include <cstring>
+
+#include "call_layout.hpp"
 #include "kjit/runtime/internal/value_slot.hpp"
 
 namespace kjit::ffi::detail {
 
 namespace {
-
-std::string prefix(const KernelInfo& k, bool adjoint) {
-  return std::string(adjoint ? "kjit adjoint of kernel '" : "kjit kernel '") + k.name + "': ";
-}
 
 /// One array buffer bound to a parameter.
 struct Bound {
@@ -119,21 +117,6 @@ void read_static(const Where& pre, const xla::Attrs& attrs, const ParamInfo& p, 
 
 namespace {
 
-/// The in/out parameter indices from kjit_in_out (sorted, array inputs).
-int read_in_out(const KernelInfo& k, bool adjoint, const xla::Attrs& attrs, int64_t* io) {
-  AttrRef a = find_attr(attrs, kAttrInOut);
-  if (!a) return 0;
-  int n = attr_int_array(a, kAttrInOut, io, kMaxParams);
-  for (int i = 0; i < n; ++i) {
-    if (io[i] < 0 || io[i] >= int64_t(k.params.size()) || !k.params[size_t(io[i])].is_array)
-      invalid(prefix(k, adjoint) + "attribute '" + kAttrInOut + "' names parameter " + std::to_string(io[i]) +
-              ", which is not an array parameter");
-    if (i && io[i] <= io[i - 1])
-      invalid(prefix(k, adjoint) + "attribute '" + kAttrInOut + "' must list parameters in increasing order");
-  }
-  return n;
-}
-
 class Packer {
  public:
   explicit Packer(Plan& p) : plan_(p) {}
@@ -213,67 +196,6 @@ class Packer {
   Plan& plan_;
 };
 
-/// Everything both directions decode the same way.
-struct Layout {
-  int64_t io[kMaxParams];
-  int n_io = 0;
-  int64_t traced[kMaxParams];  ///< value parameters passed as buffers, in order
-  int n_traced = 0;
-  bool is_traced[kMaxParams] = {};
-  int nin = 0;     ///< input arrays (in/out included)
-  int n_pure = 0;  ///< pure outputs
-  bool is_in_out[kMaxParams] = {};
-  /// The array parameters in the order the call passes them (inputs, then pure outputs):
-  /// kjit_array_order, else the kernel's; pos[param] is an array parameter's place in it.
-  int order[kMaxParams];
-  int pos[kMaxParams];
-};
-
-/// The call's order of the array parameters from kjit_array_order (a permutation of them),
-/// else the kernel's own order.
-void read_order(const KernelInfo& k, bool adjoint, const xla::Attrs& attrs, Layout& L) {
-  const int A = int(k.arrays.size());
-  for (int i = 0; i < A; ++i) L.order[i] = k.arrays[size_t(i)];
-  if (AttrRef a = find_attr(attrs, kAttrArrayOrder)) {
-    int64_t order[kMaxParams];
-    const int n = attr_int_array(a, kAttrArrayOrder, order, kMaxParams);
-    if (n != A)
-      invalid(prefix(k, adjoint) + "attribute '" + kAttrArrayOrder + "' lists " + std::to_string(n) +
-              " parameters, but the kernel has " + std::to_string(A) + " array parameters (" + k.names(k.arrays) + ")");
-    bool seen[kMaxParams] = {};
-    for (int i = 0; i < n; ++i) {
-      if (order[i] < 0 || order[i] >= int64_t(k.params.size()) || !k.params[size_t(order[i])].is_array)
-        invalid(prefix(k, adjoint) + "attribute '" + kAttrArrayOrder + "' names parameter " + std::to_string(order[i]) +
-                ", which is not an array parameter");
-      if (seen[order[i]])
-        invalid(prefix(k, adjoint) + "attribute '" + kAttrArrayOrder + "' names parameter '" +
-                k.params[size_t(order[i])].name + "' twice");
-      seen[order[i]] = true;
-      L.order[i] = int(order[i]);
-    }
-  }
-  for (int i = 0; i < A; ++i) L.pos[L.order[i]] = i;
-}
-
-/// The names of the array parameters at places [from, to) of the call's order.
-std::string order_names(const KernelInfo& k, const Layout& L, int from, int to) {
-  return k.names(std::vector<int>(L.order + from, L.order + to));
-}
-
-/// The traced value parameters from kjit_traced (sorted, value parameters) into `L`.
-void read_traced(const KernelInfo& k, bool adjoint, const xla::Attrs& attrs, Layout& L) {
-  AttrRef a = find_attr(attrs, kAttrTraced);
-  if (!a) return;
-  L.n_traced = attr_int_array(a, kAttrTraced, L.traced, kMaxParams);
-  for (int i = 0; i < L.n_traced; ++i) {
-    if (L.traced[i] < 0 || L.traced[i] >= int64_t(k.params.size()) || k.params[size_t(L.traced[i])].is_array)
-      invalid(prefix(k, adjoint) + "attribute '" + kAttrTraced + "' names parameter " + std::to_string(L.traced[i]) +
-              ", which is not a value parameter");
-    if (i && L.traced[i] <= L.traced[i - 1])
-      invalid(prefix(k, adjoint) + "attribute '" + kAttrTraced + "' must list parameters in increasing order");
-    L.is_traced[L.traced[i]] = true;
-  }
-}
 
 void reset(Plan& plan, const KernelInfo& k, bool adjoint) {
   plan.kernel = &k;
@@ -289,7 +211,7 @@ const KernelInfo& kernel_of(const xla::CallFrame* f) {
   if (!a) invalid(std::string("kjit: the call has no '") + kAttrKernel + "' attribute naming the kernel to launch");
   const KernelInfo& k = kernel_info(attr_string(a, kAttrKernel));
   if (k.params.size() > size_t(kMaxParams))
-    invalid(prefix(k, false) + "the XLA FFI packs at most " + std::to_string(kMaxParams) + " parameters");
+    invalid(call_prefix(k, false) + "the XLA FFI packs at most " + std::to_string(kMaxParams) + " parameters");
   return k;
 }
 
@@ -307,12 +229,12 @@ void set_batch(Plan& plan, const xla::Buffer& b, int batch_rank) {
 void check_input_batch(const Plan& plan, const KernelInfo& k, const ParamInfo& p, const xla::Buffer& b, int br,
                        const char* role = "array argument") {
   if (br > plan.batch_rank)
-    invalid(prefix(k, plan.adjoint) + "Invalid dimensionality for " + role + " '" + p.name + "', expected " +
+    invalid(call_prefix(k, plan.adjoint) + "Invalid dimensionality for " + role + " '" + p.name + "', expected " +
             std::to_string(p.rank()) + " dimensions, got " + std::to_string(b.rank));
   for (int d = 0; d < br; ++d) {
     int64_t want = plan.batch_dims[plan.batch_rank - br + d];
     if (b.dims[d] != want && b.dims[d] != 1)
-      invalid(prefix(k, plan.adjoint) + role + " '" + p.name + "' has batch dims " + shape_str(b.dims, br) +
+      invalid(call_prefix(k, plan.adjoint) + role + " '" + p.name + "' has batch dims " + shape_str(b.dims, br) +
               " that do not broadcast to the call's " + shape_str(plan.batch_dims, plan.batch_rank));
   }
 }
@@ -322,7 +244,7 @@ void check_result_batch(const Plan& plan, const KernelInfo& k, const ParamInfo& 
   bool same = br == plan.batch_rank;
   for (int d = 0; same && d < br; ++d) same = b.dims[d] == plan.batch_dims[d];
   if (!same)
-    invalid(prefix(k, plan.adjoint) + "result '" + p.name + "' has shape " + shape_str(b.dims, b.rank) +
+    invalid(call_prefix(k, plan.adjoint) + "result '" + p.name + "' has shape " + shape_str(b.dims, b.rank) +
             ", whose batch dims differ from the call's " + shape_str(plan.batch_dims, plan.batch_rank));
 }
 
@@ -394,7 +316,7 @@ void check_not_empty(const Plan& plan, const KernelInfo& k, int param, const xla
   const ParamInfo& p = k.params[size_t(param)];
   if (!k.extents.accessed[size_t(param)]) return;
   if (plan.bounds.size > 0 && plan.batch_count > 0 && elements(b) == 0)
-    invalid(prefix(k, plan.adjoint) + "array argument '" + p.name + "' is empty (shape " +
+    invalid(call_prefix(k, plan.adjoint) + "array argument '" + p.name + "' is empty (shape " +
             shape_str(b.dims, b.rank) + ") but the launch has " + std::to_string(plan.bounds.size) +
             " threads; kernels do not bounds-check, so an empty array cannot be passed to a non-empty launch");
 }
@@ -428,7 +350,7 @@ void check_extents(const Plan& plan, const KernelInfo& k, const ByParam& by, boo
     for (int d = 0; d < plan.bounds.ndim; ++d) shape[d] = plan.bounds.shape[d];
     const std::string launch = shape_str(shape, plan.bounds.ndim);
     const bool output = std::string(by.role[fact.param]) == "output";
-    invalid(prefix(k, plan.adjoint) + (output ? "output '" : std::string(by.role[fact.param]) + " '") + p.name +
+    invalid(call_prefix(k, plan.adjoint) + (output ? "output '" : std::string(by.role[fact.param]) + " '") + p.name +
             "' has extent " + std::to_string(have) + " in dimension " + std::to_string(fact.dim) +
             ", but the launch " + launch + (launch_dims_given ? " (launch_dims)" : "") + " needs at least " +
             std::to_string(need) + ": the kernel indexes '" + p.name + "' at " + fact.index_str() + " (" +
@@ -441,7 +363,7 @@ void check_extents(const Plan& plan, const KernelInfo& k, const ByParam& by, boo
 void read_block_dim(const xla::CallFrame* f, Plan& plan) {
   if (AttrRef a = find_attr(f->attrs, kAttrBlockDim)) {
     int64_t v = attr_int(a, kAttrBlockDim);
-    if (v < 1 || v > 1024) invalid(prefix(*plan.kernel, plan.adjoint) + "block_dim must be 1..1024, got " + std::to_string(v));
+    if (v < 1 || v > 1024) invalid(call_prefix(*plan.kernel, plan.adjoint) + "block_dim must be 1..1024, got " + std::to_string(v));
     plan.block_dim = int(v);
   }
 }
