@@ -1,0 +1,63 @@
+# What scripts/warp_examples.py's drivers share: Warp on the cpu, running a kjit port
+# (build/examples/warp_NAME) and timing Warp's side, comparing outputs as numpy's bytes.
+# warp_examples.py sets `build` before any driver runs.
+import os, re, subprocess, tempfile, time
+import numpy as np
+import warp as wp
+
+wp.config.quiet = True
+wp.init()
+wp.ScopedTimer.enabled = False  # the examples time their steps and print; this script times them
+wp.set_device("cpu")
+build = None  # the kjit build directory (warp_examples.py sets it)
+examples_dir = os.path.dirname(__import__("warp.examples", fromlist=["x"]).__file__)
+tmp = tempfile.mkdtemp(prefix="warp-examples-")
+
+
+def kjit_run(name, args, outputs=("--out",)):
+    """Runs examples/warp/NAME; returns (ms per frame or iteration, output file), or (ms, [files]) for several
+    outputs (one per option in `outputs`)."""
+    files = [os.path.join(tmp, "%s%d.bin" % (name, k)) for k in range(len(outputs))]
+    r = subprocess.run([os.path.join(build, "examples", "warp_" + name)] + args +
+                       [x for o, f in zip(outputs, files) for x in (o, f)], capture_output=True, text=True, check=True)
+    ms = float(re.search(r"([0-9.]+) ms per (?:frame|iteration)", r.stdout).group(1))
+    return ms, (files[0] if len(outputs) == 1 else files)
+
+
+def stepped(step, frames):
+    """Runs `step` `frames` times (the simulation's frames), timing each but the first (it
+    compiles): the median in ms, as the ports time themselves."""
+    ms = []
+    for f in range(frames):
+        t0 = time.perf_counter()
+        step()
+        wp.synchronize()
+        if f > 0:
+            ms.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(ms))
+
+
+def compare(what, warp_array, kjit_file):
+    """(check text, largest difference) of Warp's array and the float32 values in kjit_file."""
+    w = warp_array.numpy().reshape(-1).astype(np.float32)
+    k = np.fromfile(kjit_file, dtype=np.float32)
+    if k.size != w.size:
+        return "%s: %d values from kjit, %d from Warp" % (what, k.size, w.size), float("nan")
+    same = int(np.sum(w.view(np.uint32) == k.view(np.uint32)))
+    diff = float(np.max(np.abs(w - k))) if same != w.size else 0.0
+    return "%s: %d of %d values bit-identical" % (what, same, w.size), diff
+
+
+def combine(*checks):
+    return "; ".join(c for c, _ in checks), max(d for _, d in checks)
+
+
+def timed(f, frames):
+    f()
+    ms = []
+    for _ in range(frames):
+        t0 = time.perf_counter()
+        f()
+        wp.synchronize()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(ms))
