@@ -43,6 +43,9 @@ struct CheckOptions {
   int batch = 16;        ///< programs per module
   bool nvrtc = true;     ///< compile every module for sm_90 as well
   bool shrink = true;    ///< shrink failures and print them as DSL source
+  /// The shrinker's time limit in seconds; 0: none (tests whose result must not depend on the
+  /// machine's load: shrinking ends anyway, when no smaller candidate fails).
+  int shrink_seconds = 120;
   int jobs = 1;          ///< batches checked at once
   bool verbose = false;
   bool tangents = true;  ///< forward mode too: tangents, dot products, NVRTC of the tangent modules

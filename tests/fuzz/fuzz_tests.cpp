@@ -26,10 +26,10 @@ fuzz::CheckOptions ci_options() {
   return o;
 }
 
-/// Runs `count` programs from seed `first` in a cold cache (CI measures compiles, not cache
-/// hits) and checks that every one passed or was refused with a line, most passed.
+/// Runs `count` programs from seed `first` (in ctest's cache folder for this test: cold in a
+/// clean build, and what the sanitizer build's run loads) and checks that every one passed or was refused with a line, most passed.
 fuzz::Summary expect_clean_run(uint64_t first, uint64_t count, const fuzz::CheckOptions& o) {
-  fuzz::TempCache cache;
+  fuzz::TempCache cache(true);
   fuzz::Summary s = fuzz::run_seeds(first, count, o);
   MESSAGE(s.line());
   for (const fuzz::ProgramResult& r : s.failed) MESSAGE(r.detail);
@@ -94,11 +94,12 @@ fuzz::Stmt store_out(fuzz::Expr value) {
   s.e.push_back(std::move(value));
   return s;
 }
-/// The self-tests' options: host only, -O1.
+/// The self-tests' options: host only, -O1, shrinking to the end however loaded the machine.
 fuzz::CheckOptions self_test_options() {
   fuzz::CheckOptions o;
   o.nvrtc = false;
   o.opt_level = 1;
+  o.shrink_seconds = 0;
   return o;
 }
 
@@ -120,7 +121,7 @@ fuzz::Program calling(uint64_t generated, uint64_t seed, int fn, bool keep_store
 }  // namespace
 
 TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program around it") {
-  fuzz::TempCache cache;
+  fuzz::TempCache cache(true);
   const fuzz::CheckOptions o = self_test_options();
   fuzz::Program p = calling(7, 900001, 6, false);  // fz_wrong_g
   std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest", o);
@@ -136,7 +137,7 @@ TEST_CASE("the tester reports a wrong custom gradient, and shrinks the program a
 }
 
 TEST_CASE("the tester reports a wrong tangent (.jvp), and shrinks the program around it") {
-  fuzz::TempCache cache;
+  fuzz::TempCache cache(true);
   const fuzz::CheckOptions o = self_test_options();
   fuzz::Program p = calling(11, 900002, 7, true);  // fz_wrong_t: d(x * x) given as x dx
   std::vector<fuzz::ProgramResult> r = fuzz::check_batch({p}, "fuzz_selftest_tangent", o);
@@ -179,7 +180,7 @@ KJIT_KERNEL(return_after_nest, (Array<Double> x, Int k, Array<Double> out)) {
 }  // namespace fuzz_f1
 
 TEST_CASE("F1: jumps beside a nested loop compile and differentiate") {
-  fuzz::TempCache cache;
+  fuzz::TempCache cache(true);
   for (const kjit::KernelDef* def : {&fuzz_f1::jump_beside_nest.def(), &fuzz_f1::return_after_nest.def()}) {
     INFO(def->name());
     auto x = kjit::from_vector(std::vector<double>{0.3, -0.7, 1.1, 0.05});

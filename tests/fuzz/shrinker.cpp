@@ -176,13 +176,17 @@ Program shrink(const Program& start, const std::string& kind, const CheckOptions
   o.dump_source.clear();  // the candidates' texts are not the seed's
   Program best = start;
   int variant = 1;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  const auto start_time = std::chrono::steady_clock::now();
+  auto in_time = [&] {
+    return o.shrink_seconds <= 0 ||
+           std::chrono::steady_clock::now() < start_time + std::chrono::seconds(o.shrink_seconds);
+  };
   for (int phase = 0; phase < 2; ++phase) {
     bool progress = true;
-    while (progress && std::chrono::steady_clock::now() < deadline) {
+    while (progress && in_time()) {
       progress = false;
       std::vector<Program> cands = phase == 0 ? stmt_candidates(best) : expr_candidates(best);
-      for (size_t at = 0; at < cands.size() && !progress && std::chrono::steady_clock::now() < deadline; at += size_t(o.batch)) {
+      for (size_t at = 0; at < cands.size() && !progress && in_time(); at += size_t(o.batch)) {
         std::vector<Program> chunk(cands.begin() + long(at), cands.begin() + long(std::min(cands.size(), at + size_t(o.batch))));
         for (Program& c : chunk) c.variant = variant++;
         std::vector<ProgramResult> res = check_batch(chunk, "fuzz_shrink_" + std::to_string(start.seed) + "_" + std::to_string(module_counter++), o);

@@ -1,5 +1,5 @@
 // temp_cache.hpp — points kjit's disk cache at a fresh temporary folder (a cold start every
-// run) and removes it at the end.
+// run) and removes it at the end, unless the caller keeps a folder already configured.
 #pragma once
 
 #include <cstdlib>
@@ -9,10 +9,14 @@
 namespace fuzz {
 
 /// Sets KJIT_CACHE_DIR to a new folder under the system temp dir while it lives. Create it
-/// before the first kjit call that touches the cache.
+/// before the first kjit call that touches the cache. `keep_configured`: where KJIT_CACHE_DIR
+/// is already set (ctest gives each test its folder, which the sanitizer build's run shares
+/// with the plain build's), that folder stays in use and nothing is made or removed.
 class TempCache {
  public:
-  TempCache() {
+  explicit TempCache(bool keep_configured = false) {
+    const char* configured = std::getenv("KJIT_CACHE_DIR");
+    if (keep_configured && configured && *configured) return;
     std::string tmpl = (std::filesystem::temp_directory_path() / "kjit-fuzz-XXXXXX").string();
     if (char* d = mkdtemp(tmpl.data())) {
       dir_ = d;

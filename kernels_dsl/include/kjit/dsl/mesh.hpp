@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kjit/dsl/aliases.hpp"
+#include "kjit/dsl/functions.hpp"
 #include "kjit/dsl/math.hpp"
 #include "kjit/dsl/operators.hpp"
 #include "kjit/dsl/structs.hpp"
@@ -42,10 +43,9 @@ KJIT_STRUCT(MeshQueryPoint, (Bool, result), (Float, sign), (Int, face), (Float, 
 KJIT_STRUCT(MeshQueryRay, (Bool, result), (Float, sign), (Int, face), (Float, t), (Float, u), (Float, v),
             (Vec3f, normal));
 
-/// Barycentrics (u, v) of the point of triangle (a, b, c) closest to p (the point is
-/// u a + v b + (1 - u - v) c): the prelude's kj::triangle_closest region by region, written
-/// with selects so that it differentiates in a, b, c and p.
-inline Vec2f triangle_closest_uv(const Vec3f& a, const Vec3f& b, const Vec3f& c, const Vec3f& p) {
+namespace detail {
+/// triangle_closest_uv's body.
+inline Vec2f triangle_closest_uv_body(const Vec3f& a, const Vec3f& b, const Vec3f& c, const Vec3f& p) {
   const Float zero = 0.0f, one = 1.0f;
   Vec3f ab = b - a, ac = c - a, ap = p - a, bp = p - b, cp = p - c, bc = c - b;
   Float d1 = dot(ab, ap), d2 = dot(ac, ap), d3 = dot(ab, bp), d4 = dot(ac, bp), d5 = dot(ab, cp), d6 = dot(ac, cp);
@@ -91,6 +91,18 @@ inline Vec2f triangle_closest_uv(const Vec3f& a, const Vec3f& b, const Vec3f& c,
   v = where(in_a, zero, v);
   return Vec2f(u, v);
 }
+}  // namespace detail
+
+/// Barycentrics (u, v) of the point of triangle (a, b, c) closest to p (the point is
+/// u a + v b + (1 - u - v) c): the prelude's kj::triangle_closest region by region, written
+/// with selects so that it differentiates in a, b, c and p. A device function, traced once per
+/// module and called: inlined, its hundred operations (and their adjoint, and the adjoint of
+/// their tangent) were written out again at every query of a kernel, and a module of a few
+/// signed queries became a 4 MB source that took the host compiler minutes.
+inline const auto triangle_closest_uv =
+    func("kjit_triangle_closest_uv", [](Vec3f a, Vec3f b, Vec3f c, Vec3f p) {
+      return detail::triangle_closest_uv_body(a, b, c, p);
+    });
 
 namespace detail {
 /// Vertex k (0, 1, 2) of face f.
@@ -132,6 +144,26 @@ inline Vec3f mesh_eval_face_normal(const Value<Mesh>& m, const Int& f, Loc loc =
   return normalize(cross(detail::mesh_vertex(m, f, 1, loc) - a, detail::mesh_vertex(m, f, 2, loc) - a));
 }
 
+namespace detail {
+/// mesh_query_ray's result for face f (vertices a, b, c) when `hit`: Möller–Trumbore, as the
+/// prelude's kj::ray_triangle that chose the face, recomputed differentiably. A device
+/// function, as triangle_closest_uv is.
+inline const auto ray_face_result = func(
+    "kjit_ray_face_result", [](Bool hit, Int f, Vec3f start, Vec3f dir, Vec3f a, Vec3f b, Vec3f c) {
+      Vec3f e1 = b - a, e2 = c - a, q = cross(dir, e2), s = start - a, r = cross(s, e1);
+      Float det = dot(e1, q);
+      Float inv = 1.0f / where(det != 0.0f, det, 1.0f);
+      Float v = dot(s, q) * inv, w = dot(dir, r) * inv, t = dot(e2, r) * inv;
+      Vec3f n = cross(e1, e2);
+      Float len = length(n);
+      Vec3f normal = n / where(len > 0.0f, len, 1.0f);
+      const Float zero = 0.0f, one = 1.0f;
+      Float sign = where(dot(dir, n) < zero, one, -1.0f);
+      return Value<MeshQueryRay>(hit, where(hit, sign, zero), f, where(hit, t, zero), where(hit, 1.0f - v - w, zero),
+                                 where(hit, v, zero), where(hit, normal, Vec3f(0.0f)));
+    });
+}  // namespace detail
+
 /// The point of the mesh closest to `point` strictly within `max_dist`: result false (face 0,
 /// u = v = 0) when no face is that close. sign is 0. Differentiable in u, v (through the
 /// face's vertices and the point); face and result carry no gradient.
@@ -158,20 +190,8 @@ inline Value<MeshQueryRay> mesh_query_ray(const Value<Mesh>& m, const Vec3f& sta
                                     max_t.id);
   Bool hit = found >= 0;
   Int f = where(hit, found, 0);
-  Vec3f a = detail::mesh_vertex(m, f, 0, loc), b = detail::mesh_vertex(m, f, 1, loc),
-        c = detail::mesh_vertex(m, f, 2, loc);
-  // Möller–Trumbore, as the prelude's kj::ray_triangle that chose the face.
-  Vec3f e1 = b - a, e2 = c - a, q = cross(dir, e2), s = start - a, r = cross(s, e1);
-  Float det = dot(e1, q);
-  Float inv = 1.0f / where(det != 0.0f, det, 1.0f);
-  Float v = dot(s, q) * inv, w = dot(dir, r) * inv, t = dot(e2, r) * inv;
-  Vec3f n = cross(e1, e2);
-  Float len = length(n);
-  Vec3f normal = n / where(len > 0.0f, len, 1.0f);
-  const Float zero = 0.0f, one = 1.0f;
-  Float sign = where(dot(dir, n) < zero, one, -1.0f);
-  return Value<MeshQueryRay>(hit, where(hit, sign, zero), f, where(hit, t, zero), where(hit, 1.0f - v - w, zero),
-                             where(hit, v, zero), where(hit, normal, Vec3f(0.0f)));
+  return detail::ray_face_result(hit, f, start, dir, detail::mesh_vertex(m, f, 0, loc),
+                                 detail::mesh_vertex(m, f, 1, loc), detail::mesh_vertex(m, f, 2, loc));
 }
 
 }  // namespace kjit::dsl
