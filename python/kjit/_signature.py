@@ -31,8 +31,10 @@ class Param:
     other_atomics: bool = False
     struct: Mapping[str, Any] | None = None  # a KJIT_STRUCT's layout: name, size, align, fields
     dtype_name: str = ""  # the signature's dtype name ("float32", "bfloat16"; "" for a struct)
-    #: A field of a value struct parameter the library flattened into its fields (kjit.jax
-    #: passes them): param (the parameter's name), index (its place), field, struct (its name).
+    #: A leaf of a value struct parameter the library flattened into its leaves (kjit.jax
+    #: passes them): param (the parameter's name), index (its place), field (the dotted path
+    #: below it), path (the same as a list), struct (its name), structs (the struct holding
+    #: each step of the path, the outermost first).
     field_of: Mapping[str, Any] | None = None
 
     @property
