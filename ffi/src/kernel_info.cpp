@@ -72,7 +72,7 @@ void add_params(KernelInfo& k, const KernelDef& def) {
     PackedParam slot;
     slot.first = int(k.params.size());
     const int kparam = int(k.packed.size());
-    std::vector<std::string> path;
+    std::vector<std::string> path, holders;
     auto add = [&](const std::string& name, const ir::Type& type, int offset) {
       k.params.emplace_back();
       ParamInfo& p = k.params.back();
@@ -81,14 +81,18 @@ void add_params(KernelInfo& k, const KernelDef& def) {
       p.field = path.empty() ? -1 : int(k.params.size()) - 1 - slot.first;
       p.offset = offset;
       p.path = path;
+      p.holders = holders;
       if (type.is_array()) k.arrays.push_back(int(k.params.size() - 1));
     };
     auto walk = [&](auto&& self, const std::string& name, const ir::Type& type, int offset) -> void {
       if (!flattens(type)) return add(name, type, offset);
-      for (const ir::StructField& f : ir::struct_info(type.struct_id).fields) {
+      const ir::StructInfo& si = ir::struct_info(type.struct_id);
+      for (const ir::StructField& f : si.fields) {
         path.push_back(f.name);
+        holders.push_back(si.name);
         self(self, name + "." + f.name, f.type, offset + f.offset);
         path.pop_back();
+        holders.pop_back();
       }
     };
     if (flattens(kp.type)) {
@@ -190,26 +194,18 @@ std::unique_ptr<KernelInfo> prepare(const KernelDef& def) {
     const nlohmann::json& described = d.at("params").at(size_t(p.kparam));
     // A struct's layout as codegen lays it out (name, size, align, fields with offsets).
     if (p.is_struct()) q["struct"] = described.at("struct");
-    // A flattened struct's field: the parameter and struct it belongs to.
-    // "field" is its path below the parameter ("inner.points"), "path" the same as a list,
-    // "structs" the struct holding each step of it (the outermost first).
+    // A flattened struct's leaf: the parameter and struct it belongs to, its path below the
+    // parameter ("field": "inner.points"; "path": the same as a list) and the struct holding
+    // each step of that path ("structs", the outermost first).
     if (p.field >= 0) {
-      nlohmann::json structs = nlohmann::json::array();
       std::string field;
-      ir::Type t = def.params()[size_t(p.kparam)].type;
-      for (const std::string& step : p.path) {
-        const ir::StructInfo& si = ir::struct_info(t.struct_id);
-        structs.push_back(si.name);
-        field += (field.empty() ? "" : ".") + step;
-        for (const ir::StructField& f : si.fields)
-          if (f.name == step) t = f.type;
-      }
+      for (const std::string& step : p.path) field += (field.empty() ? "" : ".") + step;
       q["field_of"] = {{"param", def.params()[size_t(p.kparam)].name},
                        {"index", p.kparam},
                        {"field", field},
                        {"path", p.path},
                        {"struct", described.at("struct").at("name")},
-                       {"structs", structs}};
+                       {"structs", p.holders}};
     }
     q["loads"] = p.use.loads;
     q["stores"] = p.use.stores;

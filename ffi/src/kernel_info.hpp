@@ -44,7 +44,8 @@ struct ParamInfo {
   /// own. Its name is "param.field" ("param.inner.field" for a nested struct's field).
   int field = -1;
   int offset = 0;
-  std::vector<std::string> path;  ///< the field names from the parameter down to the leaf
+  std::vector<std::string> path;     ///< the field names from the parameter down to the leaf
+  std::vector<std::string> holders;  ///< the struct holding each step of `path` (outermost first)
 
   /// Whether the element is a user struct (KJIT_STRUCT), which the XLA FFI cannot pass.
   bool is_struct() const { return type.element().shape == ir::Shape::Struct; }

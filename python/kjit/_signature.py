@@ -140,8 +140,8 @@ def make_layout(sig: Signature, num_outputs: int, in_out_argnames: Sequence[str]
                             f"from {frontend} (kjit's FFI has no struct data type); pass the fields as separate "
                             "arrays or values")
         if p.struct is not None:
-            why = ("XLA has no struct data type; only a value struct of arrays and plain values passes, as a dict of "
-                   "its fields") if frontend == "JAX" else "kjit's FFI has no struct data type"
+            why = ("XLA has no struct data type; only a value struct of arrays, plain values and such structs "
+                   "passes, as a dict of its fields") if frontend == "JAX" else "kjit's FFI has no struct data type"
             raise TypeError(f"{what}: parameter '{p.name}' ({p.type}) {'holds' if p.is_array else 'is'} struct "
                             f"{p.struct.get('name', p.type)}: structs are not supported from {frontend} ({why}); "
                             "pass the fields as separate arrays or values")
