@@ -1,7 +1,8 @@
 """Nested value structs from JAX on the CPU platform: tests::structs::scene_force takes a struct
 three deep (Scene{offset, Body{scale, Spring{rest, k}, weights}, Spring pull}) passed as nested
 dicts (or tuples); its values against a float64 restatement, the gradients of every array leaf
-against float64 central differences, jvp against the vjp, jit and vmap bit for bit; a
+against float64 central differences, jvp against the vjp, a Hessian-vector product against
+float64 differences of differences, jit and vmap bit for bit; a
 kjit.jax.mesh inside a struct against the mesh kernel taking it directly, bit for bit; and the
 errors for a missing, extra or misnested field and a wrong dtype or shape at depth, each naming
 the full path of the field."""
@@ -118,6 +119,32 @@ class NestedStructTests(unittest.TestCase):
         gl = jax.vmap(jax.grad(lambda w: jnp.sum(self.call(x, rest, w, pull))))(ws)
         g1 = jax.grad(lambda w: jnp.sum(self.call(x, rest, w, pull)))(ws[1])
         np.testing.assert_array_equal(np.asarray(gl[1]), np.asarray(g1))
+
+    def test_second_order_through_a_nested_leaf_against_float64_differences(self) -> None:
+        # jax.jvp of jax.grad in body.spring.rest: the tangent kernel's adjoint over the struct.
+        a = self.a
+        cot = np.random.default_rng(9).normal(size=(N, 3))
+        v = np.random.default_rng(10).normal(size=(N, 3))
+
+        def loss(rest):  # noqa: ANN001, ANN202
+            return jnp.sum(self.call(a["x"], rest, a["weights"], a["pull"]) * cot.astype(np.float32))
+
+        _, hv = jax.jvp(jax.grad(loss), (jnp.asarray(a["rest"]),), (jnp.asarray(v, jnp.float32),))
+
+        def grad_ref(rest: np.ndarray) -> np.ndarray:
+            g = np.zeros_like(rest)
+            for j in np.ndindex(rest.shape):
+                up, dn = rest.copy(), rest.copy()
+                up[j] += 1e-5
+                dn[j] -= 1e-5
+                g[j] = np.sum((force_ref(a["x"], up, a["weights"], a["pull"]) -
+                               force_ref(a["x"], dn, a["weights"], a["pull"])) * cot) / 2e-5
+            return g
+
+        r = np.asarray(a["rest"], np.float64)
+        want = (grad_ref(r + 1e-3 * v) - grad_ref(r - 1e-3 * v)) / 2e-3
+        self.assertGreater(np.abs(want).sum(), 0.1)
+        np.testing.assert_allclose(np.asarray(hv, np.float64), want, rtol=1e-4, atol=1e-4)
 
 
 class MeshInStructTests(unittest.TestCase):
