@@ -48,58 +48,88 @@ void fill_param(ParamInfo& p, const std::string& name, const ir::Type& type) {
   }
 }
 
-/// Whether value parameter type `t` is a struct the FFI passes as its fields: each an array
-/// of plain elements or a plain value (no nested struct, no array of structs).
+/// Whether value type `t` is a struct the FFI passes as its fields: each an array of plain
+/// elements, a plain value or (nested, at any depth) such a struct; no array of structs.
 bool flattens(const ir::Type& t) {
   if (t.is_array() || t.shape != ir::Shape::Struct) return false;
   for (const ir::StructField& f : ir::struct_info(t.struct_id).fields)
-    if (f.type.element().shape == ir::Shape::Struct) return false;
+    if (f.type.element().shape == ir::Shape::Struct && !flattens(f.type)) return false;
   return true;
 }
 
-/// The FFI's parameters of `def`: one per parameter, a flattened struct's fields in its place.
+/// How many FFI parameters struct type `t` (one that flattens) becomes: its leaves.
+int leaves(const ir::Type& t) {
+  int n = 0;
+  for (const ir::StructField& f : ir::struct_info(t.struct_id).fields) n += flattens(f.type) ? leaves(f.type) : 1;
+  return n;
+}
+
+/// The FFI's parameters of `def`: one per parameter, a flattened struct's leaves in its place
+/// (depth first, in field order), named by their path ("o.inner.points") and placed at their
+/// byte offset in the outermost struct.
 void add_params(KernelInfo& k, const KernelDef& def) {
   for (const KernelParam& kp : def.params()) {
     PackedParam slot;
     slot.first = int(k.params.size());
     const int kparam = int(k.packed.size());
-    auto add = [&](const std::string& name, const ir::Type& type, int field, int offset) {
+    std::vector<std::string> path, holders;
+    auto add = [&](const std::string& name, const ir::Type& type, int offset) {
       k.params.emplace_back();
       ParamInfo& p = k.params.back();
       fill_param(p, name, type);
       p.kparam = kparam;
-      p.field = field;
+      p.field = path.empty() ? -1 : int(k.params.size()) - 1 - slot.first;
       p.offset = offset;
+      p.path = path;
+      p.holders = holders;
       if (type.is_array()) k.arrays.push_back(int(k.params.size() - 1));
     };
+    auto walk = [&](auto&& self, const std::string& name, const ir::Type& type, int offset) -> void {
+      if (!flattens(type)) return add(name, type, offset);
+      const ir::StructInfo& si = ir::struct_info(type.struct_id);
+      for (const ir::StructField& f : si.fields) {
+        path.push_back(f.name);
+        holders.push_back(si.name);
+        self(self, name + "." + f.name, f.type, offset + f.offset);
+        path.pop_back();
+        holders.pop_back();
+      }
+    };
     if (flattens(kp.type)) {
-      const ir::StructInfo& si = ir::struct_info(kp.type.struct_id);
-      slot.count = int(si.fields.size());
-      slot.struct_bytes = si.size;
-      for (size_t f = 0; f < si.fields.size(); ++f)
-        add(kp.name + "." + si.fields[f].name, si.fields[f].type, int(f), si.fields[f].offset);
+      slot.count = leaves(kp.type);
+      slot.struct_bytes = ir::struct_info(kp.type.struct_id).size;
+      walk(walk, kp.name, kp.type, 0);
     } else {
-      add(kp.name, kp.type, -1, 0);
+      add(kp.name, kp.type, 0);
     }
     k.packed.push_back(slot);
   }
 }
 
-/// Records how the body uses each array parameter (a struct's array fields: where the body
-/// takes the field straight from the parameter).
+/// Records how the body uses each array parameter (a struct's array leaves: where the body
+/// takes the field straight from the parameter, or from a nested struct field of it).
 void analyse_uses(KernelInfo& k, const ir::Function& fn) {
   std::unordered_map<ir::ValueId, int> param_of;
-  std::unordered_map<ir::ValueId, size_t> struct_of;  // a flattened struct parameter: its kernel index
+  // A flattened struct (a parameter or a struct field of one): its type and its first leaf.
+  std::unordered_map<ir::ValueId, std::pair<ir::Type, int>> struct_of;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (s.op != ir::Op::Param || s.param() >= k.packed.size()) return;
     const PackedParam& pp = k.packed[size_t(s.param())];
-    if (pp.struct_bytes) struct_of[s.result] = size_t(s.param());
+    if (pp.struct_bytes) struct_of[s.result] = {k.def->params()[size_t(s.param())].type, pp.first};
     else param_of[s.result] = pp.first;
   });
+  // Extracts follow the values they read (statements in order), so nested fields resolve
+  // in one pass.
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op != ir::Op::Extract || s.args.empty() || !s.type.is_array()) return;
+    if (s.op != ir::Op::Extract || s.args.empty()) return;
     auto it = struct_of.find(s.args[0]);
-    if (it != struct_of.end()) param_of[s.result] = k.packed[it->second].first + int(s.field());
+    if (it == struct_of.end()) return;
+    const std::vector<ir::StructField>& fields = ir::struct_info(it->second.first.struct_id).fields;
+    int leaf = it->second.second;
+    for (size_t f = 0; f < size_t(s.field()) && f < fields.size(); ++f)
+      leaf += flattens(fields[f].type) ? leaves(fields[f].type) : 1;
+    if (flattens(s.type)) struct_of[s.result] = {s.type, leaf};
+    else if (s.type.is_array()) param_of[s.result] = leaf;
   });
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (s.op != ir::Op::ArrayLoad && s.op != ir::Op::ArrayStore && s.op != ir::Op::ArrayAtomic) return;
@@ -164,12 +194,19 @@ std::unique_ptr<KernelInfo> prepare(const KernelDef& def) {
     const nlohmann::json& described = d.at("params").at(size_t(p.kparam));
     // A struct's layout as codegen lays it out (name, size, align, fields with offsets).
     if (p.is_struct()) q["struct"] = described.at("struct");
-    // A flattened struct's field: the parameter and struct it belongs to.
-    if (p.field >= 0)
+    // A flattened struct's leaf: the parameter and struct it belongs to, its path below the
+    // parameter ("field": "inner.points"; "path": the same as a list) and the struct holding
+    // each step of that path ("structs", the outermost first).
+    if (p.field >= 0) {
+      std::string field;
+      for (const std::string& step : p.path) field += (field.empty() ? "" : ".") + step;
       q["field_of"] = {{"param", def.params()[size_t(p.kparam)].name},
                        {"index", p.kparam},
-                       {"field", ir::struct_info(def.params()[size_t(p.kparam)].type.struct_id).fields[size_t(p.field)].name},
-                       {"struct", described.at("struct").at("name")}};
+                       {"field", field},
+                       {"path", p.path},
+                       {"struct", described.at("struct").at("name")},
+                       {"structs", p.holders}};
+    }
     q["loads"] = p.use.loads;
     q["stores"] = p.use.stores;
     q["accumulates"] = p.use.accumulates;

@@ -39,10 +39,13 @@ struct ParamInfo {
   ArrayUse use;
   /// The kernel parameter this one packs into: itself, or the struct whose field it is.
   int kparam = 0;
-  /// A field of a struct parameter (kernel parameter kparam): its index and byte offset in
-  /// the struct; -1 for a parameter of its own. Its name is "param.field".
+  /// A leaf of a flattened struct parameter (kernel parameter kparam): its index among the
+  /// struct's leaves and its byte offset in the outermost struct; -1 for a parameter of its
+  /// own. Its name is "param.field" ("param.inner.field" for a nested struct's field).
   int field = -1;
   int offset = 0;
+  std::vector<std::string> path;     ///< the field names from the parameter down to the leaf
+  std::vector<std::string> holders;  ///< the struct holding each step of `path` (outermost first)
 
   /// Whether the element is a user struct (KJIT_STRUCT), which the XLA FFI cannot pass.
   bool is_struct() const { return type.element().shape == ir::Shape::Struct; }
@@ -55,7 +58,7 @@ struct ParamInfo {
 };
 
 /// A kernel parameter as the FFI packs it: params[first, first + count) (a value struct whose
-/// fields are arrays and plain values is one entry per field, the rest one entry).
+/// fields are arrays, plain values and such structs is one entry per leaf, the rest one entry).
 struct PackedParam {
   int first = 0;
   int count = 1;
@@ -66,8 +69,9 @@ struct PackedParam {
 struct KernelInfo {
   const KernelDef* def = nullptr;
   std::string name;
-  /// The parameters as calls pass them: a value struct of arrays and plain values (a
-  /// kjit::dsl::Mesh) flattened into its fields ("mesh.points", ...), which XLA can pass.
+  /// The parameters as calls pass them: a value struct of arrays, plain values and such
+  /// structs (a kjit::dsl::Mesh) flattened into its leaves ("mesh.points", "o.inner.w", ...),
+  /// which XLA can pass.
   std::vector<ParamInfo> params;
   std::vector<PackedParam> packed;  ///< one per kernel parameter, in order
   std::vector<int> arrays;  ///< indices of the array parameters, in order

@@ -212,6 +212,16 @@ const KernelInfo& kernel_of(const xla::CallFrame* f) {
   const KernelInfo& k = kernel_info(attr_string(a, kAttrKernel));
   if (k.params.size() > size_t(kMaxParams))
     invalid(call_prefix(k, false) + "the XLA FFI packs at most " + std::to_string(kMaxParams) + " parameters");
+  // A flattened struct travels in one value slot (nesting makes large ones easy to write).
+  for (const PackedParam& pp : k.packed)
+    if (pp.struct_bytes && kjit::detail::ValueSlot::bytes(size_t(pp.struct_bytes)) > sizeof Plan::storage[0]) {
+      const ParamInfo& first = k.params[size_t(pp.first)];
+      const std::string name = first.name.substr(0, first.name.find('.'));
+      invalid(call_prefix(k, false) + "struct parameter '" + name + "' (" + k.def->params()[size_t(first.kparam)].type.str() +
+              ") is " + std::to_string(pp.struct_bytes) + " bytes, beyond the " +
+              std::to_string(sizeof Plan::storage[0] - kjit::detail::ValueSlot::bytes(0)) +
+              " bytes the XLA FFI packs for one value; pass some of its arrays as parameters of their own");
+    }
   return k;
 }
 
@@ -368,7 +378,8 @@ void read_block_dim(const xla::CallFrame* f, Plan& plan) {
   }
 }
 
-/// Packs flattened struct parameter `pp` into one value slot: each array field the descriptor
+/// Packs flattened struct parameter `pp` into one value slot, each leaf at its offset in the
+/// outermost struct (a nested struct's leaves too): each array leaf the descriptor
 /// of its input buffer (ins[place], batch rank in_br[place]) with, in an adjoint call, its
 /// gradient result grads[field param] as the descriptor's gradient buffer; each plain field
 /// read from its attribute. A field is an input the kernel reads: never traced, in/out or an

@@ -31,8 +31,10 @@ class Param:
     other_atomics: bool = False
     struct: Mapping[str, Any] | None = None  # a KJIT_STRUCT's layout: name, size, align, fields
     dtype_name: str = ""  # the signature's dtype name ("float32", "bfloat16"; "" for a struct)
-    #: A field of a value struct parameter the library flattened into its fields (kjit.jax
-    #: passes them): param (the parameter's name), index (its place), field, struct (its name).
+    #: A leaf of a value struct parameter the library flattened into its leaves (kjit.jax
+    #: passes them): param (the parameter's name), index (its place), field (the dotted path
+    #: below it), path (the same as a list), struct (its name), structs (the struct holding
+    #: each step of the path, the outermost first).
     field_of: Mapping[str, Any] | None = None
 
     @property
@@ -138,8 +140,8 @@ def make_layout(sig: Signature, num_outputs: int, in_out_argnames: Sequence[str]
                             f"from {frontend} (kjit's FFI has no struct data type); pass the fields as separate "
                             "arrays or values")
         if p.struct is not None:
-            why = ("XLA has no struct data type; only a value struct of arrays and plain values passes, as a dict of "
-                   "its fields") if frontend == "JAX" else "kjit's FFI has no struct data type"
+            why = ("XLA has no struct data type; only a value struct of arrays, plain values and such structs "
+                   "passes, as a dict of its fields") if frontend == "JAX" else "kjit's FFI has no struct data type"
             raise TypeError(f"{what}: parameter '{p.name}' ({p.type}) {'holds' if p.is_array else 'is'} struct "
                             f"{p.struct.get('name', p.type)}: structs are not supported from {frontend} ({why}); "
                             "pass the fields as separate arrays or values")

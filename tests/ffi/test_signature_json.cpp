@@ -1,5 +1,6 @@
 // The signature JSON the Python shim reads (kjit_ffi_kernel_signature): ordinary parameters,
-// a struct parameter's layout (as codegen lays it out), and the handlers' error for structs.
+// a struct parameter's layout (as codegen lays it out), the handlers' error for arrays of structs
+// and a value struct nesting a struct, flattened into attributes named by their paths.
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -22,6 +23,7 @@ KJIT_KERNEL(read_mixed, (Array<Mixed> items, Value<Outer> o, Array<double> out))
   out[i] = m.b() * 2.0;
 }
 
+KJIT_KERNEL(read_outers, (Array<Outer> items, Array<double> out)) { out[tid()] = Double(items[tid()].w()); }
 KJIT_KERNEL(from_value, (Value<Mixed> m, Array<double> out)) { out[tid()] = m.b(); }
 KJIT_KERNEL(from_outer, (Value<Outer> o, Array<double> out)) { out[tid()] = Double(o.w()); }
 }  // namespace sig_tests
@@ -57,7 +59,7 @@ TEST_CASE("a struct parameter's layout is in the signature: fields, types, offse
   using sig_tests::Mixed;
   using sig_tests::Outer;
   nlohmann::json j = signature("sig_tests::read_mixed");
-  REQUIRE(j["params"].size() == 3);
+  REQUIRE(j["params"].size() == 10);  // items, o's eight leaves (o.tag, o.inner.a .. f, o.w), out
   const auto& items = j["params"][0];
   CHECK(items["name"] == "items");
   CHECK(items["kind"] == "array");
@@ -88,9 +90,10 @@ TEST_CASE("a struct parameter's layout is in the signature: fields, types, offse
   }
   CHECK(s["fields"][3]["lanes"] == 3);
 
-  // A struct value nesting a struct: the nested layout sits under its field.
-  const auto& o = j["params"][1];
-  CHECK(o["kind"] == "value");
+  // An array of structs nesting a struct: the nested layout sits under its field.
+  const nlohmann::json outers = signature("sig_tests::read_outers");
+  const auto& o = outers["params"][0];
+  CHECK(o["kind"] == "array");
   CHECK(o["supported"] == false);
   CHECK(o["struct"]["name"] == "sig_tests::Outer");
   CHECK(o["struct"]["size"] == sizeof(Outer));
@@ -99,10 +102,10 @@ TEST_CASE("a struct parameter's layout is in the signature: fields, types, offse
   CHECK(o["struct"]["fields"][1]["offset"] == offsetof(Outer, inner));
   CHECK(o["struct"]["fields"][1]["struct"]["name"] == "sig_tests::Mixed");
   CHECK(o["struct"]["fields"][2]["offset"] == offsetof(Outer, w));
-  CHECK(j["params"][2]["dtype"] == "float64");
+  CHECK(j["params"][9]["dtype"] == "float64");
 }
 
-TEST_CASE("the handlers reject struct parameters, naming them and their struct") {
+TEST_CASE("the handlers reject arrays of structs, naming them and their struct, and flatten nested value structs") {
   std::vector<unsigned char> items(40 * 4);
   std::vector<double> out(4);
   FrameBuilder b;
@@ -113,21 +116,22 @@ TEST_CASE("the handlers reject struct parameters, naming them and their struct")
   CHECK(o.message == "kjit kernel 'sig_tests::read_mixed': array argument 'items' (array1d<sig_tests::Mixed>) holds struct "
                      "sig_tests::Mixed, which the XLA FFI cannot pass: structs are not supported from JAX");
 
-  // A value struct holding a struct is not flattened into fields (structs of arrays and plain
-  // values are: test_struct_params.cpp).
+  // A value struct holding a struct is flattened into its leaves, each an attribute named by
+  // its path (test_nested_structs.cpp: arrays at depth).
   FrameBuilder v;
   v.ret(xla::kF64, {4}, out.data());
   v.attr_string("kjit_kernel", "sig_tests::from_outer").attr_array<int64_t>("kjit_launch_dims", xla::kS64, {4});
-  v.attr_array<uint8_t>("o", xla::kU8, std::vector<uint8_t>(56));
+  v.attr_scalar("o.tag", xla::kS32, int32_t(3)).attr_scalar("o.inner.a", xla::kS8, int8_t(-2));
+  v.attr_scalar("o.inner.b", xla::kF64, 0.5).attr_scalar("o.inner.c", xla::kU16, uint16_t(0x3c00));
+  v.attr_array<float>("o.inner.d", xla::kF32, {1, 2, 3}).attr_scalar("o.inner.e", xla::kPred, uint8_t(1));
+  v.attr_scalar("o.inner.f", xla::kU16, uint16_t(9)).attr_scalar("o.w", xla::kF32, 2.5f);
   o = kjit::test::call(&kjit_xla_launch_cpu, v.frame());
-  CHECK(o.code == xla::kInvalidArgument);
-  CHECK(o.message == "kjit kernel 'sig_tests::from_outer': static argument 'o' is struct sig_tests::Outer, which "
-                     "the XLA FFI cannot pass: structs are not supported from JAX");
+  REQUIRE_MESSAGE(o.ok, o.message);
+  CHECK(out == std::vector<double>(4, 2.5));
   // A value struct of plain values is: one attribute per field, named "m.<field>".
   nlohmann::json m = signature("sig_tests::from_value");
   REQUIRE(m["params"].size() == 7);
   CHECK(m["params"][1]["name"] == "m.b");
   CHECK(m["params"][1]["dtype"] == "float64");
   CHECK(m["params"][1]["field_of"]["struct"] == "sig_tests::Mixed");
-  CHECK(out == std::vector<double>(4, 0.0));
 }

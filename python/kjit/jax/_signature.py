@@ -99,20 +99,23 @@ def output_type(p: Param, dims: Any) -> jax.ShapeDtypeStruct:
 
 @dataclasses.dataclass(frozen=True)
 class Group:
-    """One kernel parameter as a caller passes it: a parameter, or a value struct whose fields
-    the library flattened into parameters of their own (``params``, in field order)."""
+    """One kernel parameter as a caller passes it: a parameter, or a value struct whose leaves
+    (its fields, a nested struct's fields in its place) the library flattened into parameters
+    of their own (``params``, depth first in field order)."""
 
     name: str
     params: tuple[Param, ...]
     struct: str | None = None  # the struct's name, for a flattened struct
 
-    @property
-    def fields(self) -> tuple[str, ...]:
-        return tuple(p.field_of["field"] for p in self.params)
+
+def _path(p: Param) -> tuple[str, ...]:
+    """The field names from the struct parameter down to leaf ``p`` (one for a direct field)."""
+    f = p.field_of
+    return tuple(f.get("path") or (f["field"],))
 
 
 def input_groups(inputs: tuple[Param, ...]) -> tuple[Group, ...]:
-    """The kernel parameters among ``inputs``: consecutive fields of one struct form one group."""
+    """The kernel parameters among ``inputs``: consecutive leaves of one struct form one group."""
     groups: list[Group] = []
     for p in inputs:
         f = p.field_of
@@ -124,32 +127,47 @@ def input_groups(inputs: tuple[Param, ...]) -> tuple[Group, ...]:
 
 
 def struct_fields(kernel: str, g: Group, value: Any) -> list[Any]:
-    """The values of struct parameter ``g``'s fields, in order, from a dict of them (or a tuple in
-    field order): each array checked (dtype, dims; None is an empty array, an absent optional
-    one), each plain field a static value. Errors name the kernel, the parameter and the field."""
+    """The values of struct parameter ``g``'s leaves, in order, from a dict of its fields (or a
+    tuple in field order), a nested struct's fields as a dict (or tuple) of their own: each array
+    checked (dtype, dims; None is an empty array, an absent optional one), each plain field a
+    static value. Errors name the kernel, the parameter and the field's path from it."""
+    what = f"kernel '{kernel}': parameter '{g.name}' (struct {g.struct})"
+    out: list[Any] = []
+    _struct_leaves(what, g.params, 0, value, out)
+    return out
+
+
+def _struct_leaves(what: str, params: tuple[Param, ...], depth: int, value: Any, out: list[Any]) -> None:
+    """Appends to ``out`` the leaves of the (sub)struct at ``depth`` whose leaves are ``params``."""
     import jax.numpy as jnp
 
-    what = f"kernel '{kernel}': parameter '{g.name}' (struct {g.struct})"
-    names = g.fields
+    prefix = ".".join(_path(params[0])[:depth])
+    where = what if depth == 0 else f"{what}, field '{prefix}' (struct {params[0].field_of['structs'][depth]})"
+    full = (lambda n: f"{prefix}.{n}") if depth else (lambda n: n)
+    names = list(dict.fromkeys(_path(p)[depth] for p in params))
     listed = ", ".join(names)
     if isinstance(value, Mapping):
-        missing = [n for n in names if n not in value]
-        extra = [str(k) for k in value if k not in names]
+        missing = [full(n) for n in names if n not in value]
+        extra = [full(str(k)) for k in value if k not in names]
         if missing:
-            raise ValueError(f"{what}: missing field {', '.join(repr(n) for n in missing)} (its fields: {listed})")
+            raise ValueError(f"{where}: missing field {', '.join(repr(n) for n in missing)} (its fields: {listed})")
         if extra:
-            raise ValueError(f"{what}: no field named {', '.join(repr(n) for n in extra)} (its fields: {listed})")
+            raise ValueError(f"{where}: no field named {', '.join(repr(n) for n in extra)} (its fields: {listed})")
         values = [value[n] for n in names]
     elif isinstance(value, (tuple, list)):
         if len(value) != len(names):
-            raise ValueError(f"{what}: expected its {len(names)} fields ({listed}) in order, got {len(value)} values")
+            raise ValueError(f"{where}: expected its {len(names)} fields ({listed}) in order, got {len(value)} values")
         values = list(value)
     else:
-        raise TypeError(f"{what}: expected a dict of its fields ({listed}) or a tuple of them in that order, got "
+        raise TypeError(f"{where}: expected a dict of its fields ({listed}) or a tuple of them in that order, got "
                         f"{type(value).__name__}")
-    out = []
-    for p, v in zip(g.params, values):
-        field = f"{what}, field '{p.field_of['field']}'"
+    for name, v in zip(names, values):
+        sub = tuple(p for p in params if _path(p)[depth] == name)
+        p = sub[0]
+        if len(_path(p)) > depth + 1:  # a nested struct
+            _struct_leaves(what, sub, depth + 1, v, out)
+            continue
+        field = f"{what}, field '{full(name)}'"
         if p.is_array:
             if v is None:
                 v = jnp.zeros((0,) * p.ndim + p.inner, p.dtype)
@@ -160,5 +178,6 @@ def struct_fields(kernel: str, g: Group, value: Any) -> list[Any]:
         elif is_traced(v):
             raise TypeError(f"{field} ({p.type}) is a traced JAX value, but a struct's plain fields are static: pass a "
                             "Python or NumPy number (its array fields may be traced)")
+        elif isinstance(v, Mapping):
+            raise TypeError(f"{field}: expected a {p.type} value, got a dict (it is a plain field, not a struct)")
         out.append(v)
-    return out
