@@ -685,7 +685,7 @@ scripts/warp_examples.sh
 replaces them; the load below is the full run's.)
 
 Times are milliseconds per frame on this machine's cpu (kjit on all cores, Warp's cpu launches
-on one), medians of 5 to 19 frames after a warm-up one, in one run. For `optim/` examples, per
+on one), medians of the frames each driver runs (2 to 499) after a warm-up one, in one run. For `optim/` examples, per
 optimisation iteration (forward, checkpointed backward, Adam step), kjit's launches
 deterministic to get Warp's bits (in index order on one thread, adding plainly, as Warp's cpu
 does). For the JAX interop examples, the sum over the example functions of each one's jitted
