@@ -13,8 +13,8 @@ import warp as wp
 
 import warp_port_runs
 from warp_port_runs import combine, compare, examples_dir, kjit_run, stepped, timed, tmp
-from warp_geometry_examples import (DEM_TEST, SPH_TEST, dem, dem_run, raycast, raycast_example, sample_mesh,
-                                    sph, sph_example)
+from warp_geometry_examples import (DEM_TEST, SPH_TEST, dem, dem_run, mesh, mesh_intersect, raycast, raycast_example,
+                                    sample_mesh, sph, sph_example, write_mesh_goldens)
 
 build, out_md = sys.argv[1], sys.argv[2]
 warp_port_runs.build = build
@@ -519,7 +519,8 @@ PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_custom_allocator.py": custom_allocator, "core/example_sph.py": sph,
           "core/example_dem.py": dem,
           "core/example_sample_mesh.py": sample_mesh,
-          "core/example_raycast.py": raycast, "core/example_alloc_tracker.py": alloc_tracker}
+          "core/example_raycast.py": raycast, "core/example_alloc_tracker.py": alloc_tracker,
+          "core/example_mesh.py": mesh, "core/example_mesh_intersect.py": mesh_intersect}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("NanoVDB volumes", r"wp\.Volume\b"),
@@ -610,6 +611,7 @@ def write_goldens(directory):
     e.mesh.indices.numpy().astype(np.int32).tofile(os.path.join(directory, "raycast_bunny_indices.bin"))
     e.pixels.numpy().astype(np.float32).tofile(os.path.join(directory, "raycast_64x48.bin"))
     outputs["raycast_bunny_points.bin"] = outputs["raycast_bunny_indices.bin"] = outputs["raycast_64x48.bin"] = None
+    outputs.update((name, None) for name in write_mesh_goldens(directory))
     # Every array the JAX interop examples print (warp_example_jax_* ctests).
     for example in ("jax_kernel", "jax_callable"):
         subprocess.run([sys.executable, os.path.join(root, "scripts", "warp_jax_examples.py"), "warp", example, "--quiet",
@@ -683,7 +685,7 @@ scripts/warp_examples.sh
 replaces them; the load below is the full run's.)
 
 Times are milliseconds per frame on this machine's cpu (kjit on all cores, Warp's cpu launches
-on one), medians of 5 to 19 frames after a warm-up one, in one run. For `optim/` examples, per
+on one), medians of the frames each driver runs (2 to 499) after a warm-up one, in one run. For `optim/` examples, per
 optimisation iteration (forward, checkpointed backward, Adam step), kjit's launches
 deterministic to get Warp's bits (in index order on one thread, adding plainly, as Warp's cpu
 does). For the JAX interop examples, the sum over the example functions of each one's jitted

@@ -28,17 +28,17 @@ def sph(frames=3):
     e = sph_example(0.8)
     warp_ms = stepped(e.step, frames)
     kjit_ms, out = kjit_run("sph", ["--frames", str(frames)])
-    return positions_velocities("examples/warp/sph.cpp", e, out, kjit_ms, warp_ms)
+    return positions_velocities("examples/warp/sph.cpp", e.x, e.v, out, kjit_ms, warp_ms)
 
 
-def positions_velocities(program, e, out, kjit_ms, warp_ms):
+def positions_velocities(program, x, v, out, kjit_ms, warp_ms):
     """The row of a particle port whose --out holds positions then velocities (float32 xyz),
-    compared with Warp's e.x and e.v."""
+    compared with Warp's arrays x and v."""
     k = np.fromfile(out, dtype=np.float32)
     half = k.size // 2
     k[:half].tofile(out + ".x")
     k[half:].tofile(out + ".v")
-    check, diff = combine(compare("positions", e.x, out + ".x"), compare("velocities", e.v, out + ".v"))
+    check, diff = combine(compare("positions", x, out + ".x"), compare("velocities", v, out + ".v"))
     return {"program": program, "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
 
 
@@ -68,7 +68,7 @@ def dem(frames=3, dims=(32, 64, 32)):
     e, _, init_file = dem_run(dims, frames)
     warp_ms = stepped(e.step, frames)
     kjit_ms, out = kjit_run("dem", ["--init", init_file, "--frames", str(frames)])
-    return positions_velocities("examples/warp/dem.cpp", e, out, kjit_ms, warp_ms)
+    return positions_velocities("examples/warp/dem.cpp", e.x, e.v, out, kjit_ms, warp_ms)
 
 
 def sample_mesh(frames=16):
@@ -114,3 +114,96 @@ def raycast(frames=5):
 SPH_TEST = (2.0, 2)
 # The DEM ctest's block and frames (warp_example_dem_warp: 128 particles, 64 substeps a frame).
 DEM_TEST = ((4, 8, 4), 20)
+
+
+def write_floats(name, array, dtype=np.float32):
+    """Writes `array` (a Warp or numpy array) as `dtype` elements to a file of tmp; its path."""
+    path = os.path.join(tmp, name)
+    (array.numpy() if hasattr(array, "numpy") else np.asarray(array)).astype(dtype).tofile(path)
+    return path
+
+
+def mesh_example():
+    """core/example_mesh.py's Example (the bunny of bunny.usd scaled by 10, 1000 particles from
+    numpy's generator) and kjit's arguments: the unscaled bunny (the port scales it as Warp's
+    example does: float32 products, checked equal here) and Warp's initial positions."""
+    from warp.examples.core import example_mesh as ex
+    e = ex.Example(stage_path=None)
+    raw, _ = raycast_example(1, 1)  # the same bunny.usd, unscaled
+    unscaled = raw.mesh.points.numpy().astype(np.float32)
+    assert np.array_equal(unscaled * np.float32(10.0), e.mesh.points.numpy()), "bunny scaled otherwise than float32 x 10"
+    args = ["--points", write_floats("mesh_points.bin", unscaled),
+            "--indices", write_floats("mesh_indices.bin", e.mesh.indices, np.int32),
+            "--init", write_floats("mesh_init.bin", e.positions)]
+    return e, args
+
+
+def mesh(frames=500):
+    """core/example_mesh.py (1000 particles falling onto the waving bunny, 500 frames as the
+    example's default): positions and velocities after the frames."""
+    e, args = mesh_example()
+    warp_ms = stepped(e.step, frames)
+    kjit_ms, out = kjit_run("mesh", args + ["--frames", str(frames)])
+    row = positions_velocities("examples/warp/mesh.cpp", e.positions, e.velocities, out, kjit_ms, warp_ms)
+    k = np.fromfile(out, dtype=np.float32).reshape(2, -1, 3)
+    w = np.stack([e.positions.numpy(), e.velocities.numpy()])
+    differ = int(np.sum((k.view(np.uint32) != w.view(np.uint32)).any(axis=(0, 2))))
+    if differ:
+        row["check"] += (" (%d particles differ: one that slid along an edge, exactly as close to both faces "
+                         "there, took the other face of the two, Warp breaking the tie by its tree's order, kjit "
+                         "by its own; identical through the first 200 frames)" % differ)
+    return row
+
+
+def mesh_intersect_example():
+    """core/example_mesh_intersect.py's Example (cube.usd against sphere.usd under 1024 transforms
+    from numpy's generator) and kjit's arguments: both meshes and the transforms."""
+    from warp.examples.core import example_mesh_intersect as ex
+    e = ex.Example(stage_path=None)
+    args = ["--query-points", write_floats("cube_points.bin", e.mesh_0.points),
+            "--query-indices", write_floats("cube_indices.bin", e.mesh_0.indices, np.int32),
+            "--points", write_floats("sphere_points.bin", e.mesh_1.points),
+            "--indices", write_floats("sphere_indices.bin", e.mesh_1.indices, np.int32),
+            "--xforms", write_floats("xforms.bin", e.array_xforms)]
+    return e, args
+
+
+def mesh_intersect(frames=9):
+    """core/example_mesh_intersect.py (the cube's faces x 1024 transforms against the sphere's
+    BVH): the mark of every transform, integers compared exactly."""
+    e, args = mesh_intersect_example()
+    warp_ms = timed(e.step, frames)
+    kjit_ms, out = kjit_run("mesh_intersect", args + ["--frames", str(frames)])
+    w, k = e.array_result.numpy().astype(np.int32), np.fromfile(out, dtype=np.int32)
+    same = int(np.sum(w == k)) if k.size == w.size else 0
+    check = "marks: %d of %d identical (%d pairs meet in Warp, %d in kjit)" % (same, w.size, int(w.sum()), int(k.sum()))
+    return {"program": "examples/warp/mesh_intersect.cpp", "check": check, "diff": float(np.max(np.abs(w - k))),
+            "kjit": kjit_ms, "warp": warp_ms}
+
+
+# The mesh ctest's frames (warp_example_mesh: the particles reach the bunny after about 100).
+MESH_TEST = 200
+
+
+def write_mesh_goldens(directory):
+    """The inputs and Warp's outputs of the warp_example_mesh and warp_example_mesh_intersect
+    ctests (the bunny's points and indices are raycast's files); the names written."""
+    e, args = mesh_example()
+    for _ in range(MESH_TEST):
+        e.step()
+    init = np.fromfile(args[args.index("--init") + 1], dtype=np.float32)
+    init.tofile(os.path.join(directory, "mesh_init_1000.bin"))
+    name = "mesh_%d_frames.bin" % MESH_TEST
+    np.concatenate([e.positions.numpy().reshape(-1), e.velocities.numpy().reshape(-1)]).astype(np.float32).tofile(
+        os.path.join(directory, name))
+    e, args = mesh_intersect_example()
+    e.step()
+    names = ["mesh_init_1000.bin", name]
+    for option, file in (("--query-points", "cube_points.bin"), ("--query-indices", "cube_indices.bin"),
+                         ("--points", "sphere_points.bin"), ("--indices", "sphere_indices.bin"),
+                         ("--xforms", "mesh_intersect_xforms.bin")):
+        with open(args[args.index(option) + 1], "rb") as src, open(os.path.join(directory, file), "wb") as dst:
+            dst.write(src.read())
+        names.append(file)
+    e.array_result.numpy().astype(np.int32).tofile(os.path.join(directory, "mesh_intersect.bin"))
+    return names + ["mesh_intersect.bin"]

@@ -41,9 +41,9 @@ KJ_FUNC S bvh_box_dist2(const array_t<vec_t<3, float> >& bounds, kj_int32 n, con
 }
 
 /// Barycentrics (u, v) of the point of triangle (a, b, c) closest to p: the point is
-/// u a + v b + (1 - u - v) c. Ericson's regions, as Warp's closest_point_to_triangle; a
+/// u a + v b + (1 - u - v) c. Ericson's regions, rounded as Warp's closest_point_to_triangle; a
 /// triangle of no area whose region test falls through takes the closest of its three edges.
-/// kjit/dsl/mesh.hpp's triangle_closest_uv computes the same, differentiably.
+/// kjit/dsl/mesh.hpp's triangle_closest_uv computes the same point, differentiably.
 template <class S>
 KJ_FUNC void triangle_closest(const vec_t<3, S>& a, const vec_t<3, S>& b, const vec_t<3, S>& c,
                               const vec_t<3, S>& p, S& u, S& v) {
@@ -63,7 +63,7 @@ KJ_FUNC void triangle_closest(const vec_t<3, S>& a, const vec_t<3, S>& b, const 
   const S va = d3 * d6 - d5 * d4;
   if (va <= S(0) && (d4 - d3) >= S(0) && (d5 - d6) >= S(0) && (d4 - d3) + (d5 - d6) > S(0)) {
     const S w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-    u = S(0); v = S(1) - w; return;
+    v = S(1) - w; u = S(1) - v - w; return;  // u is 0 but for rounding, as Warp's
   }
   // den is |ab x ac|^2 = |ab|^2 |ac|^2 sin^2(angle at a): below 1e-6 of |ab|^2 |ac|^2 (a
   // sliver under 0.06 degrees, or no area) vb / den and vc / den are rounding noise, in
@@ -71,7 +71,10 @@ KJ_FUNC void triangle_closest(const vec_t<3, S>& a, const vec_t<3, S>& b, const 
   // parameter clamped to [0, 1]; a zero-length edge takes 0): off by at most the sliver's width.
   const S den = va + vb + vc;
   const S lab = mesh_dot(ab, ab), lac = mesh_dot(ac, ac);
-  if (den > S(1e-6) * lab * lac) { v = vb / den; u = S(1) - v - vc / den; return; }
+  if (den > S(1e-6) * lab * lac) {  // rounded as Warp's: the reciprocal, then two products
+    const S inv = S(1) / den;
+    v = vb * inv; u = S(1) - v - vc * inv; return;
+  }
   const vec_t<3, S> bc = c - b;
   const S lbc = mesh_dot(bc, bc);
   const S t0 = lab > S(0) ? mesh_min(mesh_max(d1 / lab, S(0)), S(1)) : S(0);

@@ -21,6 +21,7 @@ struct BvhState {
   NdArray node_bounds, node_links;
   bool winding = false;  // Mesh built with winding-number support: node_winding follows the tree
   NdArray node_winding;
+  std::vector<vec3f> lo, hi;  // a Mesh's triangle boxes, kept so that a refit every step allocates nothing
 };
 
 }  // namespace kjit::detail
@@ -40,8 +41,15 @@ void check_array(const char* what, const char* name, const NdArray& a, const ir:
          ir::Type::array(a.element(), a.ndim()).str());
 }
 
-/// The boxes of a mesh's triangles, checking points (no NaN) and indices (in range).
+/// The boxes of a mesh's triangles, checking points (no NaN) and indices (in range). Arrays on
+/// the cpu are read in place; others through host copies.
 void triangle_boxes(const BvhState& s, std::vector<vec3f>& lo, std::vector<vec3f>& hi) {
+  if (s.points.device().is_cpu() && s.indices.device().is_cpu() && s.points.is_contiguous() &&
+      s.indices.is_contiguous()) {
+    detail::triangle_boxes("kjit::Mesh", static_cast<const vec3f*>(s.points.data()), s.points.size(),
+                           static_cast<const int32_t*>(s.indices.data()), s.indices.size(), lo, hi);
+    return;
+  }
   const std::vector<vec3f> p = s.points.to_vector<vec3f>();
   const std::vector<int32_t> idx = s.indices.to_vector<int32_t>();
   detail::triangle_boxes("kjit::Mesh", p.data(), int64_t(p.size()), idx.data(), int64_t(idx.size()), lo, hi);
@@ -172,9 +180,8 @@ Mesh::Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocit
 void Mesh::refit() {
   live(state_, "kjit::Mesh");
   BvhState& s = *state_;
-  std::vector<vec3f> lo, hi;
-  triangle_boxes(s, lo, hi);
-  fit(s, lo, hi, s.points.device(), false);
+  triangle_boxes(s, s.lo, s.hi);
+  fit(s, s.lo, s.hi, s.points.device(), false);
   fit_winding(s);
 }
 

@@ -24,17 +24,21 @@ void triangle_boxes(const char* what, const vec3f* p, int64_t n_points, const in
   lo.resize(faces);
   hi.resize(faces);
   for (size_t f = 0; f < faces; ++f) {
-    for (int k = 0; k < 3; ++k) {
-      const int32_t v = idx[3 * f + size_t(k)];
-      if (v < 0 || int64_t(v) >= n_points)
-        fail("indices[" + std::to_string(3 * f + size_t(k)) + "] = " + std::to_string(v) +
+    const int32_t* t = idx + 3 * f;
+    for (int k = 0; k < 3; ++k)
+      if (t[k] < 0 || int64_t(t[k]) >= n_points)
+        fail("indices[" + std::to_string(3 * f + size_t(k)) + "] = " + std::to_string(t[k]) +
              " is outside the points array (" + std::to_string(n_points) + " points)");
-      for (int a = 0; a < 3; ++a) {
-        const float c = p[v].c[a];
-        lo[f].c[a] = k ? std::min(lo[f].c[a], c) : c;
-        hi[f].c[a] = k ? std::max(hi[f].c[a], c) : c;
-      }
+    // The corners in locals and each box stored once: stores into lo and hi may alias the
+    // points for all the compiler knows, which kept it reloading them (a refit every step).
+    const vec3f a = p[t[0]], b = p[t[1]], c = p[t[2]];
+    vec3f l, h;
+    for (int x = 0; x < 3; ++x) {
+      l.c[x] = std::min(std::min(a.c[x], b.c[x]), c.c[x]);
+      h.c[x] = std::max(std::max(a.c[x], b.c[x]), c.c[x]);
     }
+    lo[f] = l;
+    hi[f] = h;
   }
 }
 

@@ -92,6 +92,59 @@ TEST_CASE("mesh_query_point_no_sign: the closest face against brute force, on a 
   check_closest(s, query_points(s, rng, 100), 0.0f);  // nothing is strictly closer than 0
 }
 
+/// Warp 1.19's closest_point_to_triangle in float32 (its regions, its order of operations: the
+/// reciprocal of the face region's denominator, then products), then the (u, v) its mesh point
+/// queries return: v, and u recomputed as 1 - v - w from w = 1 - u - v.
+std::array<float, 2> warp_query_uv(const vec3f& a, const vec3f& b, const vec3f& c, const vec3f& p) {
+  auto sub3 = [](const vec3f& x, const vec3f& y) { return vec3f(x.c[0] - y.c[0], x.c[1] - y.c[1], x.c[2] - y.c[2]); };
+  auto dot3 = [](const vec3f& x, const vec3f& y) { return x.c[0] * y.c[0] + x.c[1] * y.c[1] + x.c[2] * y.c[2]; };
+  const vec3f ab = sub3(b, a), ac = sub3(c, a), ap = sub3(p, a), bp = sub3(p, b), cp = sub3(p, c);
+  const float d1 = dot3(ab, ap), d2 = dot3(ac, ap), d3 = dot3(ab, bp), d4 = dot3(ac, bp);
+  const float d5 = dot3(ab, cp), d6 = dot3(ac, cp);
+  const float vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+  float v, w;
+  if (d1 <= 0.0f && d2 <= 0.0f) v = 0.0f, w = 0.0f;
+  else if (d3 >= 0.0f && d4 <= d3) v = 1.0f, w = 0.0f;
+  else if (vc <= 0.0f && d1 >= 0.0f && d3 <= 0.0f) v = d1 / (d1 - d3), w = 0.0f;
+  else if (d6 >= 0.0f && d5 <= d6) v = 0.0f, w = 1.0f;
+  else if (vb <= 0.0f && d2 >= 0.0f && d6 <= 0.0f) v = 0.0f, w = d2 / (d2 - d6);
+  else if (va <= 0.0f && d4 - d3 >= 0.0f && d5 - d6 >= 0.0f) w = (d4 - d3) / ((d4 - d3) + (d5 - d6)), v = 1.0f - w;
+  else {
+    const float denom = 1.0f / (va + vb + vc);
+    v = vb * denom, w = vc * denom;
+  }
+  const float u = 1.0f - v - w;  // closest_point_to_triangle's u
+  return {1.0f - v - (1.0f - u - v), v};
+}
+
+TEST_CASE("mesh_query_point_no_sign: u and v carry Warp 1.19's bits (its closest point's rounding)") {
+  // Faces with area only (Warp has no sliver rule), points in every region: vertices, edges,
+  // faces, just off faces, and random points inside and outside the sphere.
+  std::mt19937 rng(77);
+  SoupMesh s = sphere_mesh(3);
+  std::vector<vec3f> pts = query_points(s, rng, 2000);
+  Mesh mesh(points_of(s), from_vector(s.indices));
+  const int n = int(pts.size());
+  NdArray face = zeros<int32_t>({n}), uvr = zeros<vec3f>({n});
+  launch(meshk::closest, n, mesh, from_vector(pts), 1.0e6f, face, uvr);
+  const std::vector<int32_t> fs = face.to_vector<int32_t>();
+  const std::vector<vec3f> r = uvr.to_vector<vec3f>();
+  int same = 0, edge_or_face = 0;
+  for (int i = 0; i < n; ++i) {
+    CAPTURE(i);
+    const int f = fs[size_t(i)];
+    REQUIRE(f >= 0);
+    const vec3f a = f3(s.vertex(f, 0)), b = f3(s.vertex(f, 1)), c = f3(s.vertex(f, 2));
+    const std::array<float, 2> w = warp_query_uv(a, b, c, pts[size_t(i)]);
+    CHECK(r[size_t(i)].c[0] == w[0]);
+    CHECK(r[size_t(i)].c[1] == w[1]);
+    same += r[size_t(i)].c[0] == w[0] && r[size_t(i)].c[1] == w[1];
+    edge_or_face += w[1] != 0.0f && w[1] != 1.0f;
+  }
+  CHECK(same == n);
+  CHECK(edge_or_face > n / 2);  // not only vertex regions, whose (u, v) are exact
+}
+
 TEST_CASE("mesh_query_ray: the first hit against brute force: random rays, rays through vertices and edges, misses") {
   std::mt19937 rng(99);
   std::uniform_real_distribution<float> u(-1.f, 1.f);

@@ -64,13 +64,14 @@ inline Vec2f triangle_closest_uv_body(const Vec3f& a, const Vec3f& b, const Vec3
   Float u = where(pick0, one - t0, where(pick1, one - t1, zero));
   Float v = where(pick0, t0, where(pick1, zero, one - t2));
   // The regions, lowest priority first: each select overrides what the later tests chose.
-  Float vf = vb / safe(den), wf = vc / safe(den);
+  Float inv = one / safe(den);  // Warp's rounding: the reciprocal, then two products
+  Float vf = vb * inv, wf = vc * inv;
   Bool in_face = den > 1.0e-6f * sab * sac;  // not a sliver: the prelude's test
   u = where(in_face, one - vf - wf, u);
   v = where(in_face, vf, v);
   Float wbc = (d4 - d3) / safe(lbc);
   Bool in_bc = va <= zero && d4 - d3 >= zero && d5 - d6 >= zero && lbc > zero;
-  u = where(in_bc, zero, u);
+  u = where(in_bc, one - (one - wbc) - wbc, u);  // 0 but for rounding, as Warp's
   v = where(in_bc, one - wbc, v);
   Float wac = d2 / safe(lac);
   Bool in_ac = vb <= zero && d2 >= zero && d6 <= zero && lac > zero;
@@ -89,13 +90,15 @@ inline Vec2f triangle_closest_uv_body(const Vec3f& a, const Vec3f& b, const Vec3
   Bool in_a = d1 <= zero && d2 <= zero;
   u = where(in_a, one, u);
   v = where(in_a, zero, v);
-  return Vec2f(u, v);
+  return Vec2f(one - v - (one - u - v), v);
 }
 }  // namespace detail
 
 /// Barycentrics (u, v) of the point of triangle (a, b, c) closest to p (the point is
 /// u a + v b + (1 - u - v) c): the prelude's kj::triangle_closest region by region, written
-/// with selects so that it differentiates in a, b, c and p. A device function, traced once per
+/// with selects so that it differentiates in a, b, c and p. Rounded as Warp's mesh point
+/// queries return them (u recomputed as 1 - v - w from w = 1 - u - v), so that a port gets
+/// Warp's bits. A device function, traced once per
 /// module and called: inlined, its hundred operations (and their adjoint, and the adjoint of
 /// their tangent) were written out again at every query of a kernel, and a module of a few
 /// signed queries became a 4 MB source that took the host compiler minutes.
