@@ -203,6 +203,8 @@ class AdjointEmitter {
         case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:
         case ir::Op::ArrayLoad: case ir::Op::ArrayShape: case ir::Op::Param: case ir::Op::Call:
         case ir::Op::CallFunc: case ir::Op::TangentCall:  // handled above
+        case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+        case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
           KJIT_CHECK(false, std::string("adjoint replay reached ") + ir::op_name(s.op));
           break;
       }
@@ -484,6 +486,10 @@ class AdjointEmitter {
       case ir::Op::TangentCall:  // refused by adjoint_obstacle
         KJIT_CHECK(false, std::string("the adjoint reached the tangent of ") + ir::builtin_info(s.builtin()).name);
         break;
+      case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
+        KJIT_CHECK(false, std::string("the adjoint reached the reverse transform's ") + ir::op_name(s.op));
+        break;
     }
   }
 
@@ -537,6 +543,11 @@ class AdjointEmitter {
 }  // namespace
 
 std::string strong_zero(const std::string& adj_ret, const std::vector<std::string>& accumulators, const std::string& call) {
+  const StrongZeroText t = strong_zero_parts(adj_ret, accumulators);
+  return t.open + call + t.close;
+}
+
+StrongZeroText strong_zero_parts(const std::string& adj_ret, const std::vector<std::string>& accumulators) {
   std::string saves, keeps;
   std::set<std::string> seen;  // a rule may take one adjoint twice (x * x)
   for (const std::string& name : accumulators) {
@@ -545,7 +556,7 @@ std::string strong_zero(const std::string& adj_ret, const std::vector<std::strin
     saves += "KJ_SZ_SAVE(" + saved + ", " + name + ") ";
     keeps += " KJ_SZ_KEEP(" + name + ", " + saved + ")";
   }
-  return "KJ_SZ_IF(" + adj_ret + ") { KJ_SZ_NZ(" + adj_ret + ") " + saves + call + keeps + " }";
+  return {"KJ_SZ_IF(" + adj_ret + ") { KJ_SZ_NZ(" + adj_ret + ") " + saves, keeps + " }"};
 }
 
 void emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered,

@@ -40,6 +40,13 @@ void emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered, c
 /// linearly with the branches, and running every rule made damp's adjoint 1.8x slower.
 std::string strong_zero(const std::string& adj_ret, const std::vector<std::string>& accumulators, const std::string& call);
 
+/// strong_zero's text before the rule (`open`) and after it (`close`), for a printer that
+/// writes the rule on lines of its own.
+struct StrongZeroText {
+  std::string open, close;
+};
+StrongZeroText strong_zero_parts(const std::string& adj_ret, const std::vector<std::string>& accumulators);
+
 /// Whether device function `f` has an adjoint: it takes a differentiable value or array.
 /// Its adjoint is `adj_<name>(dim, kj_index, args..., [ret,] adjoint of each differentiable
 /// argument..., [adj_ret when the result is differentiable])`; the body of an automatic one

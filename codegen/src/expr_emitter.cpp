@@ -204,6 +204,32 @@ std::string ExprEmitter::tangent_call(const ir::Stmt& s) {
   return out + "))";
 }
 
+std::string ExprEmitter::call_adjoint(const ir::Stmt& s) const {
+  const size_t operands = s.args.size() - 2;  // then the result and its adjoint
+  const ir::Op of = s.adjoint_of();
+  std::vector<size_t> order(operands);
+  for (size_t k = 0; k < operands; ++k) order[k] = k;
+  std::string out;
+  if (of == ir::Op::Call) {
+    out = rule_by_reference(builtin_codegen(s.adjoint_builtin()).adjoint);
+  } else if (of == ir::Op::Cast) {
+    out = "kj::adj_cast";
+  } else if (of == ir::Op::Extract) {
+    out = "kj::adj_extract";
+  } else {
+    KJIT_CHECK(of == ir::Op::Insert, std::string("no adjoint rule to call for ") + ir::op_name(of));
+    out = "kj::adj_insert";  // the vector, its indices, then the value (as kj::insert)
+    order.erase(order.begin() + 1);
+    order.push_back(1);
+  }
+  out += "(";
+  for (size_t k : order) out += n_.value(s.args[k]) + ", ";
+  out += n_.value(s.args[operands]);
+  for (int64_t var : s.outs)
+    if (var >= 0) out += ", " + n_.var(var);
+  return out + ", " + n_.value(s.args.back()) + ")";
+}
+
 std::string ExprEmitter::expr(const ir::Stmt& s) {
   switch (s.op) {
     case ir::Op::Const: return const_literal(s);
@@ -251,6 +277,8 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
     case ir::Op::ArrayAtomic: case ir::Op::If: case ir::Op::For: case ir::Op::While:
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
     case ir::Op::CallFunc:
+    case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
       break;
   }
   KJIT_CHECK(false, std::string("not an expression: ") + ir::op_name(s.op));

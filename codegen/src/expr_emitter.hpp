@@ -75,6 +75,9 @@ class ExprEmitter {
   /// privatizes (private_adds.hpp), else kj::atomic_add.
   std::string add_into(const std::string& array, const std::string& element, const std::string& value,
                        const ir::Type& element_type, bool sub = false);
+  /// The call of adjoint rule CallAdjoint `s` ("kj::adj_sin_ref(v3, v4, var7, v9)"): the
+  /// forward operands, the result, the adjoint variables it adds into, the result's adjoint.
+  std::string call_adjoint(const ir::Stmt& s) const;
   /// The call of device function CallFunc `s` (`replay`: its side-effect-free variant).
   std::string call_function(const ir::Stmt& s, bool replay);
   /// The name a module gives device function `f`.

@@ -1,6 +1,7 @@
 // Forward code: one C++ statement per IR statement, control flow as C++ control flow.
 #include "forward_emitter.hpp"
 
+#include "adjoint_emitter.hpp"
 #include "kjit/error.hpp"
 
 namespace kjit::codegen {
@@ -89,6 +90,42 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
       case ir::Op::Return: w.user_line("return;", indent, loc); break;
       case ir::Op::Print:
         if (!without_effects) w.user_line(ex.print(s, false) + ";", indent, loc);
+        break;
+      // The reverse transform's statements (an adjoint kernel's sweep).
+      case ir::Op::AccumVar:
+        w.user_line(n.var(s.var()) + (s.subtracts() ? " -= " : " += ") + n.value(s.args[0]) + ";", indent, loc);
+        break;
+      case ir::Op::CallAdjoint:
+        w.user_line(ex.call_adjoint(s) + ";", indent, loc);
+        break;
+      case ir::Op::StrongZero: {
+        std::vector<std::string> accumulators;  // what the region adds into, for CUDA's selects
+        ir::for_each_stmt(s.regions[0], [&](const ir::Stmt& r) {
+          if (r.op == ir::Op::AccumVar || r.op == ir::Op::AdjArrayRead) accumulators.push_back(n.var(r.var()));
+          for (int64_t var : r.outs)
+            if (var >= 0) accumulators.push_back(n.var(var));
+        });
+        const StrongZeroText text = strong_zero_parts(n.value(s.args[0]), accumulators);
+        w.user_line(text.open.substr(0, text.open.find_last_not_of(' ') + 1), indent, loc);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);
+        w.user_line(text.close.substr(text.close.find_first_not_of(' ')), indent, loc);
+        break;
+      }
+      case ir::Op::AdjArrayAdd: {  // only where the caller asked for the array's adjoint
+        const std::string a = n.value(s.args[0]), element = ex.element(s, s.args.size() - 2);
+        const std::string& value = n.value(s.args.back());
+        w.user_line("if (" + a + ".data) " +
+                        (s.own_element() ? "kj::own_add(" + a + ", " + element + ", " + value + ");  // own element: plain add"
+                                         : ex.add_into(a, element, value, n.fn.type_of(s.args.back())) + ";"),
+                    indent, loc);
+        break;
+      }
+      case ir::Op::AdjArrayRead:
+        w.user_line("if (" + n.value(s.args[0]) + ".data) " + n.var(s.var()) + (s.subtracts() ? " -= " : " += ") +
+                        ex.element(s, s.args.size() - 1) + ";", indent, loc);
+        break;
+      case ir::Op::AccumParam:
+        w.user_line(n.adj_param(s.param()) + " += " + n.value(s.args[0]) + ";", indent, loc);
         break;
       case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
       case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:

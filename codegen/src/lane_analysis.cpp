@@ -88,6 +88,10 @@ bool LaneAnalysis::analyze(const ir::Block& b, bool masked) {
       case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
         KJIT_CHECK(false, "lane codegen reached a jump that lower_jumps should have removed");
         break;
+      case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
+        KJIT_CHECK(false, std::string("lane analysis reached the reverse transform's ") + ir::op_name(s.op));
+        break;
     }
   }
   return changed;
@@ -123,6 +127,8 @@ bool LaneAnalysis::is_uniform_stmt(const ir::Stmt& s) const {
       return !varying(s.result);
     case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
     case ir::Op::Continue: case ir::Op::Return:
+    case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:  // effects (not analysed: lanes run no adjoint kernel's IR)
       return false;
   }
   return false;
@@ -150,6 +156,8 @@ bool LaneAnalysis::flattenable(const ir::Stmt& s, int& budget) const {
           break;
         case ir::Op::ArrayAtomic: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
         case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print: case ir::Op::CallFunc:
+        case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+        case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
           return false;
       }
     }
@@ -174,6 +182,9 @@ bool LaneAnalysis::needs_guard(const ir::Stmt& s) const {
     case ir::Op::StoreVar: case ir::Op::ArrayShape: case ir::Op::TangentCall: case ir::Op::If: case ir::Op::For:
     case ir::Op::While: case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
       return false;
+    case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:  // effects on adjoints: guarded like the stores they reverse
+      return true;
   }
   return false;
 }

@@ -77,6 +77,10 @@ bool LaneCode::skipped(const ir::Stmt& s) const {
     case ir::Op::ArrayShape: case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
     case ir::Op::Continue: case ir::Op::Return: case ir::Op::TangentCall:
       return false;
+    case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:  // only in an adjoint kernel the reverse transform built
+      KJIT_CHECK(false, std::string("lane codegen reached the reverse transform's ") + ir::op_name(s.op));
+      return false;
   }
   return false;
 }
@@ -288,6 +292,8 @@ void LaneCode::emit_lane_stmt(const ir::Stmt& s, const std::string& active, int 
       break;
     case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::If: case ir::Op::For: case ir::Op::While:
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
+    case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
       KJIT_CHECK(false, std::string("lane codegen put ") + ir::op_name(s.op) + " in a run");
       break;
   }
@@ -338,6 +344,8 @@ void LaneCode::emit_control(const ir::Stmt& s, const std::string& mask, int inde
     case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::ArrayShape:
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
     case ir::Op::CallFunc: case ir::Op::TangentCall:
+    case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
       KJIT_CHECK(false, std::string("lane codegen: ") + ir::op_name(s.op) + " is not control flow");
       break;
   }

@@ -13,6 +13,7 @@
 #include "kjit/ir/printer.hpp"
 #include "kjit/ir/verifier.hpp"
 #include "lane_emitter.hpp"
+#include "reverse_transform.hpp"
 #include "kjit/ir/lower_jumps.hpp"
 
 namespace kjit::codegen {
@@ -80,6 +81,17 @@ class Lowering {
   }
 
  private:
+  /// The one predicate of the reverse transform's increments: whether it builds this kernel's
+  /// adjoint (else the adjoint emitter writes it). First increment: a kernel with an adjoint,
+  /// swept back in one span, without loops, of statements the transform has rules for
+  /// (reverse_transform_gap: no branches, device functions, ...); its body only, which the
+  /// scalar printer prints (a cpu lane function for its adjoint, where it has one for its
+  /// atomics, is still the lane emitter's).
+  bool by_reverse_transform(const LoweredFunction& l) const {
+    return options_.enable_adjoint && options_.reverse_transform && l.adjoint_obstacle.empty() &&
+           l.sweep_spans.size() == 1 && l.adjoint_loops.list.empty() && reverse_transform_gap(l.jumps_lowered).empty();
+  }
+
   /// The passes, in order, for `fn` (and first for every function it reaches).
   void lower(const ir::Function& fn, bool kernel) {
     if (module_.functions_.count(&fn)) return;
@@ -112,6 +124,10 @@ class Lowering {
       if (options_.enable_adjoint && reversed) {
         l.adjoint_loops = AdjointLoops(l.jumps_lowered);
         analysed(who, "adjoint_loops", [&] { return loops_text(l.adjoint_loops); });
+      }
+      if (kernel && by_reverse_transform(l)) {
+        l.adjoint_ir = reverse_transform(l.jumps_lowered);
+        changed(who, "reverse_transform", *l.adjoint_ir);
       }
     });
     for (const auto& callee : fn.callees) lower(*callee, false);

@@ -23,7 +23,8 @@ namespace kjit::codegen {
 std::string CodegenOptions::fingerprint() const {
   return "adjoint=" + std::to_string(enable_adjoint) + ";lines=" + std::to_string(line_directives) +
          ";checkpoints=" + std::to_string(loop_checkpoints) + ";bounds=" + std::to_string(bounds_check) +
-         ";span=" + std::to_string(adjoint_span) + (lane_functions ? "" : ";lanes=0");
+         ";span=" + std::to_string(adjoint_span) + (lane_functions ? "" : ";lanes=0") +
+         (reverse_transform ? ";reverse_ir=1" : "");
 }
 
 namespace {
@@ -53,6 +54,18 @@ bool has_checks(const ir::Function& fn) {
     if (s.op == ir::Op::CallFunc && has_checks(*fn.callees.at(s.callee()))) any = true;
   });
   return any;
+}
+
+/// The body of an adjoint kernel the reverse transform built, by the forward printer: its
+/// parameters from `kernel_params` on are the adjoints, named as the entry's ("adj_p_x").
+void emit_adjoint_ir(SourceWriter& w, const ir::Function& adjoint, size_t kernel_params, const FunctionNames* functions) {
+  Names names(adjoint);
+  ir::for_each_stmt(adjoint.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::Param && s.param() >= kernel_params) names.values.at(s.result) = names.adj_param(s.param() - kernel_params);
+  });
+  ExprEmitter ex(names, functions);
+  w.line("// the reverse transform's adjoint: forward replay (no stores, atomics or prints), then the reverse sweep", 1);
+  emit_forward_block(w, ex, names, adjoint.body, 1);
 }
 
 /// Bounds-checked mode: from here on, every element access, component access and integer
@@ -197,8 +210,14 @@ GeneratedModule generate_module(const std::string& module_name,
         auto adj_params = entry_params(*fn, names, EntryKind::Adjoint);
         const std::vector<PlannedLoop>& planned_loops = plan.kernel_loops[kernel_index];
         const int first = planned_loops.empty() ? 0 : planned_loops.front().status - 1;
-        emit_adjoint_kernel_body(w, plan.lowered.of(*fn), options, first, &plan.names, adj + "_span",
-                                 [&] { open_body_function(w, adj + "_body", adj_params); });
+        const LoweredFunction& lowered = plan.lowered.of(*fn);
+        if (lowered.adjoint_ir) {  // built by the reverse transform: printed as any kernel is
+          open_body_function(w, adj + "_body", adj_params);
+          emit_adjoint_ir(w, *lowered.adjoint_ir, fn->params.size(), &plan.names);
+        } else {
+          emit_adjoint_kernel_body(w, lowered, options, first, &plan.names, adj + "_span",
+                                   [&] { open_body_function(w, adj + "_body", adj_params); });
+        }
         w.line("}");
         std::string adj_lanes, adj_threads, block;
         if (wants_lane_function(*fn, options))

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "builtin_codegen.hpp"
+#include "kjit/error.hpp"
 #include "lower.hpp"
 #include "sweep_spans.hpp"
 #include "kjit/ir/structs.hpp"
@@ -91,6 +92,10 @@ void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Func
       case ir::Op::If: case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
       case ir::Op::Print:
         break;  // their types' chunks are required above
+      case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam:  // only in an adjoint kernel: its rules' chunks are the kernel's own
+        KJIT_CHECK(false, std::string("prelude planning reached the reverse transform's ") + ir::op_name(s.op));
+        break;
     }
   });
   if (fn.custom_adjoint) need_function(use, lowered, *fn.custom_adjoint, false, seen);

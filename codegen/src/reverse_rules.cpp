@@ -230,6 +230,10 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     case ir::Op::TangentCall:  // refused by adjoint_obstacle
       KJIT_CHECK(false, std::string("the adjoint reached the tangent of ") + ir::builtin_info(s.builtin()).name);
       break;
+    case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:  // they are adjoints already
+      KJIT_CHECK(false, std::string("the adjoint reached the reverse transform's ") + ir::op_name(s.op));
+      break;
   }
   if (r.empty()) return r;
   if (s.op == ir::Op::StoreVar) r.reads.push_back(var_target(s.var()));

@@ -148,6 +148,10 @@ class TangentTransform {
         case ir::Op::DeclVar: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::Print:
         case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
           break;  // no tangent of their own (an atomic's returned value is refused when used)
+        case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+        case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
+          KJIT_CHECK(false, std::string("the tangent transform reached the reverse transform's ") + ir::op_name(s.op));
+          break;
       }
     }
     return changed;
@@ -296,6 +300,10 @@ class TangentTransform {
       case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::ArrayShape:
       case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
         out.stmts.push_back(s);  // forward mode needs nothing at jumps: tangents flow with values
+        break;
+      case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam:  // traced kernels have none
+        KJIT_CHECK(false, std::string("the tangent transform reached the reverse transform's ") + ir::op_name(s.op));
         break;
     }
   }

@@ -71,3 +71,45 @@ TEST_CASE("the pass list: traced first, every kernel lowered once, analyses only
   for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&damp->ir()}, o)) passes.push_back(s.pass);
   CHECK(passes == std::vector<std::string>{"traced", "lower_jumps"});
 }
+
+TEST_CASE("the reverse transform builds the loop-free kernels' adjoints, behind its one predicate") {
+  // First increment: a kernel without loops or branches, swept back in one span, gets its
+  // adjoint from the reverse transform (a pass, its IR verified), printed by the scalar printer;
+  // damp (a loop and a branch) keeps the adjoint emitter's, and so does every kernel with
+  // CodegenOptions::reverse_transform off (the default until KJIT_REVERSE_IR=1 turns it on).
+  auto passes_of = [](const KernelDef& k, const codegen::CodegenOptions& o) {
+    std::vector<std::string> passes;
+    for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&k.ir()}, o)) passes.push_back(s.pass);
+    return passes;
+  };
+  auto text_of = [](const std::string& module, const codegen::CodegenOptions& o) {
+    std::vector<const ir::Function*> fns;
+    for (const KernelDef* k : module_kernels(module)) fns.push_back(&k->ir());
+    return codegen::generate_module(module, fns, o).text;
+  };
+  const std::string marker = "the reverse transform's adjoint";
+  codegen::CodegenOptions o;
+  o.reverse_transform = true;
+  CHECK(passes_of(demo::saxpy.def(), o) ==
+        std::vector<std::string>{"traced", "lower_jumps", "adjoint_obstacle", "sweep_spans", "forward_lanes",
+                                 "adjoint_loops", "reverse_transform"});
+  CHECK(passes_of(demo::damp.def(), o).back() == "adjoint_loops");
+  const std::string saxpy = text_of("saxpy", o), loops = text_of("loops", o);
+  CHECK(saxpy.find(marker) != std::string::npos);
+  CHECK(saxpy.find("// forward replay (no stores") == std::string::npos);
+  const size_t body = saxpy.find("kjit_demo__saxpy_adj_body");
+  REQUIRE(body != std::string::npos);
+  CHECK(saxpy.find("KJ_SZ_IF(", body) != std::string::npos);  // a * x[i]: the product's strong zero
+  CHECK(saxpy.find("if (adj_p_y.data) kj::own_add(adj_p_y, kj::elem(adj_p_y, v4), ", body) != std::string::npos);
+  CHECK(loops.find(marker) == std::string::npos);
+  o.reverse_transform = false;
+  CHECK(passes_of(demo::saxpy.def(), o).back() == "adjoint_loops");
+  CHECK(text_of("saxpy", o).find(marker) == std::string::npos);
+  CHECK(o.fingerprint() == codegen::CodegenOptions{}.fingerprint());  // off by default
+  o.reverse_transform = true;
+  CHECK(o.fingerprint() != codegen::CodegenOptions{}.fingerprint());  // a module of each in the cache
+  // springs' gathers, atomic adds and length (a strong zero) are covered too.
+  const std::string springs = text_of("springs", o);
+  CHECK(springs.find(marker) != std::string::npos);
+  CHECK(springs.find("kj::adj_length_ref(", springs.find("kjit_demo__springs_adj_body")) != std::string::npos);
+}

@@ -1,6 +1,10 @@
 // fuzz_main.cpp — kjit_autodiff_fuzz: the randomized differential tester for long runs.
 //   kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] [--no-shrink] [--no-tangents]
-//                      [--avoid-known] [--dump-source DIR] [--generate-only] [--dump-values DIR] [--print S] [--verbose]
+//                      [--avoid-known] [--straight-line] [--dump-source DIR] [--generate-only] [--dump-values DIR]
+//                      [--print S] [--verbose]
+// --straight-line generates programs without branches, loops, jumps or device function calls
+// (GenOptions::straight_line): with KJIT_REVERSE_IR=1 on one side of a --dump-values run, the
+// differential test of the reverse transform's adjoints against the adjoint emitter's.
 // --dump-source DIR writes the generated text of every module the run builds into DIR (created
 // if missing): <seed>.cu and, with tangents, <seed>.tangent.cu for a module of one program
 // (--batch 1), <first>-<last>.cu for a batch (CheckOptions::dump_source). --generate-only
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
       if (has("jumps")) o.gen.nested_jumps = false;
       if (has("minmax")) o.gen.atomic_minmax = false;
     }
+    else if (a == "--straight-line") o.gen.straight_line = true;
     else if (a == "--dump-source") o.dump_source = next();
     else if (a == "--generate-only") o.generate_only = true;
     else if (a == "--dump-values") o.dump_values = next();
@@ -64,7 +69,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] "
                    "[--no-shrink] [--no-tangents] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--threads N] "
-                   "[--dump-source DIR] [--generate-only] [--dump-values DIR] [--print SEED] [--verbose]\n"
+                   "[--straight-line] [--dump-source DIR] [--generate-only] [--dump-values DIR] [--print SEED] [--verbose]\n"
                    "  --dump-source DIR  write each module's generated text to DIR/<seed>.cu (and <seed>.tangent.cu; "
                    "<first>-<last>.cu for a batch of several programs)\n"
                    "  --generate-only    generate the modules' texts only: compile, launch and check nothing\n"

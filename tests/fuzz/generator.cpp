@@ -195,7 +195,7 @@ class Gen {
       if (fi.takes_array && !o_.custom_grad_array) continue;
       ok.push_back(int(f));
     }
-    if (ok.empty()) return leaf(ty);
+    if (ok.empty() || o_.straight_line) return leaf(ty);
     int f = ok[pick(ok.size())];
     std::vector<Expr> args;
     for (Ty t : kFuncs[size_t(f)].params) args.push_back(t == Ty::I ? (chance(0.5) ? tid() : int_expr(2)) : expr(t, d + 1));
@@ -237,9 +237,9 @@ class Gen {
     --budget_;
     Stmt s;
     int r = int(pick(100));
-    bool can_nest = depth < 3 && budget_ > 2;
+    bool can_nest = depth < 3 && budget_ > 2 && !o_.straight_line;
     bool in_loop = !loops_.empty();
-    bool jump_ok = loops_.size() < 2 || o_.nested_jumps;
+    bool jump_ok = (loops_.size() < 2 || o_.nested_jumps) && !o_.straight_line;
     if (r < 12) return decl(Ty(pick(2) == 0 ? Ty::D : (chance(0.5) ? Ty::V3 : (chance(0.5) ? Ty::I : Ty::M33))));
     if (r < 30) {
       // Assign a visible Var.

@@ -17,6 +17,9 @@ struct GenOptions {
   bool nested_jumps = true;     ///< Break / Continue / Return inside a loop nested in a loop
   bool refusable = true;        ///< now and then a store in a loop, which kjit must refuse to differentiate
   int max_stmts = 22;           ///< statement budget
+  /// Straight-line programs only: no branches, loops, jumps or device function calls (what
+  /// the reverse transform's first increment builds adjoints of; see fuzz_tests.cpp).
+  bool straight_line = false;
 };
 
 /// The program of `seed` (deterministic: the same seed gives the same program everywhere).

@@ -402,6 +402,8 @@ struct Interp {
       }
       case Op::TangentCall:  // tangent kernels are checked against finite differences of this
         fail("the reference interprets traced kernels, not tangent kernels");
+      case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd: case Op::AdjArrayRead: case Op::AccumParam:
+        fail("the reference interprets traced kernels, not adjoint kernels");
     }
     fail("unknown op");
   }

@@ -96,7 +96,7 @@ class Analysis {
   /// Marks arrays whose elements the kernel may touch, anywhere in its body.
   void note_access(const Stmt& s) {
     switch (s.op) {
-      case Op::ArrayLoad: case Op::ArrayStore: case Op::ArrayAtomic:
+      case Op::ArrayLoad: case Op::ArrayStore: case Op::ArrayAtomic: case Op::AdjArrayAdd: case Op::AdjArrayRead:
         mark(s.args[0]);
         break;
       case Op::CallFunc:
@@ -105,7 +105,8 @@ class Analysis {
       case Op::Const: case Op::Param: case Op::ThreadId: case Op::LaunchDim: case Op::Call: case Op::Cast:
       case Op::Construct: case Op::Extract: case Op::Insert: case Op::DeclVar: case Op::LoadVar:
       case Op::StoreVar: case Op::ArrayShape: case Op::If: case Op::For: case Op::While: case Op::Break:
-      case Op::Continue: case Op::Return: case Op::Print: case Op::TangentCall:
+      case Op::Continue: case Op::Return: case Op::Print: case Op::TangentCall: case Op::AccumVar:
+      case Op::CallAdjoint: case Op::StrongZero: case Op::AccumParam:
         break;
     }
   }
@@ -142,7 +143,7 @@ class Analysis {
       case Op::Param: case Op::LaunchDim: case Op::Construct: case Op::Extract: case Op::Insert:
       case Op::DeclVar: case Op::LoadVar: case Op::StoreVar: case Op::ArrayShape: case Op::If: case Op::For:
       case Op::While: case Op::Break: case Op::Continue: case Op::Return: case Op::Print: case Op::CallFunc:
-      case Op::TangentCall:
+      case Op::TangentCall: case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd: case Op::AdjArrayRead: case Op::AccumParam:
         break;  // no affine value; regions are guarded (or repeated) and not looked into
     }
   }

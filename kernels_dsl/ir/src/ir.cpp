@@ -68,12 +68,28 @@ void expect_op(const Stmt& s, std::initializer_list<Op> ops, const char* what) {
 }  // namespace
 
 int64_t Stmt::var() const {
-  expect_op(*this, {Op::DeclVar, Op::LoadVar, Op::StoreVar}, "variable");
+  expect_op(*this, {Op::DeclVar, Op::LoadVar, Op::StoreVar, Op::AccumVar, Op::AdjArrayRead}, "variable");
   return imm;
 }
 size_t Stmt::param() const {
-  expect_op(*this, {Op::Param}, "parameter index");
+  expect_op(*this, {Op::Param, Op::AccumParam}, "parameter index");
   return size_t(imm);
+}
+bool Stmt::subtracts() const {
+  expect_op(*this, {Op::AccumVar, Op::AdjArrayRead}, "subtraction flag");
+  return bits == 1;
+}
+Op Stmt::adjoint_of() const {
+  expect_op(*this, {Op::CallAdjoint}, "forward kind");
+  return Op(imm);
+}
+Builtin Stmt::adjoint_builtin() const {
+  expect_op(*this, {Op::CallAdjoint}, "builtin");
+  return Builtin(bits);
+}
+bool Stmt::own_element() const {
+  expect_op(*this, {Op::AdjArrayAdd}, "own-element flag");
+  return bits == 1;
 }
 int64_t Stmt::axis() const {
   expect_op(*this, {Op::ThreadId, Op::LaunchDim}, "launch axis");

@@ -114,6 +114,10 @@ class Lowerer {
         case Op::ArrayShape: case Op::Print: case Op::CallFunc: case Op::TangentCall:
           out.stmts.push_back(s);  // no region, no jump: unchanged
           break;
+        case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd:
+        case Op::AdjArrayRead: case Op::AccumParam:  // made after lowering, by the reverse transform
+          KJIT_CHECK(false, std::string("lower_jumps reached the reverse transform's ") + op_name(s.op));
+          break;
       }
       if (exits && i + 1 < stmts.size()) {
         // The rest of the block runs only if nothing left it.

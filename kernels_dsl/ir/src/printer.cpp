@@ -103,6 +103,28 @@ class Printer : public StmtVisitor<Printer, std::string> {
   std::string visit_Break(const Stmt&) { return "break"; }
   std::string visit_Continue(const Stmt&) { return "continue"; }
   std::string visit_Return(const Stmt&) { return "return"; }
+  std::string visit_AccumVar(const Stmt& s) {
+    return "accum $" + std::to_string(s.var()) + (s.subtracts() ? " -= " : " += ") + v(s.args[0]);
+  }
+  std::string visit_CallAdjoint(const Stmt& s) {
+    std::string out = std::string("call_adjoint ") +
+                      (s.adjoint_of() == Op::Call ? builtin_info(s.adjoint_builtin()).name : op_name(s.adjoint_of())) + " " +
+                      args(s, 0) + " into";
+    for (int64_t var : s.outs) out += var < 0 ? " -" : " $" + std::to_string(var);
+    return out;
+  }
+  std::string visit_StrongZero(const Stmt&) { return ""; }
+  std::string visit_AdjArrayAdd(const Stmt& s) {
+    return std::string(s.own_element() ? "adj_array_add own " : "adj_array_add atomic ") + v(s.args[0]) +
+           index(s, 1, s.args.size() - 1) + " += " + v(s.args.back());
+  }
+  std::string visit_AdjArrayRead(const Stmt& s) {
+    return "adj_array_read $" + std::to_string(s.var()) + (s.subtracts() ? " -= " : " += ") + v(s.args[0]) +
+           index(s, 1, s.args.size());
+  }
+  std::string visit_AccumParam(const Stmt& s) {
+    return "accum_param " + fn_.params.at(s.param()).name + " += " + v(s.args[0]);
+  }
   std::string visit_Print(const Stmt& s) {
     return "print \"" + escape(fn_.strings.at(s.format())) + "\"" + (s.args.empty() ? "" : " ") + args(s, 0);
   }
@@ -160,6 +182,13 @@ class Printer : public StmtVisitor<Printer, std::string> {
         block(s.regions[1], depth + 1);
         line(depth, "}", nullptr);
         return;
+      case Op::StrongZero:
+        line(depth, "strong_zero " + v(s.args[0]) + " {", &s);
+        block(s.regions[0], depth + 1);
+        line(depth, "}", nullptr);
+        return;
+      case Op::AccumVar: case Op::CallAdjoint: case Op::AdjArrayAdd: case Op::AdjArrayRead:
+      case Op::AccumParam:
       case Op::Const: case Op::Param: case Op::ThreadId: case Op::LaunchDim: case Op::Call:
       case Op::Cast: case Op::Construct: case Op::Extract: case Op::Insert: case Op::DeclVar:
       case Op::LoadVar: case Op::StoreVar: case Op::ArrayLoad: case Op::ArrayStore:

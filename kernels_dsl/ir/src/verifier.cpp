@@ -4,6 +4,7 @@
 #include "kjit/error.hpp"
 #include "kjit/ir/printer.hpp"
 #include "kjit/ir/structs.hpp"
+#include "kjit/ir/type.hpp"
 
 namespace kjit::ir {
 
@@ -274,6 +275,49 @@ class Verifier {
         expect_builtin_result(s, ts);
         break;
       }
+      case Op::AccumVar:
+        expect_args(s, 1);
+        if (var_ok(s) && !s.args.empty() && fn_.vars[size_t(s.imm)].type != type(s.args[0]))
+          problem(s, "accumulated value's type differs from the variable");
+        break;
+      case Op::CallAdjoint: {
+        if (s.args.size() < 2 || s.outs.size() != s.args.size() - 2) {
+          problem(s, "expects the operands, the result and its adjoint, and one adjoint variable per operand");
+          break;
+        }
+        const Op of = Op(s.imm);
+        if (of != Op::Call && of != Op::Cast && of != Op::Extract && of != Op::Insert) problem(s, "no rule of that kind");
+        if (of == Op::Call && s.bits >= uint64_t(kBuiltinCount)) problem(s, "no such builtin");
+        if (type(s.args[s.args.size() - 2]) != type(s.args.back())) problem(s, "the result's adjoint is typed differently");
+        for (size_t k = 0; k < s.outs.size(); ++k) {
+          const int64_t var = s.outs[k];
+          if (var < 0) continue;
+          if (size_t(var) >= fn_.vars.size() || !var_live_[size_t(var)]) problem(s, "adjoint variable " + std::to_string(var) + " is not in scope");
+          else if (fn_.vars[size_t(var)].type != type(s.args[k])) problem(s, "adjoint variable typed unlike its operand");
+        }
+        break;
+      }
+      case Op::StrongZero:
+        expect_args(s, 1);
+        if (s.regions.size() != 1) { problem(s, "needs one region"); break; }
+        block(s.regions[0], loop_depth);
+        break;
+      case Op::AdjArrayAdd:
+        array_access(s, 1);
+        break;
+      case Op::AdjArrayRead:
+        array_access(s, 0);
+        if (var_ok(s) && !s.args.empty() && type(s.args[0]).is_array() && fn_.vars[size_t(s.imm)].type != type(s.args[0]).element())
+          problem(s, "the variable is typed unlike the array's elements");
+        break;
+      case Op::AccumParam:
+        expect_args(s, 1);
+        if (s.imm < 0 || size_t(s.imm) >= fn_.params.size()) problem(s, "no such parameter");
+        else if (fn_.params[size_t(s.imm)].type.is_array()) problem(s, "an array parameter's adjoint is an array");
+        else if (!s.args.empty() && type(s.args[0]) != adjoint_sum_type(fn_.params[size_t(s.imm)].type))
+          problem(s, "adds a " + type(s.args[0]).str() + " where the parameter's adjoint sum is a " +
+                         adjoint_sum_type(fn_.params[size_t(s.imm)].type).str());
+        break;
       case Op::CallFunc: {
         if (s.imm < 0 || size_t(s.imm) >= fn_.callees.size()) { problem(s, "no such device function"); break; }
         const Function& callee = *fn_.callees[size_t(s.imm)];

@@ -24,8 +24,7 @@ class Builder {
     s.bits = bits;
     s.loc = loc;
     if (!t.is_void()) s.result = fn_.new_value(t);
-    if (op == Op::If || op == Op::While) s.regions.resize(2);
-    if (op == Op::For) s.regions.resize(1);
+    s.regions.resize(size_t(op_info(op).regions));  // ops.def's regions column
     return s;
   }
   /// Appends `make(...)` to `b`; returns the new value.

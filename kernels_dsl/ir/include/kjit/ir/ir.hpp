@@ -59,15 +59,26 @@ struct Stmt {
   uint64_t bits = 0;
   std::vector<Block> regions; ///< nested blocks of control flow
   SourceLoc loc;
+  /// CallAdjoint: per operand, the adjoint variable its rule adds into (-1: none). The IR has
+  /// no references: a rule that adds into several adjoints names them here.
+  std::vector<int64_t> outs;
 
   /// Call, TangentCall: the builtin.
   Builtin builtin() const { return Builtin(imm); }
   /// ArrayAtomic: the operation.
   AtomicOp atomic_op() const { return AtomicOp(imm); }
-  /// DeclVar, LoadVar, StoreVar: the local variable (Function::vars).
+  /// DeclVar, LoadVar, StoreVar, AccumVar, AdjArrayRead: the local variable (Function::vars).
   int64_t var() const;
-  /// Param: the parameter's index (Function::params).
+  /// Param, AccumParam: the parameter's index (Function::params).
   size_t param() const;
+  /// AccumVar, AdjArrayRead: whether it subtracts (else adds).
+  bool subtracts() const;
+  /// CallAdjoint: the forward statement kind whose rule it calls.
+  Op adjoint_of() const;
+  /// CallAdjoint of a Call: the builtin.
+  Builtin adjoint_builtin() const;
+  /// AdjArrayAdd: the element is the thread's own (a plain add, else an atomic one).
+  bool own_element() const;
   /// ThreadId: the launch index component (-1: the flat index); LaunchDim: the dimension.
   int64_t axis() const;
   /// ArrayShape: the array's dimension.
