@@ -149,7 +149,13 @@ TEST_CASE("mesh_query_ray: the first hit against brute force: random rays, rays 
         CHECK((ray_face(m, f, o, d) >= 0 || edge_margin(m, f, o, d) < 1e-5 * std::sqrt(dot(d, d))));
         continue;
       }
-      // The hit point from (u, v) on the returned face is the ray's point at t.
+      // u and v as the float64 watertight test gives them; the hit point from (u, v) on the
+      // returned face is the ray's point at t.
+      double ur = -1, vr = -1;
+      if (ray_face(m, f, o, d, &ur, &vr) >= 0) {
+        CHECK(std::fabs(r[size_t(i)].c[1] - ur) <= 1e-4);
+        CHECK(std::fabs(r[size_t(i)].c[2] - vr) <= 1e-4);
+      }
       const D3 x = eval(m, f, r[size_t(i)].c[1], r[size_t(i)].c[2]);
       CHECK(dist(x, add(o, mul(d, tk))) <= 1e-4 * (1 + tk * std::sqrt(dot(d, d))));
       const D3 nf = cross(sub(m.vertex(f, 1), m.vertex(f, 0)), sub(m.vertex(f, 2), m.vertex(f, 0)));

@@ -15,7 +15,7 @@ namespace kjit::codegen {
 /// Version of the generated text's shape. Bump it with any change to what codegen emits
 /// for the same IR (the golden tests record it). Keys do not rely on the bump: they also
 /// carry codegen_sources_hash(), which changes with any change to codegen's sources.
-constexpr int kCodegenVersion = 26;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
+constexpr int kCodegenVersion = 27;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
                                      // 10: adjoint lane functions; 11: both; 12: privatized adds
                                      // (kj::array_add) and block stores; 13: long adjoints in spans;
                                      // 14: a kernel's spans swept in functions of their own;
@@ -33,7 +33,8 @@ constexpr int kCodegenVersion = 26;  // 9: value_t parameters, value sums, the d
                                      // chunks (intersect.h: edge_edge, tri_tri; mesh.h: BVH traversals);
                                      // 25: mesh.h's stack bound follows the SAH builder's depth bound;
                                      // 26: the scalar adjoint reverses no loop or branch without reverse
-                                     // work (ReverseWork, the lane function's rule)
+                                     // work (ReverseWork, the lane function's rule); 27: the mesh ray
+                                     // queries' watertight test (mesh.h: kj::ray_triangle_woop)
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
