@@ -2,7 +2,7 @@
 // which face a ray hits first): BVH traversal over the node arrays kjit::Bvh / kjit::Mesh
 // build, laid out as kjit/dsl/mesh.hpp's Mesh struct documents. No gradient flows here: the
 // DSL recomputes the continuous results from the face's vertices (kjit/dsl/mesh.hpp).
-//@chunk mesh requires vec array
+//@chunk mesh requires vec array fma
 namespace kj {
 /// The deepest a traversal's stack gets: the builder keeps every leaf at most 48 levels below
 /// the root (SAH splits, median splits where SAH could go deeper), and a traversal holds at
@@ -152,29 +152,75 @@ KJ_FUNC S bvh_box_enter(const array_t<vec_t<3, float> >& bounds, kj_int32 n, con
     if (a != a) a = -tmax - S(1);  // 0 * inf: the ray runs in the box's face plane
     if (b != b) b = tmax + S(1);
     t0 = mesh_max(t0, mesh_min(a, b));
-    t1 = mesh_min(t1, mesh_max(a, b));
+    // Each slab's exit widened by 1 + 2 gamma(3) of float32 (Ize, "Robust BVH Ray Traversal"):
+    // the rounded slab distances could otherwise shut out a box that a ray through a vertex or
+    // edge on its boundary only touches, and the watertight test would never see its faces.
+    t1 = mesh_min(t1, mesh_max(a, b) * S(1.00000072));
   }
   return t0 <= t1 ? t0 : tmax + (tmax > S(0) ? tmax : S(1));
 }
 
-/// Möller–Trumbore: whether the ray o + t d meets triangle (a, b, c) at t in [0, tmax), and t.
-/// The DSL's ray_triangle_tuv computes the same t, u, v differentiably.
+/// |x| for the dominant-axis choice (a comparison, so -0 and 0 are alike).
+template <class S> KJ_FUNC S mesh_abs(S x) { return x < S(0) ? -x : x; }
+/// a*b - c*d with the rounding error of c*d recovered by an fma (Kahan's difference of
+/// products): the edge functions' sign stays right for a ray passing close to an edge.
+template <class S> KJ_FUNC S mesh_diff_product(S a, S b, S c, S d) {
+  const S cd = c * d;
+  return kj::fma(a, b, -cd) + kj::fma(-c, d, cd);
+}
+
+/// Woop, Benthin and Wald's watertight ray/triangle test (JCGT 2013, "Watertight Ray/Triangle
+/// Intersection"), the test Warp's mesh ray queries use: the axes are permuted so that the
+/// ray's largest component is z (x and y swapped when it is negative, to keep the winding), the
+/// vertices are sheared so that the ray runs along +z through the origin, and the 2D edge
+/// functions U, V, W of the sheared triangle decide the hit. An edge function that is exactly 0
+/// is recomputed in float64, so a ray through a shared edge or vertex sees the same signs from
+/// every face there: it hits at least one of them (no leak through a closed mesh), and a face
+/// whose edge functions are all 0 (the ray in its plane) is missed. Returns whether the ray's
+/// line meets the triangle on the ray's side (t >= 0 up to the sign of 0), with t, the
+/// barycentrics (u weighs a, v weighs b) and det = U + V + W (positive when the triangle is
+/// counter-clockwise as seen along the ray: its front). The DSL's ray face result
+/// (kjit/dsl/mesh.hpp) computes the same t, u, v differentiably, operation for operation.
+template <class S>
+KJ_FUNC bool ray_triangle_woop(const vec_t<3, S>& o, const vec_t<3, S>& d, const vec_t<3, S>& a,
+                               const vec_t<3, S>& b, const vec_t<3, S>& c, S& t, S& u, S& v, S& det) {
+  int kz = 0;
+  S big = mesh_abs(d.c[0]);
+  if (mesh_abs(d.c[1]) > big) { kz = 1; big = mesh_abs(d.c[1]); }
+  if (mesh_abs(d.c[2]) > big) kz = 2;
+  int kx = kz == 2 ? 0 : kz + 1, ky = kx == 2 ? 0 : kx + 1;
+  if (d.c[kz] < S(0)) { const int k = kx; kx = ky; ky = k; }
+  const S sx = d.c[kx] / d.c[kz], sy = d.c[ky] / d.c[kz], sz = S(1) / d.c[kz];
+  const vec_t<3, S> pa = a - o, pb = b - o, pc = c - o;
+  const S ax = pa.c[kx] - sx * pa.c[kz], ay = pa.c[ky] - sy * pa.c[kz];
+  const S bx = pb.c[kx] - sx * pb.c[kz], by = pb.c[ky] - sy * pb.c[kz];
+  const S cx = pc.c[kx] - sx * pc.c[kz], cy = pc.c[ky] - sy * pc.c[kz];
+  S eu = mesh_diff_product(cx, by, cy, bx), ev = mesh_diff_product(ax, cy, ay, cx),
+    ew = mesh_diff_product(bx, ay, by, ax);
+  if (eu == S(0) || ev == S(0) || ew == S(0)) {  // on an edge's line: decide in float64
+    eu = S(double(cx) * double(by) - double(cy) * double(bx));
+    ev = S(double(ax) * double(cy) - double(ay) * double(cx));
+    ew = S(double(bx) * double(ay) - double(by) * double(ax));
+  }
+  if ((eu < S(0) || ev < S(0) || ew < S(0)) && (eu > S(0) || ev > S(0) || ew > S(0))) return false;
+  det = eu + ev + ew;
+  if (det == S(0)) return false;
+  const S tt = eu * (sz * pa.c[kz]) + ev * (sz * pb.c[kz]) + ew * (sz * pc.c[kz]);
+  if ((det < S(0) ? -tt : tt) < S(0)) return false;  // behind the origin (t's sign is tt's times det's)
+  const S inv = S(1) / det;
+  u = eu * inv;
+  v = ev * inv;
+  t = tt * inv;
+  return true;
+}
+
+/// Whether the ray o + t d meets triangle (a, b, c) at t in [0, tmax), and t: the watertight
+/// test above, with the bound Warp's traversals apply.
 template <class S>
 KJ_FUNC bool ray_triangle(const vec_t<3, S>& o, const vec_t<3, S>& d, const vec_t<3, S>& a, const vec_t<3, S>& b,
                           const vec_t<3, S>& c, S tmax, S& t) {
-  const vec_t<3, S> e1 = b - a, e2 = c - a;
-  const vec_t<3, S> q = mesh_cross(d, e2);
-  const S det = mesh_dot(e1, q);
-  if (det == S(0) || det != det) return false;
-  const S inv = S(1) / det;
-  const vec_t<3, S> s = o - a;
-  const S v = mesh_dot(s, q) * inv;
-  if (!(v >= S(0) && v <= S(1))) return false;
-  const vec_t<3, S> r = mesh_cross(s, e1);
-  const S w = mesh_dot(d, r) * inv;
-  if (!(w >= S(0) && v + w <= S(1))) return false;
-  t = mesh_dot(e2, r) * inv;
-  return t >= S(0) && t < tmax;
+  S u, v, det;
+  return ray_triangle_woop(o, d, a, b, c, t, u, v, det) && t >= S(0) && t < tmax;
 }
 
 /// The face the ray o + t d (t in [0, max_t)) meets first, or -1. Warp's mesh_query_ray's

@@ -128,7 +128,8 @@ KJ_FUNC int mesh_ray_enters_behind(const array_t<vec_t<3, float> >& points, cons
   if (f < 0) return 0;
   const vec_t<3, S> a = mesh_face_vertex<S>(points, indices, f, 0);
   const vec_t<3, S> b = mesh_face_vertex<S>(points, indices, f, 1), c = mesh_face_vertex<S>(points, indices, f, 2);
-  return mesh_dot(d, mesh_cross(b - a, c - a)) > S(0) ? 1 : 0;
+  S t, u, v, det;  // the side the watertight test saw (the face was hit, so det is not 0)
+  return ray_triangle_woop(o, d, a, b, c, t, u, v, det) && det < S(0) ? 1 : 0;
 }
 
 /// The sign of mesh_query_point (Warp's default): -1 when at least two of the rays along +x, +y

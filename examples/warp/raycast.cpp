@@ -5,6 +5,7 @@
 // scripts/warp_examples.py exports from that USD file, writes the pixels (float32 rgb) to --out and
 // prints the milliseconds per frame, for scripts/warp_examples.sh to compare with Warp's.
 // Usage: warp_raycast --points FILE --indices FILE [--width 1024] [--height 1024] [--frames N] [--out FILE]
+//        [--hits FILE]   (also each pixel's t, u, v and face: float32 x 4)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -31,11 +32,20 @@ KJIT_KERNEL(draw, (Value<Mesh> mesh, Vec3f cam_pos, Int width, Int height, Array
   Value<MeshQueryRay> query = mesh_query_ray(mesh, ro, rd, 1.0e6f);
   pixels[t] = where(query.result(), query.normal() * 0.5f + Vec3f(0.5f, 0.5f, 0.5f), Vec3f(0.0f, 0.0f, 0.0f));
 }
+// draw's query, its hit written out per pixel: (t, u, v, face as a float; all 0 and face -1 on a
+// miss), for comparing the hits themselves with Warp's (--hits).
+KJIT_KERNEL(hits, (Value<Mesh> mesh, Vec3f cam_pos, Int width, Int height, Array<Vec4f> out)) {
+  Int t = tid();
+  Float sx = 2.0f * Float(t % width) / Float(height) - 1.0f;
+  Float sy = 2.0f * Float(t / width) / Float(height) - 1.0f;
+  Value<MeshQueryRay> query = mesh_query_ray(mesh, cam_pos, normalize(Vec3f(sx, sy, -1.0f)), 1.0e6f);
+  out[t] = Vec4f(query.t(), query.u(), query.v(), where(query.result(), Float(query.face()), -1.0f));
+}
 }  // namespace raycast
 
 int main(int argc, char** argv) {
   int width = 1024, height = 1024, frames = 5;
-  std::string points_file, indices_file, out;
+  std::string points_file, indices_file, out, hits_out;
   for (int a = 1; a + 1 < argc; a += 2) {
     std::string k = argv[a];
     if (k == "--points") points_file = argv[a + 1];
@@ -44,6 +54,7 @@ int main(int argc, char** argv) {
     else if (k == "--height") height = std::atoi(argv[a + 1]);
     else if (k == "--frames") frames = std::atoi(argv[a + 1]);
     else if (k == "--out") out = argv[a + 1];
+    else if (k == "--hits") hits_out = argv[a + 1];
     else { std::fprintf(stderr, "unknown option %s\n", k.c_str()); return 2; }
   }
   const std::vector<kjit::vec3f> points = warp_port::read_elements<kjit::vec3f>(points_file);
@@ -62,5 +73,10 @@ int main(int argc, char** argv) {
   std::printf("%zu points, %zu triangles, %d x %d rays\n", points.size(), indices.size() / 3, width, height);
   std::printf("%.3f ms per frame\n", ms);
   warp_port::write_elements<kjit::vec3f>(out, pixels);
+  if (!hits_out.empty()) {
+    kjit::NdArray hits = kjit::zeros<kjit::vec4f>({n});
+    kjit::launch(raycast::hits, n, mesh, kjit::vec3f{{0.0f, 1.0f, 2.0f}}, width, height, hits);
+    warp_port::write_elements<kjit::vec4f>(hits_out, hits);
+  }
   return 0;
 }

@@ -37,12 +37,12 @@ double closest_loss_ref(const SoupMesh& m, const D3& p) {
 double ray_loss_ref(const SoupMesh& m, const D3& o, const D3& d) {
   auto [t, f] = brute_ray(m, o, d, 1e6);
   if (f < 0) return 0;
-  const D3 a = m.vertex(f, 0), e1 = sub(m.vertex(f, 1), a), e2 = sub(m.vertex(f, 2), a);
-  const D3 q = cross(d, e2), s = sub(o, a), r = cross(s, e1);
-  const double det = dot(e1, q), v = dot(s, q) / det, w = dot(d, r) / det;
-  const D3 n = cross(e1, e2);
+  double u = 0, v = 0;  // the float64 watertight test's barycentrics on the face hit
+  ray_face(m, f, o, d, &u, &v);
+  const D3 a = m.vertex(f, 0);
+  const D3 n = cross(sub(m.vertex(f, 1), a), sub(m.vertex(f, 2), a));
   const double ln = std::sqrt(dot(n, n));
-  return t + 0.4 * (1 - v - w) - 0.6 * v + (0.5 * n[0] - 0.3 * n[1] + 0.2 * n[2]) / ln;
+  return t + 0.4 * u - 0.6 * v + (0.5 * n[0] - 0.3 * n[1] + 0.2 * n[2]) / ln;
 }
 
 /// `count` random query points whose closest point lies inside one face of `m`, away from its
@@ -123,7 +123,13 @@ TEST_CASE("mesh_query_ray: gradients of t, u, v and the normal in the ray and th
   std::vector<vec3f> starts, dirs;
   const double h = 1e-4;
   while (starts.size() < 29) {
-    vec3f o(2.5f, u(rng), u(rng)), d(-1.0f, 0.3f * u(rng), 0.3f * u(rng));
+    // Along each axis, both ways: every dominant axis and sign of the watertight test's
+    // permutation (its selects carry the gradient to the right components).
+    const int axis = int(starts.size() % 3);
+    const float side = starts.size() % 2 ? 2.5f : -2.5f;
+    vec3f o(u(rng), u(rng), u(rng)), d(0.3f * u(rng), 0.3f * u(rng), 0.3f * u(rng));
+    o.c[axis] = side;
+    d.c[axis] = side > 0 ? -1.0f : 1.0f;
     D3 od = {o.c[0], o.c[1], o.c[2]}, dd = {d.c[0], d.c[1], d.c[2]};
     auto [t0, f0] = brute_ray(m, od, dd, 1e6);
     (void)t0;
@@ -200,8 +206,11 @@ TEST_CASE("mesh queries in forward mode: tangents in the mesh's points and the q
   std::vector<vec3f> pts(static_cast<size_t>(n)), starts(static_cast<size_t>(n)), dirs(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     pts[size_t(i)] = vec3f(1.5f * u(rng), 1.5f * u(rng), 1.5f * u(rng));
-    starts[size_t(i)] = vec3f(2.5f, v(rng), v(rng));
-    dirs[size_t(i)] = vec3f(-1.0f, 0.3f * v(rng), 0.3f * v(rng));
+    // Along each axis, both ways (every branch of the watertight test's axis permutation).
+    starts[size_t(i)] = vec3f(v(rng), v(rng), v(rng));
+    dirs[size_t(i)] = vec3f(0.3f * v(rng), 0.3f * v(rng), 0.3f * v(rng));
+    starts[size_t(i)].c[i % 3] = i % 2 ? 2.5f : -2.5f;
+    dirs[size_t(i)].c[i % 3] = i % 2 ? -1.0f : 1.0f;
   }
   const size_t np = m.points.size() / 3;
   const std::vector<vec3f> dpoints = random_vecs(np), dpts = random_vecs(size_t(n)), dstarts = random_vecs(size_t(n)),

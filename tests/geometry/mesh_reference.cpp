@@ -120,18 +120,30 @@ std::pair<double, int> brute_closest(const SoupMesh& m, const D3& p) {
   return {best, face};
 }
 
-double ray_face(const SoupMesh& m, int f, const D3& o, const D3& d) {
-  const D3 a = m.vertex(f, 0), e1 = sub(m.vertex(f, 1), a), e2 = sub(m.vertex(f, 2), a);
-  const D3 q = cross(d, e2);
-  const double det = dot(e1, q);
+double ray_face(const SoupMesh& m, int f, const D3& o, const D3& d, double* u, double* v) {
+  // Woop, Benthin and Wald's test written plainly in float64: the dominant axis of d becomes z,
+  // the vertices are sheared so that the ray runs along +z, and the 2D edge functions decide.
+  int kz = 0;
+  for (int k = 1; k < 3; ++k)
+    if (std::fabs(d[size_t(k)]) > std::fabs(d[size_t(kz)])) kz = k;
+  int kx = (kz + 1) % 3, ky = (kx + 1) % 3;
+  if (d[size_t(kz)] < 0) std::swap(kx, ky);
+  const double sx = d[size_t(kx)] / d[size_t(kz)], sy = d[size_t(ky)] / d[size_t(kz)], sz = 1 / d[size_t(kz)];
+  double px[3], py[3], pz[3];
+  for (int k = 0; k < 3; ++k) {
+    const D3 p = sub(m.vertex(f, k), o);
+    px[k] = p[size_t(kx)] - sx * p[size_t(kz)];
+    py[k] = p[size_t(ky)] - sy * p[size_t(kz)];
+    pz[k] = sz * p[size_t(kz)];
+  }
+  const double eu = px[2] * py[1] - py[2] * px[1], ev = px[0] * py[2] - py[0] * px[2],
+               ew = px[1] * py[0] - py[1] * px[0];
+  if ((eu < 0 || ev < 0 || ew < 0) && (eu > 0 || ev > 0 || ew > 0)) return -1;
+  const double det = eu + ev + ew;
   if (det == 0) return -1;
-  const D3 s = sub(o, a);
-  const double v = dot(s, q) / det;
-  if (v < 0 || v > 1) return -1;
-  const D3 r = cross(s, e1);
-  const double w = dot(d, r) / det;
-  if (w < 0 || v + w > 1) return -1;
-  const double t = dot(e2, r) / det;
+  const double t = (eu * pz[0] + ev * pz[1] + ew * pz[2]) / det;
+  if (u) *u = eu / det;
+  if (v) *v = ev / det;
   return t >= 0 ? t : -1;
 }
 

@@ -39,8 +39,10 @@ std::array<double, 2> closest_uv(const D3& a, const D3& b, const D3& c, const D3
 D3 eval(const SoupMesh& m, int f, double u, double v);
 /// The smallest distance from p to any face, and the face attaining it.
 std::pair<double, int> brute_closest(const SoupMesh& m, const D3& p);
-/// Möller–Trumbore in float64: t of the hit of o + t d with face f, or -1 for none.
-double ray_face(const SoupMesh& m, int f, const D3& o, const D3& d);
+/// The watertight ray/triangle test (Woop, Benthin and Wald) in float64: t of the hit of
+/// o + t d with face f, or -1 for none; the hit's barycentrics (u weighs the face's first
+/// vertex, v its second) where asked.
+double ray_face(const SoupMesh& m, int f, const D3& o, const D3& d, double* u = nullptr, double* v = nullptr);
 /// The nearest hit of the ray over every face (t, face), or (-1, -1).
 std::pair<double, int> brute_ray(const SoupMesh& m, const D3& o, const D3& d, double max_t);
 /// Whether p's closest point lies inside one face, away from its edges (u, v and 1 - u - v over

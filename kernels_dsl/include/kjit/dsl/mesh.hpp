@@ -11,6 +11,7 @@
 #include "kjit/dsl/math.hpp"
 #include "kjit/dsl/operators.hpp"
 #include "kjit/dsl/structs.hpp"
+#include "kjit/dsl/utility.hpp"
 
 namespace kjit::dsl {
 
@@ -148,21 +149,58 @@ inline Vec3f mesh_eval_face_normal(const Value<Mesh>& m, const Int& f, Loc loc =
 }
 
 namespace detail {
-/// mesh_query_ray's result for face f (vertices a, b, c) when `hit`: Möller–Trumbore, as the
-/// prelude's kj::ray_triangle that chose the face, recomputed differentiably. A device
+/// Component k (0, 1, 2) of v, chosen by selects so that the gradient reaches that component.
+inline Float ray_axis(const Vec3f& v, const Int& k) { return where(k == 0, v.x(), where(k == 1, v.y(), v.z())); }
+/// a*b - c*d with the rounding error of c*d recovered by fmas, as the prelude's.
+inline Float ray_diff_product(const Float& a, const Float& b, const Float& c, const Float& d) {
+  Float cd = c * d;
+  return fma(a, b, -cd) + fma(-c, d, cd);
+}
+/// a*b - c*d of float32 operands in float64 (each product exact), rounded to float32.
+inline Float ray_diff_product64(const Float& a, const Float& b, const Float& c, const Float& d) {
+  return Float(Double(a) * Double(b) - Double(c) * Double(d));
+}
+
+/// mesh_query_ray's result for face f (vertices a, b, c) when `hit`: the prelude's watertight
+/// test (kj::ray_triangle_woop, Woop, Benthin and Wald) that chose the face, operation for
+/// operation, so that t, u and v have the bits the traversal compared (and Warp's), written with
+/// selects for the axis permutation and the float64 fallback so that they differentiate in the
+/// ray and the vertices. sign is 1 where the edge functions' sum is positive (the face seen
+/// counter-clockwise along the ray), -1 where negative, as Warp's sign's sign. A device
 /// function, as triangle_closest_uv is.
 inline const auto ray_face_result = func(
     "kjit_ray_face_result", [](Bool hit, Int f, Vec3f start, Vec3f dir, Vec3f a, Vec3f b, Vec3f c) {
-      Vec3f e1 = b - a, e2 = c - a, q = cross(dir, e2), s = start - a, r = cross(s, e1);
-      Float det = dot(e1, q);
-      Float inv = 1.0f / where(det != 0.0f, det, 1.0f);
-      Float v = dot(s, q) * inv, w = dot(dir, r) * inv, t = dot(e2, r) * inv;
-      Vec3f n = cross(e1, e2);
-      Float len = length(n);
-      Vec3f normal = n / where(len > 0.0f, len, 1.0f);
       const Float zero = 0.0f, one = 1.0f;
-      Float sign = where(dot(dir, n) < zero, one, -1.0f);
-      return Value<MeshQueryRay>(hit, where(hit, sign, zero), f, where(hit, t, zero), where(hit, 1.0f - v - w, zero),
+      // The dominant axis kz (the first of equals), then kx, ky cyclically, swapped when the
+      // ray runs along -kz so that the sheared triangle keeps its winding.
+      Float ax = abs(dir.x()), ay = abs(dir.y()), az = abs(dir.z());
+      Int kz = where(ay > ax, where(az > ay, Int(2), Int(1)), where(az > ax, Int(2), Int(0)));
+      Int kx0 = where(kz == 2, Int(0), kz + 1);
+      Int ky0 = where(kx0 == 2, Int(0), kx0 + 1);
+      Float dz = ray_axis(dir, kz);
+      Bool flip = dz < zero;
+      Int kx = where(flip, ky0, kx0), ky = where(flip, kx0, ky0);
+      Float sx = ray_axis(dir, kx) / dz, sy = ray_axis(dir, ky) / dz, sz = one / dz;
+      Vec3f pa = a - start, pb = b - start, pc = c - start;
+      Float paz = ray_axis(pa, kz), pbz = ray_axis(pb, kz), pcz = ray_axis(pc, kz);
+      Float Ax = ray_axis(pa, kx) - sx * paz, Ay = ray_axis(pa, ky) - sy * paz;
+      Float Bx = ray_axis(pb, kx) - sx * pbz, By = ray_axis(pb, ky) - sy * pbz;
+      Float Cx = ray_axis(pc, kx) - sx * pcz, Cy = ray_axis(pc, ky) - sy * pcz;
+      Float U = ray_diff_product(Cx, By, Cy, Bx), V = ray_diff_product(Ax, Cy, Ay, Cx);
+      Float W = ray_diff_product(Bx, Ay, By, Ax);
+      Bool on_edge = U == zero || V == zero || W == zero;
+      U = where(on_edge, ray_diff_product64(Cx, By, Cy, Bx), U);
+      V = where(on_edge, ray_diff_product64(Ax, Cy, Ay, Cx), V);
+      W = where(on_edge, ray_diff_product64(Bx, Ay, By, Ax), W);
+      Float det = U + V + W;
+      Float T = U * (sz * paz) + V * (sz * pbz) + W * (sz * pcz);
+      Float inv = one / where(det != zero, det, one);
+      Float u = U * inv, v = V * inv, t = T * inv;
+      Vec3f n = cross(b - a, c - a);
+      Float len = length(n);
+      Vec3f normal = n / where(len > zero, len, one);
+      Float sign = where(det > zero, one, -1.0f);
+      return Value<MeshQueryRay>(hit, where(hit, sign, zero), f, where(hit, t, zero), where(hit, u, zero),
                                  where(hit, v, zero), where(hit, normal, Vec3f(0.0f)));
     });
 }  // namespace detail
