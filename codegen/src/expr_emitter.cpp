@@ -159,6 +159,12 @@ std::string ExprEmitter::add_into(const std::string& array, const std::string& e
   return std::string(sub ? "kj::atomic_sub(&" : "kj::atomic_add(&") + element + ", " + value + ")";
 }
 
+std::string ExprEmitter::adjoint_add(const std::string& array, const std::string& element, const std::string& value,
+                                     const ir::Type& element_type, bool own) {
+  if (own) return "kj::own_add(" + array + ", " + element + ", " + value + ")";
+  return add_into(array, element, value, element_type);
+}
+
 std::string ExprEmitter::call(const ir::Stmt& s) {
   const BuiltinCodegen& g = builtin_codegen(s.builtin());
   // Integer / and % are defined for every operand (kj::quot and kj::rem in core.h): the

@@ -75,6 +75,13 @@ class ExprEmitter {
   /// privatizes (private_adds.hpp), else kj::atomic_add.
   std::string add_into(const std::string& array, const std::string& element, const std::string& value,
                        const ir::Type& element_type, bool sub = false);
+  /// The add of adjoint `value` into `element` of adjoint array `array`: kj::own_add where each
+  /// thread adds only to its own element (`own`: a plain add), else add_into. Both adjoint
+  /// printers (the emitter's rules and the reverse transform's AdjArrayAdd) write it here.
+  std::string adjoint_add(const std::string& array, const std::string& element, const std::string& value,
+                          const ir::Type& element_type, bool own);
+  /// The comment an own-element adjoint add carries.
+  static constexpr const char* kOwnAddComment = "  // own element: plain add";
   /// The call of adjoint rule CallAdjoint `s` ("kj::adj_sin_ref(v3, v4, var7, v9)"): the
   /// forward operands, the result, the adjoint variables it adds into, the result's adjoint.
   std::string call_adjoint(const ir::Stmt& s) const;

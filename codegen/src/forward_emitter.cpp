@@ -114,9 +114,8 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
       case ir::Op::AdjArrayAdd: {  // only where the caller asked for the array's adjoint
         const std::string a = n.value(s.args[0]), element = ex.element(s, s.args.size() - 2);
         const std::string& value = n.value(s.args.back());
-        w.user_line("if (" + a + ".data) " +
-                        (s.own_element() ? "kj::own_add(" + a + ", " + element + ", " + value + ");  // own element: plain add"
-                                         : ex.add_into(a, element, value, n.fn.type_of(s.args.back())) + ";"),
+        w.user_line("if (" + a + ".data) " + ex.adjoint_add(a, element, value, n.fn.type_of(s.args.back()), s.own_element()) +
+                        ";" + (s.own_element() ? ExprEmitter::kOwnAddComment : ""),
                     indent, loc);
         break;
       }

@@ -143,13 +143,10 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       for (size_t i = 1; i < s.args.size(); ++i) elem += ", " + v(s.args[i]);
       elem += ")";
       r.when = a + ".data";
-      if (owned(s.args[0])) {
-        r.steps.push_back({K::Effect, {}, {"kj::own_add(" + a + ", " + elem + ", " + adj(s.result) + ")"}});
-        r.comment = "  // own element: plain add";
-      } else {
-        r.steps.push_back({K::Effect, {}, {ex_.add_into(a, elem, adj(s.result), s.type)}});
-        r.atomic = true;
-      }
+      const bool own = owned(s.args[0]);
+      r.steps.push_back({K::Effect, {}, {ex_.adjoint_add(a, elem, adj(s.result), s.type, own)}});
+      if (own) r.comment = ExprEmitter::kOwnAddComment;
+      else r.atomic = true;
       break;
     }
     case ir::Op::ArrayStore: {
