@@ -7,6 +7,11 @@ KJIT_ASAN_BUILD_DIR="${KJIT_ASAN_BUILD_DIR:-$KJIT_ROOT/build-asan}"
 KJIT_APT_PACKAGES=(cmake ninja-build g++ llvm-14-dev nlohmann-json3-dev doctest-dev libbenchmark-dev
                    libssl-dev python3-venv)
 
+# ccache keys name paths relative to the checkout and leave the build folder out, so that
+# clones and worktrees of the same tree share one cache (only the debug info's folder differs).
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$KJIT_ROOT}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+
 kjit_log() { printf '\033[1m[kjit]\033[0m %s\n' "$*" >&2; }
 
 # Installs the Debian packages that are missing (apt-get update only when something is).
