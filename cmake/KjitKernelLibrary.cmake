@@ -9,7 +9,23 @@
 function(kjit_add_kernel_library name)
   add_library(${name} SHARED ${ARGN})
   target_link_libraries(${name} PUBLIC kjit::kjit)
-  target_compile_options(${name} PRIVATE "-fmacro-prefix-map=${PROJECT_SOURCE_DIR}/=")
+  kjit_relative_source_paths(${name} "${PROJECT_SOURCE_DIR}")
+endfunction()
+
+# kjit_relative_source_paths(TARGET ROOT): the source paths TARGET's kernels record (__FILE__:
+# error messages, #line directives, module keys) are relative to ROOT. The compiler may see a
+# file under ROOT by its absolute path or, when ccache rewrites paths under its base_dir
+# (CCACHE_BASEDIR), relative to the folder it runs in: both prefixes map to nothing.
+function(kjit_relative_source_paths target root)
+  target_compile_options(${target} PRIVATE "-fmacro-prefix-map=${root}/=")
+  # Ninja runs the compiler in the top binary folder, Makefiles in the target's own.
+  foreach(dir IN ITEMS "${CMAKE_BINARY_DIR}" "${CMAKE_CURRENT_BINARY_DIR}")
+    file(RELATIVE_PATH rel "${dir}" "${root}")
+    string(REGEX REPLACE "/+$" "" rel "${rel}")
+    if(rel AND NOT IS_ABSOLUTE "${rel}")
+      target_compile_options(${target} PRIVATE "-fmacro-prefix-map=${rel}/=")
+    endif()
+  endforeach()
 endfunction()
 
 # kjit_precompile(TARGET <kernel library>
