@@ -140,14 +140,20 @@ template <int R, int C, class T> KJ_FUNC void adj_atomic_select(const mat_t<R, C
 }
 /// Componentwise adds for the other aggregates (quaternions, transforms), lane by lane.
 template <template <class> class X, class T> KJ_FUNC X<T> atomic_add(X<T>* p, const X<T>& v) {
-  X<T> old;
-  for (int i = 0; i < int(sizeof(X<T>) / sizeof(T)); ++i) ((T*)&old)[i] = atomic_add((T*)p + i, ((const T*)&v)[i]);
-  return old;
+  T lanes[sizeof(X<T>) / sizeof(T)], old[sizeof(X<T>) / sizeof(T)];
+  copy_bytes(lanes, v);
+  for (int i = 0; i < int(sizeof(X<T>) / sizeof(T)); ++i) old[i] = atomic_add((T*)p + i, lanes[i]);
+  X<T> r;
+  copy_bytes(r, old);
+  return r;
 }
 template <template <class> class X, class T> KJ_FUNC X<T> atomic_sub(X<T>* p, const X<T>& v) {
-  X<T> old;
-  for (int i = 0; i < int(sizeof(X<T>) / sizeof(T)); ++i) ((T*)&old)[i] = atomic_sub((T*)p + i, ((const T*)&v)[i]);
-  return old;
+  T lanes[sizeof(X<T>) / sizeof(T)], old[sizeof(X<T>) / sizeof(T)];
+  copy_bytes(lanes, v);
+  for (int i = 0; i < int(sizeof(X<T>) / sizeof(T)); ++i) old[i] = atomic_sub((T*)p + i, lanes[i]);
+  X<T> r;
+  copy_bytes(r, old);
+  return r;
 }
 /// atomic_add / atomic_sub into an element of array `a`, as codegen writes them for the element
 /// kinds the runtime can privatize (codegen/src/private_adds.hpp): atomic, unless the runtime
@@ -190,9 +196,12 @@ template <int R, int C, class S> KJ_FUNC mat_t<R, C, S> private_add(mat_t<R, C, 
   return old;
 }
 template <template <class> class X, class S> KJ_FUNC X<S> private_add(X<S>* p, const X<S>& v, bool sub) {
-  X<S> old;
-  _Pragma("GCC unroll 16") for (int i = 0; i < int(sizeof(X<S>) / sizeof(S)); ++i) ((S*)&old)[i] = private_add((S*)p + i, ((const S*)&v)[i], sub);
-  return old;
+  S lanes[sizeof(X<S>) / sizeof(S)], old[sizeof(X<S>) / sizeof(S)];
+  copy_bytes(lanes, v);
+  _Pragma("GCC unroll 16") for (int i = 0; i < int(sizeof(X<S>) / sizeof(S)); ++i) old[i] = private_add((S*)p + i, lanes[i], sub);
+  X<S> r;
+  copy_bytes(r, old);
+  return r;
 }
 template <class A, class T> KJ_FUNC T array_add(const A& a, T* p, const T& v) { return (a.flags & kArrayPrivate) ? private_add(p, v, false) : atomic_add(p, v); }
 template <class A, class T> KJ_FUNC T array_sub(const A& a, T* p, const T& v) { return (a.flags & kArrayPrivate) ? private_add(p, v, true) : atomic_sub(p, v); }

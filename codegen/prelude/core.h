@@ -66,6 +66,19 @@ template <class T> struct transform_t;
 struct half;
 struct bfloat16;
 
+/// Copies `src`'s bytes into `dst` (the same size): the prelude's one way to read a value type's
+/// scalars as an array and back. Not through a scalar pointer: reading quat_t {x, y, z, w}
+/// through a pointer to x past x is undefined, and GCC -O3 miscompiled exactly that (float32
+/// quat_to_rpy's adjoint). Both compilers turn the copy into register moves.
+template <class D, class S> KJ_FUNC void copy_bytes(D& dst, const S& src) {
+  static_assert(sizeof(D) == sizeof(S), "copy_bytes: the sizes differ");
+#if KJ_CUDA
+  memcpy(&dst, &src, sizeof(D));
+#else
+  __builtin_memcpy(&dst, &src, sizeof(D));
+#endif
+}
+
 /// Whether an adjoint has a component that is not zero (NaN counts). The reverse sweep skips a
 /// builtin's adjoint rule when its incoming adjoint is exactly zero: "strong zero" semantics,
 /// so an inf or NaN partial on a dead path contributes 0, not 0 * inf = NaN. Scalars here

@@ -56,15 +56,19 @@ template <template <class> class Tm, class T, class U> struct rebind<Tm<T>, U> {
 /// types: NVRTC rejects generic lambdas in device code.)
 template <class X> using dual_of = typename rebind<X, dual<typename scalar_of<X>::type>>::type;
 
+template <class X> KJ_FUNC constexpr int lanes_of() { return int(sizeof(X) / sizeof(typename scalar_of<X>::type)); }
+
 /// `x` over duals, with tangent 1 at lane `lane` (none when lane < 0). Every prelude value
-/// type is an array of its scalars, so lanes are read through a scalar pointer.
+/// type is its scalars in order, read as an array through copy_bytes.
 template <class X>
 KJ_FUNC typename rebind<X, dual<typename scalar_of<X>::type>>::type seed(const X& x, int lane) {
   using T = typename scalar_of<X>::type;
   typename rebind<X, dual<T>>::type r;
-  const T* in = (const T*)&x;
-  dual<T>* out = (dual<T>*)&r;
-  for (int i = 0; i < int(sizeof(X) / sizeof(T)); ++i) out[i] = dual<T>(in[i], i == lane ? T(1) : T(0));
+  T in[lanes_of<X>()];
+  dual<T> out[lanes_of<X>()];
+  copy_bytes(in, x);
+  for (int i = 0; i < lanes_of<X>(); ++i) out[i] = dual<T>(in[i], i == lane ? T(1) : T(0));
+  copy_bytes(r, out);
   return r;
 }
 /// Sum over lanes of (tangent of `rd`) * `adj`. A lane whose adjoint is exactly zero adds
@@ -72,15 +76,22 @@ KJ_FUNC typename rebind<X, dual<typename scalar_of<X>::type>>::type seed(const X
 template <class R, class D>
 KJ_FUNC typename scalar_of<R>::type tangent_dot(const D& rd, const R& adj) {
   using T = typename scalar_of<R>::type;
-  const dual<T>* d = (const dual<T>*)&rd;
-  const T* a = (const T*)&adj;
+  dual<T> d[lanes_of<R>()];
+  T a[lanes_of<R>()];
+  copy_bytes(d, rd);
+  copy_bytes(a, adj);
   T s = T(0);
-  for (int i = 0; i < int(sizeof(R) / sizeof(T)); ++i)
+  for (int i = 0; i < lanes_of<R>(); ++i)
     if (a[i] != T(0)) s += d[i].d * a[i];
   return s;
 }
-template <class X> KJ_FUNC typename scalar_of<X>::type& lane_of(X& x, int l) { return ((typename scalar_of<X>::type*)&x)[l]; }
-template <class X> KJ_FUNC constexpr int lanes_of() { return int(sizeof(X) / sizeof(typename scalar_of<X>::type)); }
+/// Adds `v` to lane `l` of `x`.
+template <class X> KJ_FUNC void lane_add(X& x, int l, typename scalar_of<X>::type v) {
+  typename scalar_of<X>::type lanes[lanes_of<X>()];
+  copy_bytes(lanes, x);
+  lanes[l] += v;
+  copy_bytes(x, lanes);
+}
 
 /// `x` over duals with tangent `dx`, lane by lane: what a tangent kernel passes to the
 /// forward function of a builtin whose tangent is one dual evaluation (TangentCall).
@@ -88,9 +99,12 @@ template <class X>
 KJ_FUNC dual_of<X> make_dual(const X& x, const X& dx) {
   using T = typename scalar_of<X>::type;
   dual_of<X> r;
-  const T *a = (const T*)&x, *b = (const T*)&dx;
-  dual<T>* out = (dual<T>*)&r;
+  T a[lanes_of<X>()], b[lanes_of<X>()];
+  dual<T> out[lanes_of<X>()];
+  copy_bytes(a, x);
+  copy_bytes(b, dx);
   for (int i = 0; i < lanes_of<X>(); ++i) out[i] = dual<T>(a[i], b[i]);
+  copy_bytes(r, out);
   return r;
 }
 /// The tangents of a dual-valued result `d`, as the plain value type R.
@@ -98,26 +112,28 @@ template <class R, class D>
 KJ_FUNC R tangent_part(const D& d) {
   using T = typename scalar_of<R>::type;
   R r;
-  const dual<T>* in = (const dual<T>*)&d;
-  T* out = (T*)&r;
+  dual<T> in[lanes_of<R>()];
+  T out[lanes_of<R>()];
+  copy_bytes(in, d);
   for (int i = 0; i < lanes_of<R>(); ++i) out[i] = in[i].d;
+  copy_bytes(r, out);
   return r;
 }
 
 /// Adjoints of f(a), f(a, b), f(a, b, c) by forward-mode sweeps over the input lanes.
 template <class F, class A, class R>
 KJ_FUNC_BIG void adj_dual(F f, const A& a, A& adj_a, const R& adj_ret) {
-  KJ_NO_UNROLL for (int l = 0; l < lanes_of<A>(); ++l) lane_of(adj_a, l) += tangent_dot(f(seed(a, l)), adj_ret);
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<A>(); ++l) lane_add(adj_a, l, tangent_dot(f(seed(a, l)), adj_ret));
 }
 template <class F, class A, class B, class R>
 KJ_FUNC_BIG void adj_dual(F f, const A& a, const B& b, A& adj_a, B& adj_b, const R& adj_ret) {
-  KJ_NO_UNROLL for (int l = 0; l < lanes_of<A>(); ++l) lane_of(adj_a, l) += tangent_dot(f(seed(a, l), seed(b, -1)), adj_ret);
-  KJ_NO_UNROLL for (int l = 0; l < lanes_of<B>(); ++l) lane_of(adj_b, l) += tangent_dot(f(seed(a, -1), seed(b, l)), adj_ret);
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<A>(); ++l) lane_add(adj_a, l, tangent_dot(f(seed(a, l), seed(b, -1)), adj_ret));
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<B>(); ++l) lane_add(adj_b, l, tangent_dot(f(seed(a, -1), seed(b, l)), adj_ret));
 }
 template <class F, class A, class B, class C, class R>
 KJ_FUNC_BIG void adj_dual(F f, const A& a, const B& b, const C& c, A& adj_a, B& adj_b, C& adj_c, const R& adj_ret) {
-  KJ_NO_UNROLL for (int l = 0; l < lanes_of<A>(); ++l) lane_of(adj_a, l) += tangent_dot(f(seed(a, l), seed(b, -1), seed(c, -1)), adj_ret);
-  KJ_NO_UNROLL for (int l = 0; l < lanes_of<B>(); ++l) lane_of(adj_b, l) += tangent_dot(f(seed(a, -1), seed(b, l), seed(c, -1)), adj_ret);
-  KJ_NO_UNROLL for (int l = 0; l < lanes_of<C>(); ++l) lane_of(adj_c, l) += tangent_dot(f(seed(a, -1), seed(b, -1), seed(c, l)), adj_ret);
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<A>(); ++l) lane_add(adj_a, l, tangent_dot(f(seed(a, l), seed(b, -1), seed(c, -1)), adj_ret));
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<B>(); ++l) lane_add(adj_b, l, tangent_dot(f(seed(a, -1), seed(b, l), seed(c, -1)), adj_ret));
+  KJ_NO_UNROLL for (int l = 0; l < lanes_of<C>(); ++l) lane_add(adj_c, l, tangent_dot(f(seed(a, -1), seed(b, -1), seed(c, l)), adj_ret));
 }
 }  // namespace kj

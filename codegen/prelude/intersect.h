@@ -64,7 +64,7 @@ KJ_FUNC_BIG void adj_closest_point_edge_edge(const vec_t<3, T>& p1, const vec_t<
   KJ_NO_UNROLL for (int k = 0; k < 12; ++k) {
     dual_of<vec_t<3, T>> x[4];
     for (int j = 0; j < 4; ++j) x[j] = seed(*in[j], j == k / 3 ? k % 3 : -1);
-    lane_of(*out[k / 3], k % 3) += tangent_dot(closest_point_edge_edge(x[0], x[1], x[2], x[3], epsilon), adj_ret);
+    lane_add(*out[k / 3], k % 3, tangent_dot(closest_point_edge_edge(x[0], x[1], x[2], x[3], epsilon), adj_ret));
   }
 }
 }  // namespace kj

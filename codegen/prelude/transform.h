@@ -23,12 +23,31 @@ template <class T> KJ_FUNC transform_t<T>& operator+=(transform_t<T>& a, const t
 template <class T> KJ_FUNC transform_t<T>& operator-=(transform_t<T>& a, const transform_t<T>& b) { return a = a - b; }
 template <class T> KJ_FUNC bool operator==(const transform_t<T>& a, const transform_t<T>& b) { return a.p == b.p && a.q == b.q; }
 template <class T> KJ_FUNC bool operator!=(const transform_t<T>& a, const transform_t<T>& b) { return !(a == b); }
-template <class T> KJ_FUNC T extract(const transform_t<T>& t, kj_int32 i) { return ((const T*)&t)[i]; }
-template <class T> KJ_FUNC void adj_extract(const transform_t<T>& t, kj_int32 i, T ret, transform_t<T>& adj_t, T adj_ret) { ((T*)&adj_t)[i] += adj_ret; }
-template <class T> KJ_FUNC transform_t<T> insert(transform_t<T> t, kj_int32 i, T v) { ((T*)&t)[i] = v; return t; }
+// Component i of the seven (p, then q), through copy_bytes (core.h says why).
+template <class T> KJ_FUNC T extract(const transform_t<T>& t, kj_int32 i) {
+  T c[7];
+  copy_bytes(c, t);
+  return c[i];
+}
+template <class T> KJ_FUNC void adj_extract(const transform_t<T>& t, kj_int32 i, T ret, transform_t<T>& adj_t, T adj_ret) {
+  T c[7];
+  copy_bytes(c, adj_t);
+  c[i] += adj_ret;
+  copy_bytes(adj_t, c);
+}
+template <class T> KJ_FUNC transform_t<T> insert(transform_t<T> t, kj_int32 i, T v) {
+  T c[7];
+  copy_bytes(c, t);
+  c[i] = v;
+  copy_bytes(t, c);
+  return t;
+}
 template <class T> KJ_FUNC void adj_insert(const transform_t<T>& t, kj_int32 i, T v, const transform_t<T>& ret, transform_t<T>& adj_t, T& adj_v, transform_t<T> adj_ret) {
-  adj_v += ((T*)&adj_ret)[i];
-  ((T*)&adj_ret)[i] = T(0);
+  T c[7];
+  copy_bytes(c, adj_ret);
+  adj_v += c[i];
+  c[i] = T(0);
+  copy_bytes(adj_ret, c);
   adj_t += adj_ret;
 }
 template <class T> KJ_FUNC void adj_mul(const transform_t<T>& a, T s, const transform_t<T>& ret, transform_t<T>& adj_a, T& adj_s, const transform_t<T>& g) { adj_a += g * s; adj_s += dot(a.p, g.p) + dot(a.q, g.q); }

@@ -8,7 +8,10 @@ template <class X, class T> KJ_FUNC X lerp(const X& a, const X& b, T t) { return
 template <class X, class T> KJ_FUNC void adj_lerp(const X& a, const X& b, T t, const X& ret, X& adj_a, X& adj_b, T& adj_t, const X& adj_ret) {
   adj_a += adj_ret * (T(1) - t);
   adj_b += adj_ret * t;
-  const T *pa = (const T*)&a, *pb = (const T*)&b, *g = (const T*)&adj_ret;
+  T pa[sizeof(X) / sizeof(T)], pb[sizeof(X) / sizeof(T)], g[sizeof(X) / sizeof(T)];
+  copy_bytes(pa, a);
+  copy_bytes(pb, b);
+  copy_bytes(g, adj_ret);
   for (int i = 0; i < int(sizeof(X) / sizeof(T)); ++i) adj_t += (pb[i] - pa[i]) * g[i];
 }
 }  // namespace kj
@@ -21,8 +24,9 @@ namespace kj {
 /// turns off.
 template <class X, class T> KJ_FUNC X fma(const X& a, T b, const X& c) {
   X r;
-  const T *pa = (const T*)&a, *pc = (const T*)&c;
-  T* pr = (T*)&r;
+  T pa[sizeof(X) / sizeof(T)], pc[sizeof(X) / sizeof(T)], pr[sizeof(X) / sizeof(T)];
+  copy_bytes(pa, a);
+  copy_bytes(pc, c);
   _Pragma("GCC unroll 36") for (int i = 0; i < int(sizeof(X) / sizeof(T)); ++i) {
 #if KJ_CUDA
     pr[i] = ::fma(pa[i], b, pc[i]);
@@ -31,12 +35,15 @@ template <class X, class T> KJ_FUNC X fma(const X& a, T b, const X& c) {
     else pr[i] = __builtin_fma(pa[i], b, pc[i]);
 #endif
   }
+  copy_bytes(r, pr);
   return r;
 }
 template <class X, class T> KJ_FUNC void adj_fma(const X& a, T b, const X& c, const X& ret, X& adj_a, T& adj_b, X& adj_c, const X& adj_ret) {
   adj_a += adj_ret * b;
   adj_c += adj_ret;
-  const T *pa = (const T*)&a, *g = (const T*)&adj_ret;
+  T pa[sizeof(X) / sizeof(T)], g[sizeof(X) / sizeof(T)];
+  copy_bytes(pa, a);
+  copy_bytes(g, adj_ret);
   for (int i = 0; i < int(sizeof(X) / sizeof(T)); ++i) adj_b += pa[i] * g[i];
 }
 }  // namespace kj
@@ -99,8 +106,10 @@ KJ_FUNC void breakpoint() {
 namespace kj {
 template <class X, class T>
 KJ_FUNC void expect_near(const X& a, const X& b, T tol, const launch_bounds_t& dim, kj_int64 thread, const char* where) {
-  const T *pa = (const T*)&a, *pb = (const T*)&b;
   const int n = int(sizeof(X) / sizeof(T));
+  T pa[n], pb[n];
+  copy_bytes(pa, a);
+  copy_bytes(pb, b);
   bool ok = true;
   for (int i = 0; i < n; ++i) {
     double d = (double)pa[i] - (double)pb[i];

@@ -27,8 +27,8 @@ ModuleInput module_input(const ModuleDef& def, const ModuleOptions& given) {
   cg.bounds_check = o.bounds_check;
   cg.adjoint_span = o.adjoint_span;
   cg.lane_functions = o.cpu_lanes;
-  const char* reverse_ir = std::getenv("KJIT_REVERSE_IR");  // 1: the reverse transform where it applies
-  cg.reverse_transform = reverse_ir && std::strcmp(reverse_ir, "1") == 0;
+  const char* reverse_ir = std::getenv("KJIT_REVERSE_IR");  // 0: the adjoint emitter writes every adjoint
+  cg.reverse_transform = !(reverse_ir && std::strcmp(reverse_ir, "0") == 0);
 
   ModuleInput in;
   compiler::ModuleSource& s = in.source;

@@ -76,7 +76,7 @@ TEST_CASE("the reverse transform builds the loop-free kernels' adjoints, behind 
   // First increment: a kernel without loops or branches, swept back in one span, gets its
   // adjoint from the reverse transform (a pass, its IR verified), printed by the scalar printer;
   // damp (a loop and a branch) keeps the adjoint emitter's, and so does every kernel with
-  // CodegenOptions::reverse_transform off (the default until KJIT_REVERSE_IR=1 turns it on).
+  // CodegenOptions::reverse_transform off (KJIT_REVERSE_IR=0).
   auto passes_of = [](const KernelDef& k, const codegen::CodegenOptions& o) {
     std::vector<std::string> passes;
     for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&k.ir()}, o)) passes.push_back(s.pass);
@@ -105,9 +105,9 @@ TEST_CASE("the reverse transform builds the loop-free kernels' adjoints, behind 
   o.reverse_transform = false;
   CHECK(passes_of(demo::saxpy.def(), o).back() == "adjoint_loops");
   CHECK(text_of("saxpy", o).find(marker) == std::string::npos);
-  CHECK(o.fingerprint() == codegen::CodegenOptions{}.fingerprint());  // off by default
-  o.reverse_transform = true;
   CHECK(o.fingerprint() != codegen::CodegenOptions{}.fingerprint());  // a module of each in the cache
+  o.reverse_transform = true;
+  CHECK(o.fingerprint() == codegen::CodegenOptions{}.fingerprint());  // on by default
   // springs' gathers, atomic adds and length (a strong zero) are covered too.
   const std::string springs = text_of("springs", o);
   CHECK(springs.find(marker) != std::string::npos);
