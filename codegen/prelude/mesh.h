@@ -100,16 +100,30 @@ KJ_FUNC S mesh_face_dist2(const array_t<vec_t<3, float> >& points, const array_t
   return mesh_dot(q, q);
 }
 
+/// The closest-face traversal's hook that widens nothing: mesh_closest_face's.
+struct MeshClosestOnly {
+  template <class S> KJ_FUNC S bound(S best, kj_int32) { return best; }
+  template <class S> KJ_FUNC void seen(kj_int32, S, S) {}
+  template <class S> KJ_FUNC void left_out(S) {}
+};
+
 /// The face whose closest point is nearest to p, strictly within max_dist (ties: the first the
-/// traversal meets), or -1 when no face is that close. Warp's mesh_query_point_no_sign's
-/// discrete part.
-template <class S>
-KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
+/// traversal meets), or -1 when no face is that close. `wide` may open more of the tree than the
+/// answer needs, for a query that gathers the faces near the closest one in the same walk:
+/// boxes are opened while their distance is within wide.bound(best, face) (at least best),
+/// wide.seen(k, key, best) sees every face measured (k: its position in the item lists; key: the
+/// larger of its squared distance and its leaf box's) and wide.left_out(d2) every box or face
+/// measured and not kept. The answer is the plain traversal's whatever `wide` opens: only the
+/// boxes that traversal would open (distance within best when popped; a child's box lies in
+/// its parent's, so it is never nearer) may change the best face.
+template <class S, class Wide>
+KJ_FUNC kj_int32 mesh_closest_walk(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
                                    const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
-                                   const vec_t<3, S>& p, S max_dist) {
+                                   const vec_t<3, S>& p, S max_dist, Wide& wide) {
   if (!nodes.data || !(max_dist >= S(0))) return -1;
   S best = max_dist * max_dist;
   kj_int32 face = -1;
+  S bound = wide.bound(best, face);
   kj_int32 stack[kBvhStack];
   S near[kBvhStack];  // each stacked box's distance, measured when it was pushed
   int top = 0;
@@ -117,14 +131,17 @@ KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, cons
   near[top++] = bvh_box_dist2(bounds, 0, p);
   while (top > 0) {
     --top;
-    if (near[top] > best) continue;  // a nearer face was found since
+    const S box = near[top];
+    if (box > bound) { wide.left_out(box); continue; }  // a nearer face was found since
+    const bool live = box <= best;  // a box the plain traversal opens
     const kj_int32 n = stack[top];
     const kj_int32 l = elem(nodes, 2 * kj_int64(n)), r = elem(nodes, 2 * kj_int64(n) + 1);
     if (l < 0) {  // a leaf: its items are nodes[-l - 1 .. -l - 1 + r)
       for (kj_int32 k = -l - 1; k < -l - 1 + r; ++k) {
         const kj_int32 f = elem(nodes, kj_int64(k));
         const S d2 = mesh_face_dist2(points, indices, f, p);
-        if (d2 < best) { best = d2; face = f; }
+        if (live && d2 < best) { best = d2; face = f; bound = wide.bound(best, face); }
+        wide.seen(k, mesh_max(d2, box), bound);
       }
       continue;
     }
@@ -133,10 +150,21 @@ KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, cons
     const bool left_first = dl <= dr;
     const kj_int32 near_n = left_first ? l : r, far_n = left_first ? r : l;
     const S near_d = left_first ? dl : dr, far_d = left_first ? dr : dl;
-    if (far_d <= best) { stack[top] = far_n; near[top++] = far_d; }
-    if (near_d <= best) { stack[top] = near_n; near[top++] = near_d; }
+    if (far_d <= bound) { stack[top] = far_n; near[top++] = far_d; } else wide.left_out(far_d);
+    if (near_d <= bound) { stack[top] = near_n; near[top++] = near_d; } else wide.left_out(near_d);
   }
   return face;
+}
+
+/// The face whose closest point is nearest to p, strictly within max_dist (ties: the first the
+/// traversal meets), or -1 when no face is that close. Warp's mesh_query_point_no_sign's
+/// discrete part.
+template <class S>
+KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
+                                   const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
+                                   const vec_t<3, S>& p, S max_dist) {
+  MeshClosestOnly plain;
+  return mesh_closest_walk(points, indices, bounds, nodes, p, max_dist, plain);
 }
 
 /// Ray parameter at which the ray (o, 1/d per axis) enters node n's box, or a value past
@@ -169,32 +197,51 @@ template <class S> KJ_FUNC S mesh_diff_product(S a, S b, S c, S d) {
   return kj::fma(a, b, -cd) + kj::fma(-c, d, cd);
 }
 
-/// Woop, Benthin and Wald's watertight ray/triangle test (JCGT 2013, "Watertight Ray/Triangle
-/// Intersection"), the test Warp's mesh ray queries use: the axes are permuted so that the
-/// ray's largest component is z (x and y swapped when it is negative, to keep the winding), the
-/// vertices are sheared so that the ray runs along +z through the origin, and the 2D edge
-/// functions U, V, W of the sheared triangle decide the hit. An edge function that is exactly 0
-/// is recomputed in float64, so a ray through a shared edge or vertex sees the same signs from
-/// every face there: it hits at least one of them (no leak through a closed mesh), and a face
-/// whose edge functions are all 0 (the ray in its plane) is missed. Returns whether the ray's
-/// line meets the triangle on the ray's side (t >= 0 up to the sign of 0), with t, the
-/// barycentrics (u weighs a, v weighs b) and det = U + V + W (positive when the triangle is
-/// counter-clockwise as seen along the ray: its front). The DSL's ray face result
-/// (kjit/dsl/mesh.hpp) computes the same t, u, v differentiably, operation for operation.
+/// A ray set up for Woop, Benthin and Wald's watertight test (below): its axes permuted so that
+/// its largest component is z (x and y swapped when it is negative, to keep the winding), the
+/// shear that makes it run along +z, and its origin in the permuted axes. Computed once a ray,
+/// not once a triangle: the divisions and the axis choice depend on the ray alone.
 template <class S>
-KJ_FUNC bool ray_triangle_woop(const vec_t<3, S>& o, const vec_t<3, S>& d, const vec_t<3, S>& a,
-                               const vec_t<3, S>& b, const vec_t<3, S>& c, S& t, S& u, S& v, S& det) {
-  int kz = 0;
-  S big = mesh_abs(d.c[0]);
-  if (mesh_abs(d.c[1]) > big) { kz = 1; big = mesh_abs(d.c[1]); }
-  if (mesh_abs(d.c[2]) > big) kz = 2;
-  int kx = kz == 2 ? 0 : kz + 1, ky = kx == 2 ? 0 : kx + 1;
-  if (d.c[kz] < S(0)) { const int k = kx; kx = ky; ky = k; }
-  const S sx = d.c[kx] / d.c[kz], sy = d.c[ky] / d.c[kz], sz = S(1) / d.c[kz];
-  const vec_t<3, S> pa = a - o, pb = b - o, pc = c - o;
-  const S ax = pa.c[kx] - sx * pa.c[kz], ay = pa.c[ky] - sy * pa.c[kz];
-  const S bx = pb.c[kx] - sx * pb.c[kz], by = pb.c[ky] - sy * pb.c[kz];
-  const S cx = pc.c[kx] - sx * pc.c[kz], cy = pc.c[ky] - sy * pc.c[kz];
+struct WoopRay {
+  int kx, ky, kz;
+  S sx, sy, sz, ox, oy, oz;
+  KJ_FUNC WoopRay(const vec_t<3, S>& o, const vec_t<3, S>& d) {
+    kz = 0;
+    S big = mesh_abs(d.c[0]);
+    if (mesh_abs(d.c[1]) > big) { kz = 1; big = mesh_abs(d.c[1]); }
+    if (mesh_abs(d.c[2]) > big) kz = 2;
+    kx = kz == 2 ? 0 : kz + 1;
+    ky = kx == 2 ? 0 : kx + 1;
+    if (d.c[kz] < S(0)) { const int k = kx; kx = ky; ky = k; }
+    sx = d.c[kx] / d.c[kz];
+    sy = d.c[ky] / d.c[kz];
+    sz = S(1) / d.c[kz];
+    ox = o.c[kx];
+    oy = o.c[ky];
+    oz = o.c[kz];
+  }
+};
+
+/// Woop, Benthin and Wald's watertight ray/triangle test (JCGT 2013, "Watertight Ray/Triangle
+/// Intersection"), the test Warp's mesh ray queries use, for the ray `ray` set up: the vertices
+/// are moved to the ray's origin, permuted and sheared so that the ray runs along +z through the
+/// origin, and the 2D edge functions U, V, W of the sheared triangle decide the hit. The
+/// vertices are read component by component in the permuted order (their float32 values, as
+/// S). An edge function that is exactly 0 is recomputed in float64, so a ray through a shared
+/// edge or vertex sees the same signs from every face there: it hits at least one of them (no
+/// leak through a closed mesh), and a face whose edge functions are all 0 (the ray in its
+/// plane) is missed. Returns whether the ray's line meets the triangle on the ray's side (t >= 0
+/// up to the sign of 0), with t, the barycentrics (u weighs a, v weighs b) and det = U + V + W
+/// (positive when the triangle is counter-clockwise as seen along the ray: its front). The DSL's
+/// ray face result (kjit/dsl/mesh.hpp) computes the same t, u, v differentiably, operation for
+/// operation.
+template <class S>
+KJ_FUNC bool ray_triangle_woop(const WoopRay<S>& ray, const vec_t<3, float>& a, const vec_t<3, float>& b,
+                               const vec_t<3, float>& c, S& t, S& u, S& v, S& det) {
+  const S az = S(a.c[ray.kz]) - ray.oz, bz = S(b.c[ray.kz]) - ray.oz, cz = S(c.c[ray.kz]) - ray.oz;
+  const S ax = (S(a.c[ray.kx]) - ray.ox) - ray.sx * az, ay = (S(a.c[ray.ky]) - ray.oy) - ray.sy * az;
+  const S bx = (S(b.c[ray.kx]) - ray.ox) - ray.sx * bz, by = (S(b.c[ray.ky]) - ray.oy) - ray.sy * bz;
+  const S cx = (S(c.c[ray.kx]) - ray.ox) - ray.sx * cz, cy = (S(c.c[ray.ky]) - ray.oy) - ray.sy * cz;
   S eu = mesh_diff_product(cx, by, cy, bx), ev = mesh_diff_product(ax, cy, ay, cx),
     ew = mesh_diff_product(bx, ay, by, ax);
   if (eu == S(0) || ev == S(0) || ew == S(0)) {  // on an edge's line: decide in float64
@@ -205,7 +252,7 @@ KJ_FUNC bool ray_triangle_woop(const vec_t<3, S>& o, const vec_t<3, S>& d, const
   if ((eu < S(0) || ev < S(0) || ew < S(0)) && (eu > S(0) || ev > S(0) || ew > S(0))) return false;
   det = eu + ev + ew;
   if (det == S(0)) return false;
-  const S tt = eu * (sz * pa.c[kz]) + ev * (sz * pb.c[kz]) + ew * (sz * pc.c[kz]);
+  const S tt = eu * (ray.sz * az) + ev * (ray.sz * bz) + ew * (ray.sz * cz);
   if ((det < S(0) ? -tt : tt) < S(0)) return false;  // behind the origin (t's sign is tt's times det's)
   const S inv = S(1) / det;
   u = eu * inv;
@@ -214,13 +261,19 @@ KJ_FUNC bool ray_triangle_woop(const vec_t<3, S>& o, const vec_t<3, S>& d, const
   return true;
 }
 
-/// Whether the ray o + t d meets triangle (a, b, c) at t in [0, tmax), and t: the watertight
-/// test above, with the bound Warp's traversals apply.
+/// Whether the ray meets triangle (a, b, c) at t in [0, tmax), and t: the watertight test
+/// above, with the bound Warp's traversals apply.
 template <class S>
-KJ_FUNC bool ray_triangle(const vec_t<3, S>& o, const vec_t<3, S>& d, const vec_t<3, S>& a, const vec_t<3, S>& b,
-                          const vec_t<3, S>& c, S tmax, S& t) {
+KJ_FUNC bool ray_triangle(const WoopRay<S>& ray, const vec_t<3, float>& a, const vec_t<3, float>& b,
+                          const vec_t<3, float>& c, S tmax, S& t) {
   S u, v, det;
-  return ray_triangle_woop(o, d, a, b, c, t, u, v, det) && t >= S(0) && t < tmax;
+  return ray_triangle_woop(ray, a, b, c, t, u, v, det) && t >= S(0) && t < tmax;
+}
+
+/// Vertex k (0, 1, 2) of face f, as stored.
+KJ_FUNC const vec_t<3, float>& mesh_face_point(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
+                                               kj_int32 f, int k) {
+  return elem(points, elem(indices, 3 * kj_int64(f) + k));
 }
 
 /// The face the ray o + t d (t in [0, max_t)) meets first, or -1. Warp's mesh_query_ray's
@@ -232,6 +285,7 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
   if (!nodes.data || !(max_t > S(0))) return -1;
   vec_t<3, S> inv;
   for (int i = 0; i < 3; ++i) inv.c[i] = S(1) / d.c[i];
+  const WoopRay<S> ray(o, d);
   S best = max_t;
   kj_int32 face = -1;
   kj_int32 stack[kBvhStack];
@@ -247,11 +301,12 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
     if (l < 0) {
       for (kj_int32 k = -l - 1; k < -l - 1 + r; ++k) {
         const kj_int32 f = elem(nodes, kj_int64(k));
-        const vec_t<3, S> a = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f))));
-        const vec_t<3, S> b = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 1)));
-        const vec_t<3, S> c = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 2)));
         S t;
-        if (ray_triangle(o, d, a, b, c, best, t)) { best = t; face = f; }
+        if (ray_triangle(ray, mesh_face_point(points, indices, f, 0), mesh_face_point(points, indices, f, 1),
+                         mesh_face_point(points, indices, f, 2), best, t)) {
+          best = t;
+          face = f;
+        }
       }
       continue;
     }

@@ -12,7 +12,7 @@ constexpr float kMeshRayFar = 3.0e38f;
 template <class S>
 KJ_FUNC vec_t<3, S> mesh_face_vertex(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices, kj_int32 f,
                                      int k) {
-  return mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + k)));
+  return mesh_vec<S>(mesh_face_point(points, indices, f, k));
 }
 
 /// Squared distance from p to the farthest corner of node n's box.
@@ -78,6 +78,7 @@ KJ_FUNC kj_int32 mesh_ray_hits(const array_t<vec_t<3, float> >& points, const ar
   if (!nodes.data || !(max_t > S(0))) return 0;
   vec_t<3, S> inv;
   for (int i = 0; i < 3; ++i) inv.c[i] = S(1) / d.c[i];
+  const WoopRay<S> ray(o, d);
   kj_int32 hits = 0;
   kj_int32 stack[kBvhStack];
   int top = 0;
@@ -89,8 +90,8 @@ KJ_FUNC kj_int32 mesh_ray_hits(const array_t<vec_t<3, float> >& points, const ar
       for (kj_int32 k = -l - 1; k < -l - 1 + r; ++k) {
         const kj_int32 f = elem(nodes, kj_int64(k));
         S t;
-        if (ray_triangle(o, d, mesh_face_vertex<S>(points, indices, f, 0), mesh_face_vertex<S>(points, indices, f, 1),
-                         mesh_face_vertex<S>(points, indices, f, 2), max_t, t)) {
+        if (ray_triangle(ray, mesh_face_point(points, indices, f, 0), mesh_face_point(points, indices, f, 1),
+                         mesh_face_point(points, indices, f, 2), max_t, t)) {
           if (any) return 1;
           ++hits;
         }
@@ -126,10 +127,9 @@ KJ_FUNC int mesh_ray_enters_behind(const array_t<vec_t<3, float> >& points, cons
                                    const vec_t<3, S>& o, const vec_t<3, S>& d) {
   const kj_int32 f = mesh_first_hit(points, indices, bounds, nodes, o, d, S(kMeshRayFar));
   if (f < 0) return 0;
-  const vec_t<3, S> a = mesh_face_vertex<S>(points, indices, f, 0);
-  const vec_t<3, S> b = mesh_face_vertex<S>(points, indices, f, 1), c = mesh_face_vertex<S>(points, indices, f, 2);
   S t, u, v, det;  // the side the watertight test saw (the face was hit, so det is not 0)
-  return ray_triangle_woop(o, d, a, b, c, t, u, v, det) && det < S(0) ? 1 : 0;
+  return ray_triangle_woop(WoopRay<S>(o, d), mesh_face_point(points, indices, f, 0), mesh_face_point(points, indices, f, 1),
+                           mesh_face_point(points, indices, f, 2), t, u, v, det) && det < S(0) ? 1 : 0;
 }
 
 /// The sign of mesh_query_point (Warp's default): -1 when at least two of the rays along +x, +y
@@ -193,18 +193,29 @@ KJ_FUNC void mesh_add_pseudo_normal(const vec_t<3, S>& a, const vec_t<3, S>& b, 
   n = n + nf * (weight / area2);
 }
 
+/// The tolerance of mesh_query_point_sign_normal around closest face f: epsilon times f's mean
+/// edge length.
+template <class S>
+KJ_FUNC S mesh_sign_normal_tol(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices, kj_int32 f,
+                               S epsilon) {
+  const vec_t<3, S> a = mesh_face_vertex<S>(points, indices, f, 0), b = mesh_face_vertex<S>(points, indices, f, 1),
+                    c = mesh_face_vertex<S>(points, indices, f, 2);
+  return epsilon * (sqrt(mesh_dot(b - a, b - a)) + sqrt(mesh_dot(c - a, c - a)) + sqrt(mesh_dot(c - b, c - b))) / S(3);
+}
+
 /// The sign of mesh_query_point_sign_normal for closest face f: -1 when p lies behind the
 /// angle-weighted pseudo-normal of the faces as close to p as f (within epsilon times f's mean
-/// edge length), else 1. The faces are gathered by a second traversal, so the answer does not
-/// depend on the order the tree holds them in.
+/// edge length), else 1. The faces are gathered by a traversal of their own, in depth-first
+/// order, so the answer does not depend on the order the tree holds them in. The fallback of
+/// mesh_closest_sign_normal, which gathers them while it looks for f.
 template <class S>
-KJ_FUNC S mesh_sign_normal(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
-                           const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
-                           const vec_t<3, S>& p, kj_int32 f, S epsilon) {
+KJ_FUNC_BIG S mesh_sign_normal(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
+                               const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
+                               const vec_t<3, S>& p, kj_int32 f, S epsilon) {
   if (!nodes.data || f < 0) return S(1);
   auto vertex = [&](kj_int32 g, int k) { return mesh_face_vertex<S>(points, indices, g, k); };
   const vec_t<3, S> a = vertex(f, 0), b = vertex(f, 1), c = vertex(f, 2);
-  const S tol = epsilon * (sqrt(mesh_dot(b - a, b - a)) + sqrt(mesh_dot(c - a, c - a)) + sqrt(mesh_dot(c - b, c - b))) / S(3);
+  const S tol = mesh_sign_normal_tol(points, indices, f, epsilon);
   S u, v;
   triangle_closest(a, b, c, p, u, v);
   const vec_t<3, S> q = a * u + b * v + c * (S(1) - u - v);
@@ -226,6 +237,93 @@ KJ_FUNC S mesh_sign_normal(const array_t<vec_t<3, float> >& points, const array_
     }
   }
   return mesh_dot(p - q, n) < S(0) ? S(-1) : S(1);
+}
+
+/// The faces near the closest one, gathered during the closest-face traversal
+/// (mesh_closest_walk's hook): the traversal opens every box within the reach of the best face
+/// so far (its distance plus its tolerance), and up to kNear faces within that reach are kept
+/// with their key (squared distance, at least their leaf box's); anything measured and not kept
+/// lowers `missed`. The reach of the final face can exceed an earlier one (a larger face has a
+/// larger tolerance): the gathering is complete when nothing left out is within it.
+template <class S>
+struct MeshNearFaces {
+  static constexpr int kNear = 8;
+  const array_t<vec_t<3, float> >& points;
+  const array_t<kj_int32>& indices;
+  S epsilon;
+  S missed = S(3.0e38f);
+  int count = 0;
+  bool overflow = false;
+  kj_int32 at[kNear];  // positions in the item lists
+  S key[kNear];
+
+  KJ_FUNC MeshNearFaces(const array_t<vec_t<3, float> >& pts, const array_t<kj_int32>& idx, S eps)
+      : points(pts), indices(idx), epsilon(eps) {}
+
+  KJ_FUNC S bound(S best, kj_int32 face) {
+    if (face < 0) return best;
+    const S reach = sqrt(best) + mesh_sign_normal_tol(points, indices, face, epsilon);
+    return reach * reach;
+  }
+  KJ_FUNC void seen(kj_int32 k, S d2, S within) {
+    if (d2 > within) { left_out(d2); return; }
+    if (count == kNear) {  // drop the entries the reach has shrunk past
+      int kept = 0;
+      for (int i = 0; i < count; ++i) {
+        if (key[i] > within) { left_out(key[i]); continue; }
+        at[kept] = at[i];
+        key[kept++] = key[i];
+      }
+      count = kept;
+      if (count == kNear) { overflow = true; return; }
+    }
+    at[count] = k;
+    key[count++] = d2;
+  }
+  KJ_FUNC void left_out(S d2) { missed = mesh_min(missed, d2); }
+};
+
+/// mesh_query_point_sign_normal's discrete part in one traversal: the closest face strictly
+/// within max_dist as mesh_closest_face finds it, and the sign mesh_sign_normal gives it, encoded
+/// as one int32: -1 for no face, f for face f with sign 1, -(f + 2) for face f with sign -1.
+/// The faces within reach are summed in the order of their positions in the item lists (the
+/// order of mesh_sign_normal's depth-first walk over the trees kjit builds), so the sign has the
+/// same bits as that walk's; where the gathering was incomplete (more than kNear faces within
+/// reach, or a face or box left out that the final reach covers) that walk runs instead.
+template <class S>
+KJ_FUNC kj_int32 mesh_closest_sign_normal(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
+                                          const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
+                                          const vec_t<3, S>& p, S max_dist, S epsilon) {
+  MeshNearFaces<S> near(points, indices, epsilon);
+  const kj_int32 f = mesh_closest_walk(points, indices, bounds, nodes, p, max_dist, near);
+  if (f < 0) return -1;
+  S sign;
+  const S reach2 = near.bound(mesh_face_dist2(points, indices, f, p), f);
+  if (near.overflow || near.missed <= reach2) {
+    sign = mesh_sign_normal(points, indices, bounds, nodes, p, f, epsilon);
+  } else {
+    // Insertion sort by position: at most kNear entries.
+    for (int i = 1; i < near.count; ++i)
+      for (int j = i; j > 0 && near.at[j - 1] > near.at[j]; --j) {
+        const kj_int32 k = near.at[j]; near.at[j] = near.at[j - 1]; near.at[j - 1] = k;
+        const S d = near.key[j]; near.key[j] = near.key[j - 1]; near.key[j - 1] = d;
+      }
+    auto vertex = [&](kj_int32 g, int k) { return mesh_face_vertex<S>(points, indices, g, k); };
+    const S tol = mesh_sign_normal_tol(points, indices, f, epsilon);
+    vec_t<3, S> n;
+    for (int i = 0; i < 3; ++i) n.c[i] = S(0);
+    for (int i = 0; i < near.count; ++i) {
+      if (near.key[i] > reach2) continue;
+      const kj_int32 g = elem(nodes, kj_int64(near.at[i]));
+      mesh_add_pseudo_normal(vertex(g, 0), vertex(g, 1), vertex(g, 2), p, tol, n);
+    }
+    const vec_t<3, S> a = vertex(f, 0), b = vertex(f, 1), c = vertex(f, 2);
+    S u, v;
+    triangle_closest(a, b, c, p, u, v);
+    const vec_t<3, S> q = a * u + b * v + c * (S(1) - u - v);
+    sign = mesh_dot(p - q, n) < S(0) ? S(-1) : S(1);
+  }
+  return sign < S(0) ? -(f + 2) : f;
 }
 
 /// The end of node n's subtree in the depth-first layout kjit/dsl/mesh.hpp documents: a subtree

@@ -328,29 +328,32 @@ BvhTree bvh_build(const vec3f* lo, const vec3f* hi, int64_t n, bool parallel) {
 }
 
 void bvh_refit(BvhTree& tree, const vec3f* lo, const vec3f* hi) {
+  // The arrays' data in locals and the axes spelled out: the stores into the node bounds may
+  // alias the items' boxes for all the compiler knows, and GCC at -O2 kept loops over the axes.
+  const int32_t* links = tree.links.data();
+  vec3f* bounds = tree.bounds.data();
   for (int64_t node = tree.nodes - 1; node >= 0; --node) {
-    const int32_t l = tree.links[size_t(2 * node)], r = tree.links[size_t(2 * node + 1)];
+    const int32_t l = links[2 * node], r = links[2 * node + 1];
     vec3f blo, bhi;
     if (l < 0) {
-      for (int a = 0; a < 3; ++a) {
-        blo.c[a] = INFINITY;
-        bhi.c[a] = -INFINITY;
-      }
+      blo = vec3f(INFINITY, INFINITY, INFINITY);
+      bhi = vec3f(-INFINITY, -INFINITY, -INFINITY);
       for (int32_t k = -l - 1; k < -l - 1 + r; ++k) {
-        const int32_t i = tree.links[size_t(k)];
-        for (int a = 0; a < 3; ++a) {
-          blo.c[a] = std::min(blo.c[a], lo[i].c[a]);
-          bhi.c[a] = std::max(bhi.c[a], hi[i].c[a]);
-        }
+        const vec3f il = lo[links[k]], ih = hi[links[k]];
+        blo.c[0] = std::min(blo.c[0], il.c[0]);
+        blo.c[1] = std::min(blo.c[1], il.c[1]);
+        blo.c[2] = std::min(blo.c[2], il.c[2]);
+        bhi.c[0] = std::max(bhi.c[0], ih.c[0]);
+        bhi.c[1] = std::max(bhi.c[1], ih.c[1]);
+        bhi.c[2] = std::max(bhi.c[2], ih.c[2]);
       }
     } else {
-      for (int a = 0; a < 3; ++a) {
-        blo.c[a] = std::min(tree.bounds[size_t(2 * l)].c[a], tree.bounds[size_t(2 * r)].c[a]);
-        bhi.c[a] = std::max(tree.bounds[size_t(2 * l + 1)].c[a], tree.bounds[size_t(2 * r + 1)].c[a]);
-      }
+      const vec3f ll = bounds[2 * l], lh = bounds[2 * l + 1], rl = bounds[2 * r], rh = bounds[2 * r + 1];
+      blo = vec3f(std::min(ll.c[0], rl.c[0]), std::min(ll.c[1], rl.c[1]), std::min(ll.c[2], rl.c[2]));
+      bhi = vec3f(std::max(lh.c[0], rh.c[0]), std::max(lh.c[1], rh.c[1]), std::max(lh.c[2], rh.c[2]));
     }
-    tree.bounds[size_t(2 * node)] = blo;
-    tree.bounds[size_t(2 * node + 1)] = bhi;
+    bounds[2 * node] = blo;
+    bounds[2 * node + 1] = bhi;
   }
 }
 

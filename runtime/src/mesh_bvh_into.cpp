@@ -16,29 +16,43 @@ int64_t bvh_node_capacity(int64_t items) { return items > 0 ? 2 * items - 1 : 0;
 void triangle_boxes(const char* what, const vec3f* p, int64_t n_points, const int32_t* idx, int64_t n_indices,
                     std::vector<vec3f>& lo, std::vector<vec3f>& hi) {
   auto fail = [&](const std::string& m) { throw Error(ErrorKind::User, std::string(what) + ": " + m); };
-  for (int64_t i = 0; i < n_points; ++i)
-    for (int a = 0; a < 3; ++a)
-      if (std::isnan(p[i].c[a]))
-        fail("points[" + std::to_string(i) + "] has a NaN component; a mesh's points must be numbers");
+  // The checks run at every refit: first a pass without early exits (which the compiler can
+  // vectorize), then, only when it found something, the search for the first culprit to name.
+  bool nan = false;
+  for (int64_t i = 0; i < n_points; ++i) nan |= (p[i].c[0] != p[i].c[0]) | (p[i].c[1] != p[i].c[1]) | (p[i].c[2] != p[i].c[2]);
+  if (nan)
+    for (int64_t i = 0; i < n_points; ++i)
+      for (int a = 0; a < 3; ++a)
+        if (std::isnan(p[i].c[a]))
+          fail("points[" + std::to_string(i) + "] has a NaN component; a mesh's points must be numbers");
   const size_t faces = size_t(n_indices / 3);
+  // A negative index wraps to a large unsigned one: one comparison catches both ends.
+  uint64_t top = 0;
+  for (int64_t k = 0; k < 3 * int64_t(faces); ++k) top = std::max(top, uint64_t(int64_t(idx[k])));
+  if (top >= uint64_t(n_points))
+    for (size_t k = 0; k < 3 * faces; ++k)
+      if (idx[k] < 0 || int64_t(idx[k]) >= n_points)
+        fail("indices[" + std::to_string(k) + "] = " + std::to_string(idx[k]) + " is outside the points array (" +
+             std::to_string(n_points) + " points)");
   lo.resize(faces);
   hi.resize(faces);
+  vec3f* out_lo = lo.data();
+  vec3f* out_hi = hi.data();
   for (size_t f = 0; f < faces; ++f) {
     const int32_t* t = idx + 3 * f;
-    for (int k = 0; k < 3; ++k)
-      if (t[k] < 0 || int64_t(t[k]) >= n_points)
-        fail("indices[" + std::to_string(3 * f + size_t(k)) + "] = " + std::to_string(t[k]) +
-             " is outside the points array (" + std::to_string(n_points) + " points)");
     // The corners in locals and each box stored once: stores into lo and hi may alias the
     // points for all the compiler knows, which kept it reloading them (a refit every step).
+    // The axes spelled out: GCC at -O2 kept a loop over them.
     const vec3f a = p[t[0]], b = p[t[1]], c = p[t[2]];
     vec3f l, h;
-    for (int x = 0; x < 3; ++x) {
-      l.c[x] = std::min(std::min(a.c[x], b.c[x]), c.c[x]);
-      h.c[x] = std::max(std::max(a.c[x], b.c[x]), c.c[x]);
-    }
-    lo[f] = l;
-    hi[f] = h;
+    l.c[0] = std::min(std::min(a.c[0], b.c[0]), c.c[0]);
+    l.c[1] = std::min(std::min(a.c[1], b.c[1]), c.c[1]);
+    l.c[2] = std::min(std::min(a.c[2], b.c[2]), c.c[2]);
+    h.c[0] = std::max(std::max(a.c[0], b.c[0]), c.c[0]);
+    h.c[1] = std::max(std::max(a.c[1], b.c[1]), c.c[1]);
+    h.c[2] = std::max(std::max(a.c[2], b.c[2]), c.c[2]);
+    out_lo[f] = l;
+    out_hi[f] = h;
   }
 }
 

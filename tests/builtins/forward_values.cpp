@@ -179,7 +179,7 @@ TEST_CASE("every builtin call has forward-value cases") {
   const std::set<std::string> elsewhere = {"sample_cdf", "lower_bound", "block_dim", "breakpoint", "expect_near",
                                            "mesh_closest_face", "mesh_first_hit", "mesh_furthest_face",
                                            "mesh_ray_count", "mesh_ray_any", "mesh_sign_rays", "mesh_sign_parity",
-                                           "mesh_sign_normal", "mesh_winding_number", "bvh_next_leaf_box",
+                                           "mesh_closest_sign_normal", "mesh_winding_number", "bvh_next_leaf_box",
                                            "bvh_next_leaf_ray"};
   for (int b = 0; b < ir::kBuiltinCount; ++b) {
     const char* name = ir::builtin_info(ir::Builtin(b)).name;

@@ -30,7 +30,7 @@ TEST_CASE("the signed / furthest point, ray count and box / ray loop module comp
   for (const std::string& e : s.entry_points) adjoints += e.size() > 4 && e.compare(e.size() - 4, 4, "_adj") == 0;
   CHECK(adjoints >= 2);
   const std::string text = s.text.empty() && s.generate ? s.generate() : s.text;
-  for (const char* f : {"kj::mesh_sign_rays", "kj::mesh_sign_normal", "kj::mesh_sign_parity", "kj::mesh_furthest_face",
+  for (const char* f : {"kj::mesh_sign_rays", "kj::mesh_closest_sign_normal", "kj::mesh_sign_parity", "kj::mesh_furthest_face",
                         "kj::mesh_ray_count", "kj::mesh_ray_any", "kj::bvh_next_leaf_box", "kj::bvh_next_leaf_ray"}) {
     CAPTURE(f);
     CHECK(text.find(f) != std::string::npos);

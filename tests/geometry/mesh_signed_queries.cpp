@@ -146,6 +146,48 @@ TEST_CASE("mesh_query_point, _sign_normal, _sign_parity, _sign_winding_number: t
   }
 }
 
+TEST_CASE("mesh_query_point_sign_normal where the faces within reach outnumber what one walk keeps: apexes of 16 faces") {
+  // A closed bipyramid over a 16-gon: each apex is shared by 16 faces, more than the 8 faces
+  // the closest-face walk keeps, so points near an apex take the second walk; points near the
+  // ring's vertices (4 faces) and edges take the faces the first walk kept. Signs against the
+  // winding number.
+  SoupMesh m;
+  const int sides = 16;
+  for (int i = 0; i < sides; ++i) {
+    const double a = 2 * 3.14159265358979 * i / sides;
+    m.points.insert(m.points.end(), {float(std::cos(a)), float(std::sin(a)), 0.0f});
+  }
+  m.points.insert(m.points.end(), {0.0f, 0.0f, 1.0f, 0.0f, 0.0f, -1.0f});
+  for (int i = 0; i < sides; ++i) {
+    const int j = (i + 1) % sides;
+    m.indices.insert(m.indices.end(), {i, j, sides, j, i, sides + 1});
+  }
+  Mesh mesh(points_of(m), from_vector(m.indices));
+  std::mt19937 rng(11);
+  std::normal_distribution<double> g;
+  std::vector<vec3f> pts;
+  for (int i = 0; i < 240; ++i) {
+    const int v = i % 3 == 0 ? sides : i % 3 == 1 ? sides + 1 : i % sides;  // apexes, ring vertices
+    const D3 c = m.point(v);
+    D3 d{g(rng), g(rng), g(rng)};
+    const double len = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    const double r = i % 2 ? 1e-3 : 2e-2;
+    pts.push_back(f3({c[0] + r * d[0] / len, c[1] + r * d[1] / len, c[2] + r * d[2] / len}));
+  }
+  PointResults r = run_points(mesh, pts, 10.0f, 1);
+  int checked = 0, inside = 0;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    CAPTURE(i);
+    if (brute_closest(m, d3(pts[i])).first < 1e-5) continue;  // on the surface: either sign
+    const bool in = winding_number(m, d3(pts[i])) > 0.5;
+    ++checked;
+    inside += in;
+    CHECK(r.uvs[i].c[2] == (in ? -1.0f : 1.0f));
+  }
+  CHECK(checked >= 230);
+  CHECK(inside >= 20);
+}
+
 TEST_CASE("signed queries on an open soup: the closest point as the unsigned query's, a sign of +-1, and misses") {
   std::mt19937 rng(77);
   SoupMesh m = random_soup(rng, 120);

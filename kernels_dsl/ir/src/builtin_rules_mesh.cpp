@@ -30,10 +30,10 @@ KJIT_RULE(mesh_sign_query) {
   return fail(error, fn, "a mesh's points, indices, node bounds and node links and a 3-vector point", a, n);
 }
 
-KJIT_RULE(mesh_face_sign_query) {
-  if (n == 7 && mesh_arrays(a) && vec_of(a[4], 3) && a[5] == Type::scalar_of(Scalar::I32) && a[6] == scalar_like(a[4]))
-    return scalar_like(a[4]);
-  return fail(error, fn, "a mesh's points, indices, node bounds and node links, a 3-vector point, its closest face (int32) and a tolerance of the point's scalar type", a, n);
+KJIT_RULE(mesh_signed_point_query) {
+  if (n == 7 && mesh_arrays(a) && vec_of(a[4], 3) && a[5] == scalar_like(a[4]) && a[6] == scalar_like(a[4]))
+    return Type::scalar_of(Scalar::I32);
+  return fail(error, fn, "a mesh's points, indices, node bounds and node links, a 3-vector point, a distance and a tolerance of its scalar type", a, n);
 }
 
 KJIT_RULE(mesh_winding_query) {

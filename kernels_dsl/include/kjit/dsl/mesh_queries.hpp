@@ -158,14 +158,16 @@ inline Value<MeshQueryPoint> mesh_query_point_sign_parity(const Value<Mesh>& m, 
 /// mesh_query_point whose sign comes from the closest faces' normals: -1 when the point lies
 /// behind the angle-weighted pseudo-normal of the faces as close as the closest one (within
 /// epsilon times its mean edge length), so that points nearest an edge or vertex get the right
-/// sign on closed, consistently oriented meshes. One more traversal near the point.
+/// sign on closed, consistently oriented meshes. One traversal finds the closest face and
+/// gathers those near it (the prelude's mesh_closest_sign_normal, which encodes both).
 inline Value<MeshQueryPoint> mesh_query_point_sign_normal(const Value<Mesh>& m, const Vec3f& point,
                                                           Operand<float> max_dist, Operand<float> epsilon = 1.0e-3f) {
-  return detail::mesh_signed_query(m, point, max_dist, [&](const Int& face, Loc loc) {
-    return detail::call<float>(ir::Builtin::MeshSignNormal, loc, m.points(loc).id(), m.indices(loc).id(),
-                               m.bvh_bounds(loc).id(), m.bvh_nodes(loc).id(), point.use(loc), face.use(loc),
-                               epsilon.id);
-  });
+  Loc loc = max_dist.loc;
+  Int code = detail::call<int32_t>(ir::Builtin::MeshClosestSignNormal, loc, m.points(loc).id(), m.indices(loc).id(),
+                                   m.bvh_bounds(loc).id(), m.bvh_nodes(loc).id(), point.use(loc), max_dist.id,
+                                   epsilon.id);
+  Bool behind = code < -1;
+  return detail::mesh_point_result(m, where(behind, -code - 2, code), point, where(behind, Float(-1.0f), Float(1.0f)), loc);
 }
 
 /// mesh_query_point whose sign comes from the mesh's generalized winding number around the point
