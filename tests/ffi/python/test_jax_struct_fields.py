@@ -3,8 +3,9 @@ given JAX values at every depth of tests::structs::scene_force's Scene (offset, 
 body.spring.k, pull.k) and tests::structs::affine's Affine (scale, shift, an int stride) are
 operands, as a value parameter of its own is: the static call's bits, one compilation under jit
 for every value, their gradients against float64 central differences, jvp against float64
-forward differences, vmap over a batched field against a loop bit for bit, static and traced
-fields mixed, and the errors for a traced field of the wrong dtype or shape, naming its path."""
+forward differences, a Hessian against second differences, vmap over a batched field against a
+loop bit for bit, static and traced fields mixed, and the errors for a traced field of the wrong
+dtype or shape, naming its path."""
 
 from __future__ import annotations
 
@@ -129,6 +130,29 @@ class TracedFieldTests(unittest.TestCase):
         d = np.asarray(self.a["x"], np.float64) - np.asarray(self.a["rest"], np.float64)
         want_k = d * (0.75 * np.asarray(self.a["weights"], np.float64) * np.sum(d * d, -1))[:, None]
         np.testing.assert_allclose(np.asarray(t_k, np.float64), want_k, rtol=1e-5, atol=1e-6)
+
+    def test_hessian_in_two_fields_against_float64_second_differences(self) -> None:
+        # Reverse over forward through the tangent kernel's adjoint: both structs' traced leaves.
+        cot = np.random.default_rng(11).normal(size=(N, 3))
+
+        def loss(v):  # noqa: ANN001, ANN202
+            return jnp.sum(self.call(f32(PLAIN["offset"]), v[0], v[1], PLAIN["pull_k"]) * f32(cot))
+
+        v0 = np.array([PLAIN["scale"], PLAIN["k"]])
+        hess = np.asarray(jax.hessian(loss)(f32(v0)), np.float64)
+
+        def ref(v: np.ndarray) -> float:
+            return float(np.sum(force_ref(self.a, PLAIN["offset"], v[0], v[1], PLAIN["pull_k"]) * cot))
+
+        h = 1e-4
+        want = np.zeros((2, 2))
+        for i in range(2):
+            for j in range(2):
+                e_i, e_j = np.eye(2)[i] * h, np.eye(2)[j] * h
+                want[i, j] = (ref(v0 + e_i + e_j) - ref(v0 + e_i - e_j) - ref(v0 - e_i + e_j)
+                              + ref(v0 - e_i - e_j)) / (4 * h * h)
+        self.assertGreater(abs(want[0, 1]), 0.1)
+        np.testing.assert_allclose(hess, want, rtol=1e-4, atol=1e-4)
 
     def test_vmap_over_a_batched_field_matches_a_loop_bit_for_bit(self) -> None:
         ks = f32([1.5, -2.0, 0.25])
