@@ -49,6 +49,29 @@ struct SceneData {
     b.arg(xla::kF32, {n, 3}, x.data()).arg(xla::kF32, {n, 3}, rest.data());
     b.arg(xla::kF32, {n}, weights.data()).arg(xla::kF32, {n, 3}, pull.data());
   }
+  /// The FFI launch with every plain leaf an attribute: its output.
+  std::vector<vec3f> static_call() {
+    std::vector<vec3f> out(size_t(n), vec3f(7, 7, 7));
+    FrameBuilder b;
+    inputs(b);
+    b.ret(xla::kF32, {n, 3}, out.data());
+    statics(b);
+    auto o = call(&kjit_xla_launch_cpu, b.frame());
+    REQUIRE_MESSAGE(o.ok, o.message);
+    return out;
+  }
+  /// The C++ launch's struct over arrays `rest`, `w` and `pull`.
+  tests::structs::Scene host(const NdArray& rest, const NdArray& w, const NdArray& pull) const {
+    tests::structs::Scene s;
+    s.offset = offset;
+    s.body.scale = scale;
+    s.body.spring.k = k;
+    s.pull.k = pull_k;
+    s.body.spring.rest = rest;
+    s.body.weights = w;
+    s.pull.rest = pull;
+    return s;
+  }
   /// The plain leaves as attributes, each named by its path.
   void statics(FrameBuilder& b, bool with_spring_k = true) {
     b.attr_string("kjit_kernel", "tests::structs::scene_force");
@@ -99,26 +122,12 @@ TEST_CASE("nested struct leaves give the C++ launch's results bit for bit, forwa
   for (int n : {5, 37}) {
     CAPTURE(n);
     SceneData d(n);
-    std::vector<vec3f> out(size_t(n), vec3f(7, 7, 7));
-    FrameBuilder b;
-    d.inputs(b);
-    b.ret(xla::kF32, {n, 3}, out.data());
-    d.statics(b);
-    auto o = call(&kjit_xla_launch_cpu, b.frame());
-    REQUIRE_MESSAGE(o.ok, o.message);
-
-    tests::structs::Scene s;
-    s.offset = d.offset;
-    s.body.scale = d.scale;
-    s.body.spring.k = d.k;
-    s.pull.k = d.pull_k;
+    std::vector<vec3f> out = d.static_call();
     NdArray xa = from_vector(d.x), rest = from_vector(d.rest), w = from_vector(d.weights), pull = from_vector(d.pull);
     rest.requires_grad();
     w.requires_grad();
     pull.requires_grad();
-    s.body.spring.rest = rest;
-    s.body.weights = w;
-    s.pull.rest = pull;
+    const tests::structs::Scene s = d.host(rest, w, pull);
     NdArray oc = zeros<vec3f>({n});
     launch(tests::structs::scene_force, n, xa, s, oc);
     CHECK(same_bits(oc.to_vector<vec3f>(), out));
@@ -148,7 +157,7 @@ TEST_CASE("nested struct leaves give the C++ launch's results bit for bit, forwa
     ab.ret(xla::kF32, {n, 3}, gx.data()).ret(xla::kF32, {n, 3}, grest.data());
     ab.ret(xla::kF32, {n}, gw.data()).ret(xla::kF32, {n, 3}, gpull.data());
     d.statics(ab);
-    o = call(&kjit_xla_adjoint_cpu, ab.frame());
+    auto o = call(&kjit_xla_adjoint_cpu, ab.frame());
     REQUIRE_MESSAGE(o.ok, o.message);
 
     NdArray gxa = zeros<vec3f>({n});
@@ -201,13 +210,8 @@ TEST_CASE("traced plain leaves at every depth give the static call's bits; their
   test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
   const int n = 37;
   SceneData d(n);
-  std::vector<vec3f> want(size_t(n), vec3f(7, 7, 7)), out(want);
-  FrameBuilder sb;
-  d.inputs(sb);
-  sb.ret(xla::kF32, {n, 3}, want.data());
-  d.statics(sb);
-  auto o = call(&kjit_xla_launch_cpu, sb.frame());
-  REQUIRE_MESSAGE(o.ok, o.message);
+  std::vector<vec3f> want = d.static_call();
+  std::vector<vec3f> out(size_t(n), vec3f(7, 7, 7));
   // s.offset (parameter 1), s.body.spring.k (4) and s.pull.k (7) traced; s.body.scale static.
   auto traced = [&](FrameBuilder& b) {
     b.arg(xla::kF32, {3}, d.offset.c).arg(xla::kF32, {}, &d.k).arg(xla::kF32, {}, &d.pull_k);
@@ -218,7 +222,7 @@ TEST_CASE("traced plain leaves at every depth give the static call's bits; their
   d.inputs(tb);
   tb.ret(xla::kF32, {n, 3}, out.data());
   traced(tb);
-  o = call(&kjit_xla_launch_cpu, tb.frame());
+  auto o = call(&kjit_xla_launch_cpu, tb.frame());
   REQUIRE_MESSAGE(o.ok, o.message);
   CHECK(same_bits(want, out));
 
@@ -239,16 +243,9 @@ TEST_CASE("traced plain leaves at every depth give the static call's bits; their
   o = call(&kjit_xla_adjoint_cpu, ab.frame());
   REQUIRE_MESSAGE(o.ok, o.message);
 
-  tests::structs::Scene s, ds{};
-  s.offset = d.offset;
-  s.body.scale = d.scale;
-  s.body.spring.k = d.k;
-  s.pull.k = d.pull_k;
   NdArray xa = from_vector(d.x), rest = from_vector(d.rest), w = from_vector(d.weights), pull = from_vector(d.pull);
   rest.requires_grad();
-  s.body.spring.rest = rest;
-  s.body.weights = w;
-  s.pull.rest = pull;
+  tests::structs::Scene s = d.host(rest, w, pull), ds{};
   NdArray gxa = zeros<vec3f>({n});
   launch_adjoint(tests::structs::scene_force, n, {xa, s, from_vector(want)}, {gxa, &ds, from_vector(seed)});
   CHECK(same_bits(gxa.to_vector<vec3f>(), gx));
