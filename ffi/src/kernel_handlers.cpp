@@ -37,14 +37,21 @@ kjit::detail::EntryRun entry_run(Plan& plan, const Device& device, void* stream)
   return run;
 }
 
-/// Selects batch item `b` (SelectBatch): its buffers, and on the cpu its values' gradients,
-/// whose slots hold the item's result buffers that the partial sums are added into.
+/// Selects batch item `b` (SelectBatch): its buffers and traced struct leaves, and on the cpu
+/// its values' gradients, whose slots (or, for struct leaves, destinations) hold the item's
+/// result buffers that the partial sums are added into.
 kjit::detail::ValueSums* select_batch(void* context, int64_t b) {
   Plan& plan = *static_cast<Plan*>(context);
   if (plan.batch_rank) plan.select_batch(b);
+  plan.copy_leaves();
   plan.sums.clear();
-  for (int v = 0; v < plan.value_grad_count; ++v)
-    plan.sums.add(plan.value_grads[v].slot, *plan.value_grads[v].slot, plan.value_grads[v].type);
+  for (int v = 0; v < plan.value_grad_count; ++v) {
+    const ValueGradient& g = plan.value_grads[v];
+    if (g.offset < 0)
+      plan.sums.add(g.slot, *g.slot, g.type);
+    else
+      plan.sums.add_field(g.slot, g.type, size_t(g.offset), g.bytes, g.destination);
+  }
   return &plan.sums;
 }
 
@@ -73,6 +80,13 @@ int cuda_ordinal(const xla::CallFrame* frame) {
 void run_cuda(const xla::CallFrame* frame, bool adjoint) {
   Plan& plan = thread_plan();
   adjoint ? plan_adjoint(frame, plan) : plan_forward(frame, plan);
+  if (plan.leaf_copy_count) {
+    const ParamInfo& p = plan.kernel->params[size_t(plan.leaf_copies[0].param)];
+    invalid((adjoint ? "kjit adjoint of kernel '" : "kjit kernel '") + plan.kernel->name + "': struct field '" +
+            p.name + "' (" + p.type.str() + ") is traced, which the cpu platform takes but CUDA does not yet: a "
+            "struct travels by value in the launch's parameters, and the host cannot read a traced value without "
+            "waiting for the stream. Pass a Python or NumPy number, or the value as a parameter of its own");
+  }
   const int ordinal = cuda_ordinal(frame);
   void* stream = stream_of(frame);
   for (int i = 0; i < plan.fill_count; ++i) {

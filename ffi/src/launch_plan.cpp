@@ -165,6 +165,30 @@ class Packer {
     desc->grad = g->data;
     batched(&desc->grad, p, *g, grad_batch_rank, shape_of);
   }
+  /// A struct's traced plain leaf: its value, read from `b` into `at` (inside a struct_value)
+  /// before each batch item (Plan::copy_leaves).
+  void field_value(unsigned char* at, int param, const ParamInfo& p, const xla::Buffer& b, int batch_rank,
+                   const Plan& shape_of) {
+    LeafCopy& c = plan_.leaf_copies[plan_.leaf_copy_count++];
+    c = LeafCopy{at, b.data, size_t(p.element_bytes), param};
+    batched(&c.src, p, b, batch_rank, shape_of);
+  }
+  /// A flattened struct's adjoint slot: null, or (some of its plain leaves traced and
+  /// differentiable) where the sum of the struct's adjoint goes, each such leaf's part of it
+  /// added into its gradient result `grads[leaf]` (batch rank `grad_br[leaf]`).
+  void struct_adjoint(const KernelInfo& k, const PackedParam& pp, const xla::Buffer* const* grads,
+                      const int* grad_br, const Plan& shape_of) {
+    auto** slot = reinterpret_cast<void**>(next(sizeof(void*)));
+    *slot = nullptr;
+    const ir::Type& type = k.def->params()[size_t(k.params[size_t(pp.first)].kparam)].type;
+    for (int fi = pp.first; fi < pp.first + pp.count; ++fi) {
+      const ParamInfo& p = k.params[size_t(fi)];
+      if (p.is_array || !grads[fi]) continue;
+      ValueGradient& v = plan_.value_grads[plan_.value_grad_count++];
+      v = ValueGradient{slot, type, p.offset, size_t(p.element_bytes), grads[fi]->data};
+      batched(&v.destination, p, *grads[fi], grad_br[fi], shape_of);
+    }
+  }
   /// A value's adjoint slot: the destination of its gradient (a result buffer), or null.
   void value_adjoint(const ParamInfo& p, const xla::Buffer* g, int batch_rank, const Plan& shape_of) {
     auto** slot = reinterpret_cast<void**>(next(sizeof(void*)));
@@ -200,7 +224,7 @@ class Packer {
 void reset(Plan& plan, const KernelInfo& k, bool adjoint) {
   plan.kernel = &k;
   plan.adjoint = adjoint;
-  plan.batched_count = plan.value_grad_count = plan.fill_count = plan.pointer_count = 0;
+  plan.batched_count = plan.value_grad_count = plan.leaf_copy_count = plan.fill_count = plan.pointer_count = 0;
   plan.batch_rank = 0;
   plan.batch_count = 1;
   plan.block_dim = 0;
@@ -378,23 +402,36 @@ void read_block_dim(const xla::CallFrame* f, Plan& plan) {
   }
 }
 
+/// `g`, to be zeroed before the launch (a gradient or an output the launch adds into or reads).
+const xla::Buffer* zeroed(Plan& plan, const xla::Buffer* g) {
+  Fill& fl = plan.fills[plan.fill_count++];
+  fl.dst = g->data;
+  fl.src = nullptr;
+  fl.bytes = size_t(elements(*g)) * size_t(dtype_bytes(g->dtype));
+  return g;
+}
+
 /// Packs flattened struct parameter `pp` into one value slot, each leaf at its offset in the
 /// outermost struct (a nested struct's leaves too): each array leaf the descriptor
 /// of its input buffer (ins[place], batch rank in_br[place]) with, in an adjoint call, its
 /// gradient result grads[field param] as the descriptor's gradient buffer; each plain field
-/// read from its attribute. A field is an input the kernel reads: never traced, in/out or an
-/// output, and never written (XLA's inputs are read-only).
+/// read from its attribute, or, traced, from its buffer (traced[t], t counting the call's
+/// traced values) before each batch item. An array field is an input the kernel reads: never
+/// in/out or an output, and never written (XLA's inputs are read-only).
 void pack_struct(Packer& pk, const Plan& plan, const KernelInfo& k, const PackedParam& pp, const Where& pre,
                  const xla::Attrs& attrs, const Layout& L, const xla::Buffer* const* ins, const int* in_br,
-                 const xla::Buffer* const* grads, const int* grad_br) {
+                 const xla::Buffer* const* grads, const int* grad_br, const xla::Buffer* const* traced,
+                 const int* traced_br, size_t& t) {
   unsigned char* value = pk.struct_value(size_t(pp.struct_bytes));
   for (int fi = pp.first; fi < pp.first + pp.count; ++fi) {
     const ParamInfo& p = k.params[size_t(fi)];
     if (!p.is_array) {
-      if (L.is_traced[fi])
-        invalid(pre + "struct field '" + p.name + "' (" + p.type.str() + ") is traced, but a struct's plain fields "
-                "travel as static attributes: pass a Python or NumPy number");
-      read_static(pre, attrs, p, value + p.offset);
+      if (L.is_traced[fi]) {
+        pk.field_value(value + p.offset, fi, p, *traced[t], traced_br[t], plan);
+        ++t;
+      } else {
+        read_static(pre, attrs, p, value + p.offset);
+      }
       continue;
     }
     const int q = L.pos[fi];
@@ -422,6 +459,10 @@ void Plan::select_batch(int64_t b) {
     for (int d = 0; d < batch_rank; ++d) off += idx[d] * batched[i].batch_stride[d];
     *batched[i].where = batched[i].base + off;
   }
+}
+
+void Plan::copy_leaves() const {
+  for (int i = 0; i < leaf_copy_count; ++i) std::memcpy(leaf_copies[i].dst, leaf_copies[i].src, leaf_copies[i].bytes);
 }
 
 void plan_forward(const xla::CallFrame* f, Plan& plan) {
@@ -491,10 +532,10 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
   Packer pk(plan);
   ByParam by;
   std::memcpy(pk.next(sizeof(kj::launch_bounds_t)), &plan.bounds, sizeof(kj::launch_bounds_t));
-  int tr_i = 0;
+  size_t tr_i = 0;
   for (const PackedParam& pp : k.packed) {
     if (pp.struct_bytes) {
-      pack_struct(pk, plan, k, pp, pre, f->attrs, L, ins, in_br, nullptr, nullptr);
+      pack_struct(pk, plan, k, pp, pre, f->attrs, L, ins, in_br, nullptr, nullptr, traced, traced_br, tr_i);
       continue;
     }
     const size_t pi = size_t(pp.first);
@@ -523,12 +564,7 @@ void plan_forward(const xla::CallFrame* f, Plan& plan) {
       b = rets[L.n_io + (q - L.nin)];
       br = ret_br[L.n_io + (q - L.nin)];
       // Outputs the kernel accumulates into or reads start at zero (XLA leaves them undefined).
-      if (p.use.accumulates || p.use.other_atomics || p.use.loads) {
-        Fill& fl = plan.fills[plan.fill_count++];
-        fl.dst = b->data;
-        fl.src = nullptr;
-        fl.bytes = size_t(elements(*b)) * size_t(dtype_bytes(b->dtype));
-      }
+      if (p.use.accumulates || p.use.other_atomics || p.use.loads) zeroed(plan, b);
     }
     check_not_empty(plan, k, int(pi), *b);
     by.set(int(pi), b, br, output ? "output" : "array argument");
@@ -647,11 +683,7 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
     const ParamInfo& p = k.params[size_t(pi)];
     if (p.field < 0 || !p.differentiable) continue;
     const int ri = grad_of[pi];
-    const xla::Buffer* g = rets[ri];
-    Fill& fl = plan.fills[plan.fill_count++];
-    fl.dst = g->data;
-    fl.src = nullptr;
-    fl.bytes = size_t(elements(*g)) * size_t(dtype_bytes(g->dtype));
+    const xla::Buffer* g = zeroed(plan, rets[ri]);
     same_dims(p, *g, ret_br[ri], *bufs[i], br[i], "gradient");
     field_grads[pi] = g;
     field_grad_br[pi] = ret_br[ri];
@@ -662,7 +694,7 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
     if (pp.struct_bytes) {
       for (int fi = pp.first; fi < pp.first + pp.count; ++fi)
         if (!k.params[size_t(fi)].differentiable) field_grads[fi] = nullptr;
-      pack_struct(pk, plan, k, pp, pre, f->attrs, L, bufs, br, field_grads, field_grad_br);
+      pack_struct(pk, plan, k, pp, pre, f->attrs, L, bufs, br, field_grads, field_grad_br, traced, traced_br, ti);
       continue;
     }
     const size_t pi = size_t(pp.first);
@@ -687,18 +719,21 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
   for (const PackedParam& pp : k.packed) {
     const size_t pi = size_t(pp.first);
     const ParamInfo& p = k.params[pi];
-    if (pp.struct_bytes) {  // no value gradient: its fields are static, its arrays' gradients set above
-      pk.value_adjoint(p, nullptr, 0, plan);
+    if (pp.struct_bytes) {  // its arrays' gradients are set above; its traced plain leaves' go here
+      const xla::Buffer* leaf_grads[kMaxParams];
+      int leaf_br[kMaxParams];
+      for (int fi = pp.first; fi < pp.first + pp.count; ++fi) {
+        const ParamInfo& leaf = k.params[size_t(fi)];
+        leaf_grads[fi] = nullptr;
+        if (leaf.is_array || !L.is_traced[fi] || !leaf.differentiable) continue;
+        leaf_br[fi] = ret_br[vi];
+        leaf_grads[fi] = zeroed(plan, rets[vi++]);
+      }
+      pk.struct_adjoint(k, pp, leaf_grads, leaf_br, plan);
       continue;
     }
     if (!p.is_array) {
-      const xla::Buffer* g = L.is_traced[pi] && p.differentiable ? rets[vi++] : nullptr;
-      if (g) {
-        Fill& fl = plan.fills[plan.fill_count++];
-        fl.dst = g->data;
-        fl.src = nullptr;
-        fl.bytes = size_t(elements(*g)) * size_t(dtype_bytes(g->dtype));
-      }
+      const xla::Buffer* g = L.is_traced[pi] && p.differentiable ? zeroed(plan, rets[vi++]) : nullptr;
       pk.value_adjoint(p, g, g ? ret_br[vi - 1] : 0, plan);
       continue;
     }
@@ -709,11 +744,8 @@ void plan_adjoint(const xla::CallFrame* f, Plan& plan) {
     }
     if (arr < L.nin) {
       const int ri = grad_of[pi];
-      const xla::Buffer* g = rets[ri];
-      Fill& fl = plan.fills[plan.fill_count++];
-      fl.dst = g->data;
-      fl.bytes = size_t(elements(*g)) * size_t(dtype_bytes(g->dtype));
-      fl.src = nullptr;
+      const xla::Buffer* g = zeroed(plan, rets[ri]);
+      Fill& fl = plan.fills[plan.fill_count - 1];  // seeded with the cotangent instead, in place
       if (L.is_in_out[pi]) {
         int c = 0;
         while (L.io[c] != int64_t(pi)) ++c;

@@ -39,10 +39,24 @@ struct BatchedPointer {
 };
 
 /// The adjoint slot of a traced, differentiable value parameter: it holds the destination of
-/// the parameter's gradient (a result buffer), which the cpu handler hands to ValueSums.
+/// the parameter's gradient (a result buffer), which the cpu handler hands to ValueSums. For a
+/// traced plain leaf of a flattened struct the slot is the struct's, and the leaf's gradient
+/// is the struct's sum's bytes [offset, offset + bytes), added into `destination`.
 struct ValueGradient {
   void** slot = nullptr;  ///< inside Plan::storage
-  ir::Type type;          ///< the parameter's type
+  ir::Type type;          ///< the parameter's type (the struct's, for a leaf)
+  int offset = -1;        ///< a struct leaf's byte offset in the struct; -1: the whole value
+  size_t bytes = 0;       ///< a struct leaf's bytes
+  void* destination = nullptr;  ///< a struct leaf's result buffer (moves with the batch item)
+};
+
+/// A traced plain leaf of a flattened struct: the struct travels by value in the launch's
+/// parameters, so the cpu handler copies the leaf's value there before each batch item.
+struct LeafCopy {
+  unsigned char* dst = nullptr;  ///< inside Plan::storage: the leaf in its struct's value
+  void* src = nullptr;           ///< the leaf's buffer (moves with the batch item)
+  size_t bytes = 0;
+  int param = 0;                 ///< the leaf, for messages
 };
 
 /// A buffer to set before the launch: zeroed, or filled with a copy of `src`.
@@ -67,6 +81,8 @@ struct Plan {
   int batched_count = 0;
   ValueGradient value_grads[kMaxParams];
   int value_grad_count = 0;
+  LeafCopy leaf_copies[kMaxParams];
+  int leaf_copy_count = 0;
   kjit::detail::ValueSums sums;  ///< the cpu's partial sums, reused from call to call
   Fill fills[2 * kMaxParams];
   int fill_count = 0;
@@ -78,6 +94,9 @@ struct Plan {
 
   /// Points every batched pointer at batch item `b`.
   void select_batch(int64_t b);
+  /// Copies the traced struct leaves of the selected batch item into their structs (host
+  /// memory: the cpu only).
+  void copy_leaves() const;
 };
 
 /// The start of a handler's error messages ("kjit kernel 'demo::saxpy': "), built only when

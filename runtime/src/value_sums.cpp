@@ -56,10 +56,22 @@ void ValueSums::add(void** slot, void* destination, const ir::Type& type) {
   sums_.push_back(Sum{slot, destination, type.element(), 0});
 }
 
+void ValueSums::add_field(void** slot, const ir::Type& type, size_t offset, size_t bytes, void* destination) {
+  sums_.push_back(Sum{slot, destination, type.element(), 0, offset, bytes});
+}
+
 void ValueSums::prepare(int64_t size) {
   partials_ = kj::reduce_partials(size);
   size_t bytes = 0;
-  for (Sum& s : sums_) {
+  for (size_t i = 0; i < sums_.size(); ++i) {
+    Sum& s = sums_[i];
+    // A struct's fields asked for one by one share the struct's partials.
+    const auto same = std::find_if(sums_.begin(), sums_.begin() + std::ptrdiff_t(i),
+                                   [&](const Sum& o) { return o.slot == s.slot; });
+    if (same != sums_.begin() + std::ptrdiff_t(i)) {
+      s.offset = same->offset;
+      continue;
+    }
     s.offset = bytes;
     const size_t each = size_t(ir::adjoint_sum_type(s.type).element_bytes());
     bytes += (size_t(partials_) * each + 7) / 8 * 8;
@@ -78,9 +90,11 @@ void ValueSums::finish() {
     const size_t each = size_t(ir::adjoint_sum_type(s.type).element_bytes());
     auto* dst = static_cast<unsigned char*>(s.destination);
     for (const Component& c : comps) {
+      if (c.dst_offset < s.field_offset || c.dst_offset - s.field_offset >= s.field_bytes) continue;
       double total = 0;
       for (int64_t k = 0; k < partials_; ++k) total += read(c.sum_kind, base + s.offset + size_t(k) * each + c.sum_offset);
-      write(c.dst_kind, dst + c.dst_offset, read(c.dst_kind, dst + c.dst_offset) + total);
+      unsigned char* at = dst + (c.dst_offset - s.field_offset);
+      write(c.dst_kind, at, read(c.dst_kind, at) + total);
     }
   }
 }

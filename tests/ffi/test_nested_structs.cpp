@@ -49,6 +49,29 @@ struct SceneData {
     b.arg(xla::kF32, {n, 3}, x.data()).arg(xla::kF32, {n, 3}, rest.data());
     b.arg(xla::kF32, {n}, weights.data()).arg(xla::kF32, {n, 3}, pull.data());
   }
+  /// The FFI launch with every plain leaf an attribute: its output.
+  std::vector<vec3f> static_call() {
+    std::vector<vec3f> out(size_t(n), vec3f(7, 7, 7));
+    FrameBuilder b;
+    inputs(b);
+    b.ret(xla::kF32, {n, 3}, out.data());
+    statics(b);
+    auto o = call(&kjit_xla_launch_cpu, b.frame());
+    REQUIRE_MESSAGE(o.ok, o.message);
+    return out;
+  }
+  /// The C++ launch's struct over arrays `rest`, `w` and `pull`.
+  tests::structs::Scene host(const NdArray& rest, const NdArray& w, const NdArray& pull) const {
+    tests::structs::Scene s;
+    s.offset = offset;
+    s.body.scale = scale;
+    s.body.spring.k = k;
+    s.pull.k = pull_k;
+    s.body.spring.rest = rest;
+    s.body.weights = w;
+    s.pull.rest = pull;
+    return s;
+  }
   /// The plain leaves as attributes, each named by its path.
   void statics(FrameBuilder& b, bool with_spring_k = true) {
     b.attr_string("kjit_kernel", "tests::structs::scene_force");
@@ -99,26 +122,12 @@ TEST_CASE("nested struct leaves give the C++ launch's results bit for bit, forwa
   for (int n : {5, 37}) {
     CAPTURE(n);
     SceneData d(n);
-    std::vector<vec3f> out(size_t(n), vec3f(7, 7, 7));
-    FrameBuilder b;
-    d.inputs(b);
-    b.ret(xla::kF32, {n, 3}, out.data());
-    d.statics(b);
-    auto o = call(&kjit_xla_launch_cpu, b.frame());
-    REQUIRE_MESSAGE(o.ok, o.message);
-
-    tests::structs::Scene s;
-    s.offset = d.offset;
-    s.body.scale = d.scale;
-    s.body.spring.k = d.k;
-    s.pull.k = d.pull_k;
+    std::vector<vec3f> out = d.static_call();
     NdArray xa = from_vector(d.x), rest = from_vector(d.rest), w = from_vector(d.weights), pull = from_vector(d.pull);
     rest.requires_grad();
     w.requires_grad();
     pull.requires_grad();
-    s.body.spring.rest = rest;
-    s.body.weights = w;
-    s.pull.rest = pull;
+    const tests::structs::Scene s = d.host(rest, w, pull);
     NdArray oc = zeros<vec3f>({n});
     launch(tests::structs::scene_force, n, xa, s, oc);
     CHECK(same_bits(oc.to_vector<vec3f>(), out));
@@ -148,7 +157,7 @@ TEST_CASE("nested struct leaves give the C++ launch's results bit for bit, forwa
     ab.ret(xla::kF32, {n, 3}, gx.data()).ret(xla::kF32, {n, 3}, grest.data());
     ab.ret(xla::kF32, {n}, gw.data()).ret(xla::kF32, {n, 3}, gpull.data());
     d.statics(ab);
-    o = call(&kjit_xla_adjoint_cpu, ab.frame());
+    auto o = call(&kjit_xla_adjoint_cpu, ab.frame());
     REQUIRE_MESSAGE(o.ok, o.message);
 
     NdArray gxa = zeros<vec3f>({n});
@@ -185,15 +194,101 @@ TEST_CASE("malformed calls of a nested struct name the leaf by its full path") {
   CHECK(o.message == "kjit kernel 'tests::structs::scene_force': Invalid data type for array argument "
                      "'s.body.weights', expected float32, got float64");
 
-  FrameBuilder traced;
-  float pk = 1.0f;
-  d.inputs(traced);
-  traced.arg(xla::kF32, {}, &pk).ret(xla::kF32, {4, 3}, out.data());
-  d.statics(traced);
-  traced.attr_array<int64_t>("kjit_traced", xla::kS64, {7});
-  o = call(&kjit_xla_launch_cpu, traced.frame());
-  CHECK(o.message == "kjit kernel 'tests::structs::scene_force': struct field 's.pull.k' (float32) is traced, but a "
-                     "struct's plain fields travel as static attributes: pass a Python or NumPy number");
+  FrameBuilder shape;  // a traced leaf of the wrong shape
+  std::vector<float> pk2(2, 1.0f);
+  d.inputs(shape);
+  shape.arg(xla::kF32, {2}, pk2.data()).ret(xla::kF32, {4, 3}, out.data());
+  d.statics(shape);
+  shape.attr_array<int64_t>("kjit_traced", xla::kS64, {7});
+  o = call(&kjit_xla_launch_cpu, shape.frame());
+  CHECK(o.code == xla::kInvalidArgument);
+  CHECK(o.message == "kjit kernel 'tests::structs::scene_force': Invalid dimensionality for traced argument "
+                     "'s.pull.k', expected 0 dimensions, got 1");
+}
+
+TEST_CASE("traced plain leaves at every depth give the static call's bits; their gradients launch_adjoint's") {
+  test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
+  const int n = 37;
+  SceneData d(n);
+  std::vector<vec3f> want = d.static_call();
+  std::vector<vec3f> out(size_t(n), vec3f(7, 7, 7));
+  // s.offset (parameter 1), s.body.spring.k (4) and s.pull.k (7) traced; s.body.scale static.
+  auto traced = [&](FrameBuilder& b) {
+    b.arg(xla::kF32, {3}, d.offset.c).arg(xla::kF32, {}, &d.k).arg(xla::kF32, {}, &d.pull_k);
+    b.attr_string("kjit_kernel", "tests::structs::scene_force").attr_scalar("s.body.scale", xla::kF32, d.scale);
+    b.attr_array<int64_t>("kjit_traced", xla::kS64, {1, 4, 7});
+  };
+  FrameBuilder tb;
+  d.inputs(tb);
+  tb.ret(xla::kF32, {n, 3}, out.data());
+  traced(tb);
+  auto o = call(&kjit_xla_launch_cpu, tb.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+  CHECK(same_bits(want, out));
+
+  // The adjoint: the arrays' gradients, then one per traced leaf, each its part of the struct's sum.
+  std::vector<vec3f> seed;
+  for (int i = 0; i < n; ++i) seed.push_back(vec3f(1.0f, -0.5f + 0.01f * float(i), 0.25f));
+  std::vector<vec3f> gx(size_t(n), vec3f(5, 5, 5)), grest(gx), gpull(gx);
+  std::vector<float> gw(size_t(n), 5.0f);
+  vec3f goffset(5, 5, 5);
+  float gk = 5.0f, gpk = 5.0f;
+  FrameBuilder ab;
+  d.inputs(ab);
+  ab.arg(xla::kF32, {n, 3}, out.data()).arg(xla::kF32, {n, 3}, seed.data());
+  ab.ret(xla::kF32, {n, 3}, gx.data()).ret(xla::kF32, {n, 3}, grest.data());
+  ab.ret(xla::kF32, {n}, gw.data()).ret(xla::kF32, {n, 3}, gpull.data());
+  ab.ret(xla::kF32, {3}, goffset.c).ret(xla::kF32, {}, &gk).ret(xla::kF32, {}, &gpk);
+  traced(ab);
+  o = call(&kjit_xla_adjoint_cpu, ab.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+
+  NdArray xa = from_vector(d.x), rest = from_vector(d.rest), w = from_vector(d.weights), pull = from_vector(d.pull);
+  rest.requires_grad();
+  tests::structs::Scene s = d.host(rest, w, pull), ds{};
+  NdArray gxa = zeros<vec3f>({n});
+  launch_adjoint(tests::structs::scene_force, n, {xa, s, from_vector(want)}, {gxa, &ds, from_vector(seed)});
+  CHECK(same_bits(gxa.to_vector<vec3f>(), gx));
+  CHECK(same_bits(rest.grad().to_vector<vec3f>(), grest));
+  CHECK(std::memcmp(&ds.offset, &goffset, sizeof goffset) == 0);
+  CHECK(std::memcmp(&ds.body.spring.k, &gk, sizeof gk) == 0);
+  CHECK(std::memcmp(&ds.pull.k, &gpk, sizeof gpk) == 0);
+  // Independently, in float64: d out / d offset sums the seed; d out / d pull.k sums seed . p sin(p . p).
+  double so[3] = {0, 0, 0}, sp = 0, sk = 0;
+  for (int i = 0; i < n; ++i) {
+    double dd[3], pp[3], d2 = 0, p2 = 0, sd = 0, spp = 0;
+    for (int e = 0; e < 3; ++e) {
+      dd[e] = double(d.x[size_t(i)].c[e]) - double(d.rest[size_t(i)].c[e]);
+      pp[e] = double(d.pull[size_t(i)].c[e]);
+      d2 += dd[e] * dd[e];
+      p2 += pp[e] * pp[e];
+      so[e] += double(seed[size_t(i)].c[e]);
+      sd += double(seed[size_t(i)].c[e]) * dd[e];
+      spp += double(seed[size_t(i)].c[e]) * pp[e];
+    }
+    sp += spp * std::sin(p2);
+    sk += sd * double(d.scale) * double(d.weights[size_t(i)]) * d2;
+  }
+  for (int e = 0; e < 3; ++e) CHECK(double(goffset.c[e]) == doctest::Approx(so[e]).epsilon(1e-5));
+  CHECK(double(gpk) == doctest::Approx(sp).epsilon(1e-5));
+  CHECK(double(gk) == doctest::Approx(sk).epsilon(1e-5));
+
+  // A batch of two values of s.pull.k (a vmap): each item's output and gradient its own.
+  float pks[2] = {d.pull_k, 2.0f * d.pull_k};
+  std::vector<vec3f> outs(size_t(2 * n));
+  FrameBuilder bb;
+  d.inputs(bb);
+  bb.arg(xla::kF32, {2}, pks).ret(xla::kF32, {2, n, 3}, outs.data());
+  bb.attr_string("kjit_kernel", "tests::structs::scene_force").attr_scalar("s.body.scale", xla::kF32, d.scale);
+  bb.attr_array<float>("s.offset", xla::kF32, {d.offset.c[0], d.offset.c[1], d.offset.c[2]});
+  bb.attr_scalar("s.body.spring.k", xla::kF32, d.k).attr_array<int64_t>("kjit_traced", xla::kS64, {7});
+  o = call(&kjit_xla_launch_cpu, bb.frame());
+  REQUIRE_MESSAGE(o.ok, o.message);
+  CHECK(std::memcmp(outs.data(), want.data(), size_t(n) * sizeof(vec3f)) == 0);
+  s.pull.k = pks[1];
+  NdArray second = zeros<vec3f>({n});
+  launch(tests::structs::scene_force, n, xa, s, second);
+  CHECK(std::memcmp(outs.data() + n, second.to_vector<vec3f>().data(), size_t(n) * sizeof(vec3f)) == 0);
 }
 
 TEST_CASE("a struct larger than one packed value is refused, naming it and its size") {

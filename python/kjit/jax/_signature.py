@@ -130,7 +130,8 @@ def struct_fields(kernel: str, g: Group, value: Any) -> list[Any]:
     """The values of struct parameter ``g``'s leaves, in order, from a dict of its fields (or a
     tuple in field order), a nested struct's fields as a dict (or tuple) of their own: each array
     checked (dtype, dims; None is an empty array, an absent optional one), each plain field a
-    static value. Errors name the kernel, the parameter and the field's path from it."""
+    static value (a number) or a traced one (a JAX value, checked as a value parameter's). Errors
+    name the kernel, the parameter and the field's path from it."""
     what = f"kernel '{kernel}': parameter '{g.name}' (struct {g.struct})"
     out: list[Any] = []
     _struct_leaves(what, g.params, 0, value, out)
@@ -175,9 +176,11 @@ def _struct_leaves(what: str, params: tuple[Param, ...], depth: int, value: Any,
                 check_array(p, v)
             except TypeError as e:
                 raise TypeError(f"{field}: {e}") from None
-        elif is_traced(v):
-            raise TypeError(f"{field} ({p.type}) is a traced JAX value, but a struct's plain fields are static: pass a "
-                            "Python or NumPy number (its array fields may be traced)")
+        elif is_traced(v):  # an operand, as a traced value parameter of its own is
+            try:
+                v = traced_value(p, v)
+            except TypeError as e:
+                raise TypeError(f"{field}: {e}") from None
         elif isinstance(v, Mapping):
             raise TypeError(f"{field}: expected a {p.type} value, got a dict (it is a plain field, not a struct)")
         out.append(v)

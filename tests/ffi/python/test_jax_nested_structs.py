@@ -223,11 +223,11 @@ class NestedStructErrorTests(unittest.TestCase):
                 f"{pre}, field 'pull.rest': Invalid dimensionality for array argument 's.pull.rest', expected 2 "
                 "dimensions, got 1") + "$"):
             force(x, scene(a["rest"], a["weights"], a["pull"][:, 0]))
-        # A plain field at depth is static: a traced one is refused, a bad value names its path.
+        # A plain field at depth may be traced (test_jax_struct_fields.py); a bad one names its path.
         with self.assertRaisesRegex(TypeError, "^" + re.escape(
-                f"{pre}, field 'body.spring.k' (float32) is a traced JAX value, but a struct's plain fields are "
-                "static")):
-            jax.jit(lambda k: force(x, with_spring(rest=a["rest"], k=k)))(1.0)
+                f"{pre}, field 'body.spring.k': Invalid shape for traced argument 's.body.spring.k', expected () "
+                "for float32, got (2,)") + "$"):
+            jax.jit(lambda k: force(x, with_spring(rest=a["rest"], k=k)))(jnp.ones(2, jnp.float32))
         with self.assertRaisesRegex(Exception, re.escape("'s.offset'")):
             force(x, scene(a["rest"], a["weights"], a["pull"], offset=np.zeros(2, np.float32)))
 

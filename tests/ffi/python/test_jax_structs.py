@@ -277,10 +277,8 @@ class StructErrorTests(unittest.TestCase):
         _, t = jax.jvp(lambda x, w: affine(x, {**a, "weights": w}), (x, w), (dx, dw))
         np.testing.assert_allclose(np.asarray(t), np.asarray(dx * (0.5 * w[::2, None]) + x * (0.5 * dw[::2, None])),
                                    rtol=1e-6, atol=1e-6)
-        pre = "kernel 'tests::structs::affine': parameter 'a' (struct tests::structs::Affine), field 'scale'"
-        with self.assertRaisesRegex(TypeError, re.escape(
-                f"{pre} (float32) is a traced JAX value, but a struct's plain fields are static")):
-            jax.jit(lambda s: affine(x, {**a, "scale": s}))(0.5)
+        # A plain field may be traced too (test_jax_struct_fields.py): one compilation, the same bits.
+        np.testing.assert_array_equal(np.asarray(jax.jit(lambda s: affine(x, {**a, "scale": s}))(0.5)), np.asarray(out))
         with self.assertRaisesRegex(Exception, re.escape("'a.stride'")):
             affine(x, {**a, "stride": 2.5})
 

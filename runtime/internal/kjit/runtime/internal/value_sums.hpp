@@ -4,6 +4,7 @@
 // handlers both use it (internal).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -25,6 +26,11 @@ class ValueSums {
   /// Asks for the sum of the adjoint of a value parameter of `type` whose slot in the packed
   /// parameters is `*slot`, to be added to the `type` at host address `destination`.
   void add(void** slot, void* destination, const ir::Type& type);
+  /// Asks for one field of the sum of a struct parameter's adjoint (struct `type`, slot
+  /// `*slot`): the `bytes` bytes at `offset` in the struct (a leaf the XLA FFI passes as a
+  /// parameter of its own), added to the field's type at `destination`. Fields of one slot
+  /// share its partial sums, taken once.
+  void add_field(void** slot, const ir::Type& type, size_t offset, size_t bytes, void* destination);
   bool empty() const { return sums_.empty(); }
   size_t size() const { return sums_.size(); }
   /// The alignment run_cpu_entry must keep for a launch of `size` threads: every call's range
@@ -46,6 +52,8 @@ class ValueSums {
     void* destination;
     ir::Type type;
     size_t offset = 0;  ///< of its partials in storage_, in bytes
+    /// The part of the value that goes to `destination` (all of it, or one struct field).
+    size_t field_offset = 0, field_bytes = SIZE_MAX;
   };
   std::vector<Sum> sums_;
   std::vector<double> storage_;  ///< every sum's partials (8-byte aligned)
