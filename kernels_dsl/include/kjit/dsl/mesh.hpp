@@ -202,35 +202,6 @@ inline const auto ray_face_result = func(
       Float sign = where(det > zero, one, -1.0f);
       return Value<MeshQueryRay>(hit, where(hit, sign, zero), f, where(hit, t, zero), where(hit, u, zero),
                                  where(hit, v, zero), where(hit, normal, Vec3f(0.0f)));
-    })
-    // The adjoint written out, as Warp's is (differentiating the recomputation above, its axis
-    // selects and float64 products, cost the adjoint of a ray-casting kernel a quarter of its
-    // time). The hit start + t dir = u a + v b + (1 - u - v) c solves M (t, u, v) = c - start,
-    // M = [dir, c - a, c - b]; with lambda = M^-T (adj_t, adj_u, adj_v), start gets -lambda, dir
-    // -t lambda, a u lambda, b v lambda, c (1 - u - v) lambda. The normal's adjoint goes through
-    // its normalisation and cross product. The tangent is still the body's derivative.
-    .grad([](Bool hit, Int, Vec3f start, Vec3f dir, Vec3f a, Vec3f b, Vec3f c, Value<MeshQueryRay> adj_ret, auto&,
-             auto&, auto& adj_start, auto& adj_dir, auto& adj_a, auto& adj_b, auto& adj_c) {
-      const Float zero = 0.0f, one = 1.0f;
-      Vec3f m2 = c - a, m3 = c - b, r = c - start;
-      Vec3f c23 = cross(m2, m3), c31 = cross(m3, dir), c12 = cross(dir, m2);
-      Float det = dot(dir, c23);
-      Float inv = where(hit && det != zero, one / where(det != zero, det, one), zero);  // no hit: no adjoint
-      Float t = dot(c23, r) * inv, u = dot(c31, r) * inv, v = dot(c12, r) * inv;
-      Vec3f lambda = (adj_ret.t() * c23 + adj_ret.u() * c31 + adj_ret.v() * c12) * inv;
-      Vec3f e1 = b - a, e2 = c - a, n = cross(e1, e2);
-      Float len = length(n);
-      Vec3f g = adj_ret.normal() * where(hit, one, zero);
-      Float inv_len = one / where(len > zero, len, one);
-      Vec3f normal = n * inv_len;
-      // normal = n / len (n itself when len is 0): adj_n = (g - normal (normal . g)) / len.
-      Vec3f adj_n = where(len > zero, (g - normal * dot(normal, g)) * inv_len, g);
-      Vec3f adj_e1 = cross(e2, adj_n), adj_e2 = cross(adj_n, e1);
-      adj_start += -lambda;
-      adj_dir += -(t * lambda);
-      adj_a += u * lambda - adj_e1 - adj_e2;
-      adj_b += v * lambda + adj_e1;
-      adj_c += (one - u - v) * lambda + adj_e2;
     });
 }  // namespace detail
 
