@@ -670,7 +670,7 @@ replaces them; the load below is the full run's.)
 
 Times are milliseconds per frame on this machine's cpu (kjit on all cores, Warp's cpu launches
 on one), medians of the frames each driver runs (2 to 499) after a warm-up one, in one run. For `optim/` examples, per
-optimisation iteration (forward, checkpointed backward, Adam step), kjit's launches
+optimisation iteration (forward, backward, Adam or SGD step; the fluid ones checkpointed), kjit's launches
 deterministic to get Warp's bits (in index order on one thread, adding plainly, as Warp's cpu
 does). For the JAX interop examples, the sum over the example functions of each one's jitted
 call (the median of 50 after a warm-up one, each function's own times in its check; both under

@@ -75,7 +75,9 @@ Options parse(int argc, char** argv) {
 struct Example {
   Example(const std::vector<kjit::vec3f>& points, const std::vector<int>& indices, int height_, kjit::quatf rot_array)
       : height(height_), width(int(aspect * height_)), num_pixels(width * height_), num_faces(int(indices.size() / 3)),
-        points_array(kjit::from_vector(points).requires_grad()), indices_array(kjit::from_vector(indices)),
+        // Warp asks a gradient of the points, but its mesh adjoints drop it, and the example never
+        // reads it: kjit's would be computed (GEOMETRY.md), so the points get no buffer here.
+        points_array(kjit::from_vector(points)), indices_array(kjit::from_vector(indices)),
         mesh(points_array, indices_array) {
     // Texture coordinates made up for this asset (numpy's float32 arithmetic): the distance
     // from the origin over the largest one, for both u and v.
