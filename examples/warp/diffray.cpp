@@ -178,9 +178,9 @@ void check_gradient(const Example& e, float kjit_loss, const std::vector<float>&
               double(rot_grad[0]), double(rot_grad[1]), double(rot_grad[2]), double(rot_grad[3]), fd[0], fd[1], fd[2],
               fd[3]);
   std::printf("largest difference %.3g, %.3g of the largest component\n", worst, scale > 0 ? worst / scale : 0.0);
-  // float32 renders against a float64 one: the per-ray terms agree to about 1e-6 relative, their
-  // sum to a few 1e-5 of its largest component.
-  if (!(scale > 0.0) || worst > 1e-3 * scale)
+  // A float32 program against a float64 one: 2.7e-6 of the largest component at 21 x 12 pixels
+  // (Warp's published gradient is 0.6 of it off, its adjoint of the lights loop being wrong).
+  if (!(scale > 0.0) || worst > 1e-4 * scale)
     throw std::runtime_error("the gradient of the rotation disagrees with float64 central differences");
 }
 
