@@ -12,9 +12,10 @@ import numpy as np
 import warp as wp
 
 import warp_port_runs
-from warp_port_runs import combine, compare, examples_dir, kjit_run, stepped, timed, tmp
+from warp_port_runs import combine, compare, compare_parts, examples_dir, kjit_run, stepped, timed, tmp
 from warp_geometry_examples import (DEM_TEST, SPH_TEST, dem, dem_run, mesh, mesh_intersect, raycast, raycast_example,
                                     sample_mesh, sph, sph_example, write_mesh_goldens)
+from warp_diffray_example import diffray, write_diffray_goldens
 
 build, out_md = sys.argv[1], sys.argv[2]
 warp_port_runs.build = build
@@ -199,25 +200,6 @@ def fluid_checkpoint_args(config, target_file, deterministic=True):
     return ["--grid", str(grid), "--steps", str(steps), "--pressure-iterations", str(pressure),
             "--segment-size", str(segment), "--iters", str(iters), "--target", target_file,
             "--deterministic", "1" if deterministic else "0"]
-
-
-def compare_parts(warp_parts, kjit_file, names):
-    """Compares Warp's parts with kjit's file (the same parts, concatenated)."""
-    k = np.fromfile(kjit_file, dtype=np.float32)
-    sizes = [p.size for p in warp_parts]
-    if k.size != sum(sizes):
-        return "%d values from kjit, %d from Warp" % (k.size, sum(sizes)), float("nan")
-    checks, offset = [], 0
-    for name, w in zip(names, warp_parts):
-        kp = k[offset:offset + w.size]
-        offset += w.size
-        same = int(np.sum(w.view(np.uint32) == kp.view(np.uint32)))
-        diff = float(np.max(np.abs(w - kp))) if same != w.size else 0.0
-        rel = diff / max(float(np.max(np.abs(w))), 1e-30)
-        checks.append(("%s: %d of %d values bit-identical" % (name, same, w.size) +
-                       ("" if same == w.size else " (largest difference %.3g, %.2g of its largest value)" % (diff, rel)),
-                       diff))
-    return combine(*checks)
 
 
 def fluid_checkpoint_example(module_name, program, config):
@@ -520,7 +502,8 @@ PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_dem.py": dem,
           "core/example_sample_mesh.py": sample_mesh,
           "core/example_raycast.py": raycast, "core/example_alloc_tracker.py": alloc_tracker,
-          "core/example_mesh.py": mesh, "core/example_mesh_intersect.py": mesh_intersect}
+          "core/example_mesh.py": mesh, "core/example_mesh_intersect.py": mesh_intersect,
+          "optim/example_diffray.py": diffray}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("NanoVDB volumes", r"wp\.Volume\b"),
@@ -612,6 +595,7 @@ def write_goldens(directory):
     e.pixels.numpy().astype(np.float32).tofile(os.path.join(directory, "raycast_64x48.bin"))
     outputs["raycast_bunny_points.bin"] = outputs["raycast_bunny_indices.bin"] = outputs["raycast_64x48.bin"] = None
     outputs.update((name, None) for name in write_mesh_goldens(directory))
+    outputs.update((name, None) for name in write_diffray_goldens(directory))
     # Every array the JAX interop examples print (warp_example_jax_* ctests).
     for example in ("jax_kernel", "jax_callable"):
         subprocess.run([sys.executable, os.path.join(root, "scripts", "warp_jax_examples.py"), "warp", example, "--quiet",
@@ -686,7 +670,7 @@ replaces them; the load below is the full run's.)
 
 Times are milliseconds per frame on this machine's cpu (kjit on all cores, Warp's cpu launches
 on one), medians of the frames each driver runs (2 to 499) after a warm-up one, in one run. For `optim/` examples, per
-optimisation iteration (forward, checkpointed backward, Adam step), kjit's launches
+optimisation iteration (forward, backward, Adam or SGD step; the fluid ones checkpointed), kjit's launches
 deterministic to get Warp's bits (in index order on one thread, adding plainly, as Warp's cpu
 does). For the JAX interop examples, the sum over the example functions of each one's jitted
 call (the median of 50 after a warm-up one, each function's own times in its check; both under

@@ -61,3 +61,22 @@ def timed(f, frames):
         wp.synchronize()
         ms.append((time.perf_counter() - t0) * 1e3)
     return float(np.median(ms))
+
+
+def compare_parts(warp_parts, kjit_file, names):
+    """Compares Warp's parts with kjit's file (the same parts, concatenated)."""
+    k = np.fromfile(kjit_file, dtype=np.float32)
+    sizes = [p.size for p in warp_parts]
+    if k.size != sum(sizes):
+        return "%d values from kjit, %d from Warp" % (k.size, sum(sizes)), float("nan")
+    checks, offset = [], 0
+    for name, w in zip(names, warp_parts):
+        kp = k[offset:offset + w.size]
+        offset += w.size
+        same = int(np.sum(w.view(np.uint32) == kp.view(np.uint32)))
+        diff = float(np.max(np.abs(w - kp))) if same != w.size else 0.0
+        rel = diff / max(float(np.max(np.abs(w))), 1e-30)
+        checks.append(("%s: %d of %d values bit-identical" % (name, same, w.size) +
+                       ("" if same == w.size else " (largest difference %.3g, %.2g of its largest value)" % (diff, rel)),
+                       diff))
+    return combine(*checks)

@@ -3,11 +3,14 @@
 #include "kjit/runtime/tape.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "array_uses.hpp"
 #include "checked_size.hpp"
+#include "kjit/abi.h"
+#include "kjit/ir/structs.hpp"
 #include "kjit/kernel.hpp"
 #include "kjit/runtime/internal/module_table.hpp"
 #include "param_packer.hpp"
@@ -65,9 +68,31 @@ struct Tape::Step {
 struct Tape::Gradients {
   std::unordered_map<const void*, NdArray> own;    ///< from arrays that have one
   std::unordered_map<const void*, NdArray> owned;  ///< the tape's, for intermediates
+  /// The gradient buffers of array fields of struct arguments, by their own address: views,
+  /// for zero() (the fields hold no NdArray; their arrays must outlive the launches anyway).
+  std::unordered_map<const void*, NdArray> fields;
 };
 
 namespace {
+
+/// Adds the gradient buffers of the array fields of the struct value `bytes` of type `type` (at
+/// any depth) to `out`, as views on `device`, the launch's: a kernel adds into them through the
+/// fields, so zero() clears them, as Warp's Tape.zero clears a struct argument's arrays.
+void add_field_gradients(const ir::Type& type, const unsigned char* bytes, const Device& device,
+                         std::unordered_map<const void*, NdArray>& out) {
+  for (const ir::StructField& f : ir::struct_info(type.struct_id).fields) {
+    if (f.type.is_struct()) {
+      add_field_gradients(f.type, bytes + f.offset, device, out);
+      continue;
+    }
+    if (!f.type.is_array() || !f.type.element().is_differentiable()) continue;
+    kj::array_t<void> a;
+    std::memcpy(static_cast<void*>(&a), bytes + f.offset, sizeof a);
+    if (a.grad == nullptr || a.ndim < 1 || out.count(a.grad)) continue;
+    out.emplace(a.grad, NdArray::view(a.grad, f.type.element(), Shape(a.shape, a.shape + a.ndim), device,
+                                      std::vector<int64_t>(a.strides, a.strides + a.ndim)));
+  }
+}
 
 /// The tapes this thread records on, outermost first.
 thread_local std::vector<Tape*> recording_stack;
@@ -247,8 +272,11 @@ void Tape::assign_gradients() {
     g.owned.emplace(a.data(), NdArray::zeros(a.element(), a.shape(), a.device()));
   };
   for (auto& s : steps_) {
-    for (const LaunchArg& a : s->args)
+    for (const LaunchArg& a : s->args) {
       if (a.is_array() && a.array().has_grad()) g.own.emplace(a.array().data(), a.array().grad());
+      if (!a.is_array() && !a.absent() && !a.destination() && a.type().is_struct())
+        add_field_gradients(a.type(), static_cast<const unsigned char*>(a.bytes()), *s->options.device, g.fields);
+    }
     for (const NdArray& a : s->arrays)
       if (a.has_grad()) g.own.emplace(a.data(), a.grad());
     for (size_t k = 0; k < s->reads.size(); ++k) need(s->read_array(k));
@@ -349,6 +377,10 @@ void Tape::zero() {
   assign_gradients();
   for (auto& [data, g] : grads_->own) g.zero();
   for (auto& [data, g] : grads_->owned) g.zero();
+  for (auto& [grad, g] : grads_->fields) {
+    if (g.is_contiguous()) g.zero();
+    else g.copy_from(NdArray::zeros(g.element(), g.shape(), g.device()));
+  }
   for (auto& s : steps_)
     if (s->kind == Step::Kind::Func)
       for (NdArray& a : s->arrays) a.zero_grad();

@@ -79,9 +79,9 @@ class LaunchArg {
   /// The device an object's arrays live on (cpu for everything else).
   const Device& object_device() const { return object_device_; }
 
-  /// The largest value: a struct of seven array fields (a 6x6 float64 matrix is 288 bytes;
-  /// kjit::dsl::Mesh, five arrays, 360).
-  static constexpr size_t kMaxValueBytes = 512;
+  /// The largest value: a struct of fourteen array fields (a 6x6 float64 matrix is 288 bytes;
+  /// kjit::dsl::Mesh, six arrays, 432; Warp's diffray RenderMesh, a Mesh and five arrays, 792).
+  static constexpr size_t kMaxValueBytes = 1024;
 
  private:
   /// Keeps a copy of the value's `n` bytes.

@@ -95,7 +95,8 @@ class Tape {
   /// The gradient buffer backward() uses for `array`: its own, or the tape's for an
   /// intermediate; an empty handle when it has none.
   NdArray gradient(const NdArray& array) const;
-  /// Zeroes the gradient of every array the tape has recorded (and the tape's own buffers).
+  /// Zeroes the gradient of every array the tape has recorded (and the tape's own buffers),
+  /// the arrays held in fields of struct arguments included (as Warp's).
   void zero();
   /// Forgets everything recorded, after zero().
   void reset();

@@ -1,0 +1,120 @@
+// kjit::Tape with arrays held in fields of struct arguments (Warp's @wp.struct array members):
+// backward adds into each field's own gradient buffer, zero() clears them (nested structs and a
+// kjit::Mesh's points included), and structs up to LaunchArg::kMaxValueBytes launch (a Mesh
+// beside five arrays, as Warp's diffray example holds its mesh).
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "../runtime/user_error.hpp"
+#include "kjit/kjit.hpp"
+#include "kjit/runtime/mesh.hpp"
+#include "kjit/runtime/tape.hpp"
+
+using namespace kjit;
+using kjit::test::error_of;
+
+namespace tape_struct_tests {
+using namespace kjit::dsl;
+KJIT_STRUCT(Weights, (Array<Double>, w), (Double, k));
+KJIT_STRUCT(Layer, (Weights, inner), (Array<Double>, bias));
+// 432 + 5 x 72 = 792 bytes: past the 512 a launch value could hold before.
+KJIT_STRUCT(Scene, (kjit::dsl::Mesh, mesh), (Array<Double>, a), (Array<Double>, b), (Array<Double>, c), (Array<Double>, d),
+            (Array<Vec3f>, offset));
+KJIT_STRUCT(ThreeMeshes, (kjit::dsl::Mesh, m0), (kjit::dsl::Mesh, m1), (kjit::dsl::Mesh, m2));  // 1296 bytes
+
+KJIT_MODULE(autodiff_tape_struct_fields)
+// loss = sum_i k w_i x_i + bias_i
+KJIT_KERNEL(layer_loss, (Value<Layer> layer, Array<Double> x, Array<Double> loss)) {
+  Int i = tid();
+  atomic_add(loss, 0, layer.inner().k() * layer.inner().w()[i] * x[i] + layer.bias()[i]);
+}
+// loss = sum_i (a_i b_i + c_i) d_i + (points_i + offset_0) . (1, 2, 3)
+KJIT_KERNEL(scene_loss, (Value<Scene> s, Array<Double> loss)) {
+  Int i = tid();
+  Vec3f p = s.mesh().points()[i] + s.offset()[0];
+  Double q = Double(p[0] + 2.0f * p[1] + 3.0f * p[2]);
+  atomic_add(loss, 0, (s.a()[i] * s.b()[i] + s.c()[i]) * s.d()[i] + q);
+}
+}  // namespace tape_struct_tests
+
+using namespace tape_struct_tests;
+
+namespace {
+std::vector<double> host(const NdArray& a) { return a.to_vector<double>(); }
+}  // namespace
+
+TEST_CASE("a tape adds into the gradients of arrays in struct fields, and zero() clears them") {
+  const std::vector<double> w = {0.5, -1.5, 2.0}, x = {1.0, 3.0, -2.0};
+  NdArray wa = from_vector(w).requires_grad(), bias = from_vector(std::vector<double>{0.1, 0.2, 0.3}).requires_grad();
+  NdArray xa = from_vector(x), loss = zeros<double>({1}).requires_grad();
+  Layer layer;
+  layer.inner.w = wa;
+  layer.inner.k = 1.25;
+  layer.bias = bias;
+  Tape tape;
+  {
+    auto on = tape.record();
+    launch(layer_loss, 3, layer, xa, loss);
+  }
+  CHECK(host(loss)[0] == doctest::Approx(1.25 * (0.5 * 1.0 - 1.5 * 3.0 + 2.0 * -2.0) + 0.6));
+  tape.backward(loss);
+  tape.backward(loss);  // gradients add up until zero()
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(host(wa.grad())[i] == 2 * 1.25 * x[i]);
+    CHECK(host(bias.grad())[i] == 2.0);
+  }
+  tape.zero();
+  CHECK(host(wa.grad()) == std::vector<double>(3, 0.0));
+  CHECK(host(bias.grad()) == std::vector<double>(3, 0.0));
+  tape.backward(loss);
+  for (size_t i = 0; i < 3; ++i) CHECK(host(wa.grad())[i] == 1.25 * x[i]);
+}
+
+TEST_CASE("a struct of a Mesh and five arrays (792 bytes) launches, differentiates and is zeroed") {
+  static_assert(sizeof(Scene) == 792 && sizeof(Scene) <= LaunchArg::kMaxValueBytes);
+  const std::vector<vec3f> pts = {vec3f{{0, 0, 0}}, vec3f{{1, 0, 0}}, vec3f{{0, 1, 0}}};
+  NdArray points = from_vector(pts).requires_grad();
+  kjit::Mesh mesh(points, from_vector(std::vector<int>{0, 1, 2}));
+  const std::vector<double> a = {1, 2, 3}, b = {-1, 0.5, 4}, c = {0.25, 0, -2}, d = {2, -3, 0.5};
+  NdArray aa = from_vector(a).requires_grad(), ba = from_vector(b).requires_grad(), ca = from_vector(c).requires_grad(),
+          da = from_vector(d).requires_grad();
+  NdArray offset = from_vector(std::vector<vec3f>{vec3f{{0.5f, 0, 0}}}).requires_grad();
+  NdArray loss = zeros<double>({1}).requires_grad();
+  Scene s;
+  s.mesh = mesh.view();
+  s.a = aa, s.b = ba, s.c = ca, s.d = da, s.offset = offset;
+  Tape tape;
+  {
+    auto on = tape.record();
+    launch(scene_loss, 3, s, loss);
+  }
+  // The value, summed by hand: (a b + c) d and the points' weighted coordinates.
+  double expect = 0;
+  for (size_t i = 0; i < 3; ++i)
+    expect += (a[i] * b[i] + c[i]) * d[i] + (pts[i][0] + 0.5) + 2.0 * pts[i][1] + 3.0 * pts[i][2];
+  CHECK(host(loss)[0] == doctest::Approx(expect));
+  tape.backward(loss);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(host(aa.grad())[i] == b[i] * d[i]);
+    CHECK(host(ba.grad())[i] == a[i] * d[i]);
+    CHECK(host(ca.grad())[i] == d[i]);
+    CHECK(host(da.grad())[i] == a[i] * b[i] + c[i]);
+    const vec3f g = points.grad().to_vector<vec3f>()[i];
+    CHECK((g[0] == 1.0f && g[1] == 2.0f && g[2] == 3.0f));
+  }
+  const vec3f go = offset.grad().to_vector<vec3f>()[0];
+  CHECK((go[0] == 3.0f && go[1] == 6.0f && go[2] == 9.0f));
+  tape.zero();
+  for (const NdArray& g : {aa.grad(), ba.grad(), ca.grad(), da.grad()}) CHECK(host(g) == std::vector<double>(3, 0.0));
+  for (const vec3f& g : points.grad().to_vector<vec3f>()) CHECK((g[0] == 0.0f && g[1] == 0.0f && g[2] == 0.0f));
+  const vec3f zo = offset.grad().to_vector<vec3f>()[0];
+  CHECK((zo[0] == 0.0f && zo[1] == 0.0f && zo[2] == 0.0f));
+}
+
+TEST_CASE("a value larger than LaunchArg::kMaxValueBytes is refused, naming its type") {
+  static_assert(sizeof(ThreeMeshes) > LaunchArg::kMaxValueBytes);
+  const std::vector<unsigned char> bytes(sizeof(ThreeMeshes), 0);
+  CHECK(error_of([&] { LaunchArg::from_bytes(ir_type_of<ThreeMeshes>(), bytes.data()); }) ==
+        "LaunchArg::from_bytes: a value of type " + ir_type_of<ThreeMeshes>().str() + " is not a launch value");
+}
