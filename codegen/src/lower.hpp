@@ -62,4 +62,8 @@ using PassObserver = std::function<void(const std::string& function, const char*
 LoweredModule lower_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options,
                            const PassObserver& observe = nullptr);
 
+/// Whether the module's device functions get adjoints: with the kernels' adjoints, and also
+/// without them where a kernel takes a gradient (grad(f) runs f's adjoint in forward code).
+bool function_adjoints(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options);
+
 }  // namespace kjit::codegen

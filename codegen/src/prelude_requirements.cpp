@@ -83,7 +83,7 @@ void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Func
         }
         break;
       }
-      case ir::Op::CallFunc:
+      case ir::Op::CallFunc: case ir::Op::GradFunc:  // (a gradient's adjoint: with_adjoint, function_adjoints)
         need_function(use, lowered, *fn.callees.at(s.callee()), with_adjoint, seen);
         break;
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
@@ -109,7 +109,7 @@ int trig_calls(const ir::Function& fn, std::set<const ir::Function*>& seen) {
   if (!seen.insert(&fn).second) return 0;
   int n = 0;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::CallFunc) n += trig_calls(*fn.callees.at(s.callee()), seen);
+    if (s.op == ir::Op::CallFunc || s.op == ir::Op::GradFunc) n += trig_calls(*fn.callees.at(s.callee()), seen);
     if (s.op != ir::Op::Call) return;
     const ir::Builtin b = s.builtin();
     const ir::Scalar t = s.type.scalar;

@@ -15,7 +15,7 @@ namespace kjit::codegen {
 /// Version of the generated text's shape. Bump it with any change to what codegen emits
 /// for the same IR (the golden tests record it). Keys do not rely on the bump: they also
 /// carry codegen_sources_hash(), which changes with any change to codegen's sources.
-constexpr int kCodegenVersion = 29;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
+constexpr int kCodegenVersion = 30;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
                                      // 10: adjoint lane functions; 11: both; 12: privatized adds
                                      // (kj::array_add) and block stores; 13: long adjoints in spans;
                                      // 14: a kernel's spans swept in functions of their own;
@@ -37,7 +37,9 @@ constexpr int kCodegenVersion = 29;  // 9: value_t parameters, value sums, the d
                                      // 27: mesh.h's closest point rounded as Warp's (reciprocal, then products);
                                      // 28: the reverse transform's ops (KJIT_REVERSE_IR=1: loop-free adjoints
                                      // by the reverse transform, printed by the forward printer);
-                                     // 29: the mesh ray queries' watertight test (mesh.h: kj::ray_triangle_woop)
+                                     // 29: the mesh ray queries' watertight test (mesh.h: kj::ray_triangle_woop);
+                                     // 30: grad(f) in forward code (IR GradFunc: grad_<f>, device function
+                                     // adjoints without kernel adjoints)
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
