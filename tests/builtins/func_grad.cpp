@@ -212,7 +212,7 @@ TEST_CASE("grad through a loop with a branch: float64 central differences") {
   std::vector<double> got = g.to_vector<double>();
   for (size_t i = 0; i < x.size(); ++i) {
     INFO("x = " << x[i]);
-    CHECK(got[i] == doctest::Approx(central([](double t) { return looped_ref(t, 5); }, x[i])).epsilon(1e-7));
+    CHECK(got[i] == doctest::Approx(central([](double t) { return fgrad::looped_ref(t, 5); }, x[i])).epsilon(1e-7));
   }
 }
 
@@ -251,15 +251,18 @@ TEST_CASE("a kernel that takes a gradient has no adjoint and no tangent: errors 
   NdArray x = from_vector(std::vector<double>{0.5, 1.0}), g = zeros<double>({2});
   launch(fgrad::wave64, 2, x, g);  // forward is fine
   std::string m = test::user_error([&] { launch_adjoint(fgrad::wave64, 2, {x, g}, {zeros<double>({2}), zeros<double>({2})}); });
-  CHECK(m.find("kernel 'fgrad::wave64' at tests/builtins/func_grad.cpp:") != std::string::npos);
+  CHECK(m.find("kernel 'fgrad::wave64' at ") != std::string::npos);
+  CHECK(m.find("tests/builtins/func_grad.cpp:") != std::string::npos);
   CHECK(m.find("grad(wave) is forward code; the adjoint of a kernel that takes a gradient would need second derivatives "
                "through wave's adjoint, which are not supported") != std::string::npos);
   CHECK(m.find("enable_adjoint = false") != std::string::npos);
   m = test::user_error([&] { launch_adjoint(fgrad::slope_k, 2, {x, g}, {zeros<double>({2}), zeros<double>({2})}); });
-  CHECK(m.find("kernel 'fgrad::slope_k' at tests/builtins/func_grad.cpp:") != std::string::npos);
+  CHECK(m.find("kernel 'fgrad::slope_k' at ") != std::string::npos);
+  CHECK(m.find("tests/builtins/func_grad.cpp:") != std::string::npos);
   CHECK(m.find("device function 'slope' takes a gradient (grad(...)), which has no adjoint") != std::string::npos);
   m = test::user_error([&] { launch_tangent(fgrad::wave64, 2, {x, g}, {zeros<double>({2}), zeros<double>({2})}); });
-  CHECK(m.find("kernel 'fgrad::wave64' at tests/builtins/func_grad.cpp:") != std::string::npos);
+  CHECK(m.find("kernel 'fgrad::wave64' at ") != std::string::npos);
+  CHECK(m.find("tests/builtins/func_grad.cpp:") != std::string::npos);
   CHECK(m.find("grad(wave) is forward code; its tangent would need second derivatives through wave's adjoint") !=
         std::string::npos);
 }
