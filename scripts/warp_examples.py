@@ -505,7 +505,6 @@ PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("NanoVDB volumes", r"wp\.Volume\b"),
          ("warp.geometry (iso-surfaces, marching cubes)", r"wp\.MarchingCubes\b|warp\.geometry|wp\.geometry"),
-         ("wp.grad of a function inside a kernel", r"wp\.grad\("),
          ("PyTorch", r"import torch"), ("CuPy", r"import cupy"),
          ("multi-GPU/MPI", r"mpi4py|nccl|nvshmem")]
 
@@ -653,8 +652,7 @@ with open(out_md, "w") as f:
 Every `example_*.py` of the Warp 1.19 wheel (`warp/examples/`): the ones ported to kjit under
 `examples/warp/` run beside Warp's own on the cpu, on the same inputs, with their outputs
 compared; the others say what they use that kjit lacks (found in their source: the first of
-tiles, FEM/sparse, NanoVDB volumes, `warp.geometry`, `wp.grad` inside a kernel, PyTorch, CuPy,
-multi-GPU), or that they are not ported yet
+tiles, FEM/sparse, NanoVDB volumes, `warp.geometry`, PyTorch, CuPy, multi-GPU), or that they are not ported yet
 (kjit has no `warp.render`; where an example only displays its state with it, the rest ports).
 Written by:
 
