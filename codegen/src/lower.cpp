@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "adjoint_emitter.hpp"
 #include "adjoint_loops.hpp"
@@ -159,11 +160,25 @@ class Lowering {
   LoweredModule module_;
 };
 
+namespace {
+/// Whether `fn` or anything it reaches (callees, user adjoints and replays) takes a gradient.
+bool reaches_gradient(const ir::Function& fn, std::set<const ir::Function*>& seen) {
+  if (!seen.insert(&fn).second) return false;
+  bool found = false;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { found = found || s.op == ir::Op::GradFunc; });
+  for (const auto& c : fn.callees) found = reaches_gradient(*c, seen) || found;
+  if (fn.custom_adjoint) found = reaches_gradient(*fn.custom_adjoint, seen) || found;
+  if (fn.custom_replay) found = reaches_gradient(*fn.custom_replay, seen) || found;
+  return found;
+}
+}  // namespace
+
 bool function_adjoints(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options) {
   if (options.enable_adjoint) return true;
-  for (const ir::Function* k : kernels)
-    if (ir::takes_gradient(*k)) return true;
-  return false;
+  std::set<const ir::Function*> seen;
+  bool found = false;
+  for (const ir::Function* k : kernels) found = reaches_gradient(*k, seen) || found;
+  return found;
 }
 
 LoweredModule lower_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options,

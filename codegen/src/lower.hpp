@@ -63,7 +63,8 @@ LoweredModule lower_module(const std::vector<const ir::Function*>& kernels, cons
                            const PassObserver& observe = nullptr);
 
 /// Whether the module's device functions get adjoints: with the kernels' adjoints, and also
-/// without them where a kernel takes a gradient (grad(f) runs f's adjoint in forward code).
+/// without them where a kernel or what it reaches takes a gradient (grad(f) runs f's adjoint
+/// in forward code).
 bool function_adjoints(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options);
 
 }  // namespace kjit::codegen

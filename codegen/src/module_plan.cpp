@@ -97,6 +97,8 @@ ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const Co
   for (const ir::Function* k : kernels) note_gradients(*k);
   for (const ir::Function* f : plan.functions) {
     note_gradients(*f);
+    if (f->custom_adjoint) note_gradients(*f->custom_adjoint);  // Warp allows wp.grad in a func_grad
+    if (f->custom_replay) note_gradients(*f->custom_replay);
     collect_structs(*f, plan.structs);
     if (f->custom_adjoint) collect_structs(*f->custom_adjoint, plan.structs);
     if (f->custom_replay) collect_structs(*f->custom_replay, plan.structs);

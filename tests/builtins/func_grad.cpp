@@ -45,6 +45,10 @@ double looped_ref(double x, int n) {
 /// A user adjoint that is not the body's derivative: grad must run it.
 inline const auto custom = func("custom", [](Double x) { return x * x; })
     .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * (7.0 + 0.0 * x); });
+/// A user adjoint that takes a gradient (Warp allows wp.grad in a func_grad): d/dx of x^3 by
+/// wave's derivative instead, to tell them apart.
+inline const auto graded = func("graded", [](Double x) { return x * x * x; })
+    .grad([](auto x, auto adj_ret, auto& adj_x) { adj_x += adj_ret * grad(wave)(x); });
 /// A function that takes a gradient in its body (forward code), called plainly.
 inline const auto slope = func("slope", [](Double x) { return grad(wave)(x) * 2.0; });
 
@@ -76,6 +80,10 @@ KJIT_KERNEL(looped_k, (Array<double> x, Array<double> g, Int n)) {
 KJIT_KERNEL(custom_k, (Array<double> x, Array<double> g)) {
   Int i = tid();
   g[i] = grad(custom)(x[i]) + custom(x[i]);
+}
+KJIT_KERNEL(graded_k, (Array<double> x, Array<double> y)) {
+  Int i = tid();
+  y[i] = graded(x[i]);
 }
 KJIT_KERNEL(slope_k, (Array<double> x, Array<double> g)) {
   Int i = tid();
@@ -228,6 +236,17 @@ TEST_CASE("grad runs a function's user .grad, not the body's derivative; grad in
     CHECK(got[i] == doctest::Approx(2.0 * (2.0 * x[i] * std::sin(x[i]) + x[i] * x[i] * std::cos(x[i]))).epsilon(1e-14));
 }
 
+TEST_CASE("grad inside a function's user .grad (as Warp allows in a func_grad): the kernel's adjoint runs it") {
+  std::vector<double> x{-1.5, 0.25, 2.0};
+  NdArray y = zeros<double>({3}), gx = zeros<double>({3});
+  launch(fgrad::graded_k, 3, from_vector(x), y);
+  CHECK(y.to_vector<double>() == std::vector<double>{-1.5 * -1.5 * -1.5, 0.25 * 0.25 * 0.25, 8.0});
+  launch_adjoint(fgrad::graded_k, 3, {from_vector(x), y}, {gx, from_vector(std::vector<double>{1.0, 2.0, 3.0})});
+  std::vector<double> g = gx.to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i)
+    CHECK(g[i] == doctest::Approx(double(i + 1) * (2.0 * x[i] * std::sin(x[i]) + x[i] * x[i] * std::cos(x[i]))).epsilon(1e-14));
+}
+
 TEST_CASE("grad in a module without adjoints (Warp's enable_backward=False): float32 forces") {
   ModuleOptions o = kjit::module("builtins_func_grad_forward").options();
   o.enable_adjoint = false;
@@ -283,7 +302,7 @@ TEST_CASE("modules taking gradients compile with NVRTC for sm_80 and sm_90, with
   for (const ModuleDef* m : Registry::get().modules())
     if (m->name() == "builtins_func_grad" || m->name() == "builtins_func_grad_forward")
       for (const KernelDef* k : m->kernels()) kernels.push_back(k);
-  REQUIRE(kernels.size() == 8);
+  REQUIRE(kernels.size() == 9);
   for (bool adjoints : {false, true}) {
     const std::string text = test::module_text("builtins_func_grad_all", kernels, adjoints);
     CHECK(text.find("grad_kjf_") != std::string::npos);
