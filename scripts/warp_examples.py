@@ -12,9 +12,10 @@ import numpy as np
 import warp as wp
 
 import warp_port_runs
-from warp_port_runs import combine, compare, compare_parts, examples_dir, kjit_run, stepped, timed, tmp
-from warp_geometry_examples import (DEM_TEST, SPH_TEST, dem, dem_run, mesh, mesh_intersect, raycast, raycast_example,
-                                    sample_mesh, sph, sph_example, write_mesh_goldens)
+from warp_port_runs import combine, compare, compare_parts, examples_dir, kjit_run, pillow_or_disk, stepped, timed, tmp
+from warp_geometry_examples import (DEM_TEST, SPH_TEST, dem, dem_run, mesh, mesh_intersect, particle_repulsion, raycast,
+                                    raycast_example, sample_mesh, sph, sph_example, write_mesh_goldens,
+                                    write_particle_repulsion_goldens)
 from warp_diffray_example import diffray, write_diffray_goldens
 
 build, out_md = sys.argv[1], sys.argv[2]
@@ -134,35 +135,13 @@ def work_queue(frames=5):
     return {"program": "examples/warp/work_queue.cpp", "check": check, "diff": diff, "kjit": kjit_ms, "warp": warp_ms}
 
 
-def disk_target(n):
-    """The target density the ports use where Pillow is missing: a disk of radius n / 4 (as
-    examples/warp/fluid_checkpoint.cpp makes it without --target)."""
-    x = np.arange(n, dtype=np.float64)[:, None] - n / 2.0
-    y = np.arange(n, dtype=np.float64)[None, :] - n / 2.0
-    return (x * x + y * y < n * n / 16.0).astype(np.float32)
-
-
 def import_fluid_checkpoint(module_name, grid):
     """Imports optim/example_<module_name>.py with its grid N_GRID = `grid` (a wp.constant of
     512 there; the constants derived from it are module globals too, all read when the kernels
     are built, so they are set before the first launch). Warp's example reads its target from
-    nvidia_logo.png through Pillow; where Pillow is missing (the bench venv) a stand-in PIL module
-    gives the disk of disk_target. Returns (module, target source)."""
-    import importlib, types
-    source = "nvidia_logo.png resized by Pillow"
-    try:
-        import PIL.Image
-        if getattr(PIL, "kjit_stand_in", False):  # an earlier call's
-            raise ImportError
-    except ImportError:
-        source = "a disk (no Pillow here for Warp's nvidia_logo.png)"
-        class Stand_in:
-            def resize(self, size):
-                return np.repeat((disk_target(size[0]) * 255.0)[:, :, None], 3, axis=2)
-        pil = types.ModuleType("PIL")
-        pil.kjit_stand_in = True
-        pil.Image = types.SimpleNamespace(open=lambda path: Stand_in())
-        sys.modules["PIL"], sys.modules["PIL.Image"] = pil, pil.Image
+    nvidia_logo.png through Pillow (or the disk of pillow_or_disk). Returns (module, target source)."""
+    import importlib
+    source = pillow_or_disk()
     ex = importlib.import_module("warp.examples.optim.example_" + module_name)
     ex.N_GRID, ex.DH, ex.FLUID_COLUMN_WIDTH = grid, 1.0 / grid, grid / 10.0
     wp.get_module(ex.__name__).mark_modified()
@@ -503,12 +482,12 @@ PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_sample_mesh.py": sample_mesh,
           "core/example_raycast.py": raycast, "core/example_alloc_tracker.py": alloc_tracker,
           "core/example_mesh.py": mesh, "core/example_mesh_intersect.py": mesh_intersect,
-          "optim/example_diffray.py": diffray}
+          "optim/example_diffray.py": diffray,
+          "optim/example_particle_repulsion.py": particle_repulsion}
 # What an unported example uses that kjit lacks, found in its source (first match wins).
 NEEDS = [("tiles", r"wp\.tile_|wp\.tile\b"), ("fem/sparse", r"warp\.fem|warp\.sparse|import fem"),
          ("NanoVDB volumes", r"wp\.Volume\b"),
          ("warp.geometry (iso-surfaces, marching cubes)", r"wp\.MarchingCubes\b|warp\.geometry|wp\.geometry"),
-         ("wp.grad of a function inside a kernel", r"wp\.grad\("),
          ("PyTorch", r"import torch"), ("CuPy", r"import cupy"),
          ("multi-GPU/MPI", r"mpi4py|nccl|nvshmem")]
 
@@ -596,6 +575,7 @@ def write_goldens(directory):
     outputs["raycast_bunny_points.bin"] = outputs["raycast_bunny_indices.bin"] = outputs["raycast_64x48.bin"] = None
     outputs.update((name, None) for name in write_mesh_goldens(directory))
     outputs.update((name, None) for name in write_diffray_goldens(directory))
+    outputs.update((name, None) for name in write_particle_repulsion_goldens(directory))
     # Every array the JAX interop examples print (warp_example_jax_* ctests).
     for example in ("jax_kernel", "jax_callable"):
         subprocess.run([sys.executable, os.path.join(root, "scripts", "warp_jax_examples.py"), "warp", example, "--quiet",
@@ -656,8 +636,7 @@ with open(out_md, "w") as f:
 Every `example_*.py` of the Warp 1.19 wheel (`warp/examples/`): the ones ported to kjit under
 `examples/warp/` run beside Warp's own on the cpu, on the same inputs, with their outputs
 compared; the others say what they use that kjit lacks (found in their source: the first of
-tiles, FEM/sparse, NanoVDB volumes, `warp.geometry`, `wp.grad` inside a kernel, PyTorch, CuPy,
-multi-GPU), or that they are not ported yet
+tiles, FEM/sparse, NanoVDB volumes, `warp.geometry`, PyTorch, CuPy, multi-GPU), or that they are not ported yet
 (kjit has no `warp.render`; where an example only displays its state with it, the rest ports).
 Written by:
 

@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 
-from warp_port_runs import combine, compare, examples_dir, kjit_run, stepped, timed, tmp
+from warp_port_runs import combine, compare, examples_dir, kjit_run, pillow_or_disk, stepped, timed, tmp
 
 
 def sph_example(smoothing_length):
@@ -69,6 +69,39 @@ def dem(frames=3, dims=(32, 64, 32)):
     warp_ms = stepped(e.step, frames)
     kjit_ms, out = kjit_run("dem", ["--init", init_file, "--frames", str(frames)])
     return positions_velocities("examples/warp/dem.cpp", e.x, e.v, out, kjit_ms, warp_ms)
+
+
+def particle_repulsion_run(grid):
+    """optim/example_particle_repulsion.py's Example in an N x N box (N_GRID = `grid`, 128 there: a
+    module global its kernels read when they are built, set before the first launch), its
+    particles on the image's dark pixels (pillow_or_disk); returns (Example, what the image is,
+    kjit's --init file of Warp's initial positions)."""
+    import importlib
+    import warp as wp
+    source = pillow_or_disk()
+    ex = importlib.import_module("warp.examples.optim.example_particle_repulsion")
+    ex.N_GRID = grid
+    wp.get_module(ex.__name__).mark_modified()
+    e = ex.Example()
+    init_file = os.path.join(tmp, "particle_repulsion_init_%d.bin" % grid)
+    e.positions.numpy().astype(np.float32).tofile(init_file)
+    return e, source, init_file
+
+
+def particle_repulsion(frames=5, grid=128):
+    """optim/example_particle_repulsion.py (a 128 x 128 box, 32 substeps a frame, forces from
+    wp.grad of the potential): positions and velocities after 5 frames, from Warp's initial
+    positions."""
+    e, source, init_file = particle_repulsion_run(grid)
+    warp_ms = stepped(e.step, frames)
+    kjit_ms, out = kjit_run("particle_repulsion", ["--init", init_file, "--grid", str(grid), "--frames", str(frames)])
+    r = positions_velocities("examples/warp/particle_repulsion.cpp", e.positions, e.velocities, out, kjit_ms, warp_ms)
+    r["check"] = "%d particles from %s, %d frames: %s" % (e.positions.shape[0], source, frames, r["check"])
+    return r
+
+
+# (box size, frames) of the warp_example_particle_repulsion ctest.
+PARTICLE_REPULSION_TEST = (32, 10)
 
 
 def sample_mesh(frames=16):
@@ -205,6 +238,21 @@ def mesh_intersect(frames=9):
 
 # The mesh ctest's frames (warp_example_mesh: the particles reach the bunny after about 100).
 MESH_TEST = 200
+
+
+def write_particle_repulsion_goldens(directory):
+    """Warp's initial positions and its positions then velocities at PARTICLE_REPULSION_TEST's
+    size; returns the files' names."""
+    grid, frames = PARTICLE_REPULSION_TEST
+    e, _, init_file = particle_repulsion_run(grid)
+    for _ in range(frames):
+        e.step()
+    init = "particle_repulsion_init_%d.bin" % grid
+    np.fromfile(init_file, dtype=np.float32).tofile(os.path.join(directory, init))
+    name = "particle_repulsion_%d_%d_frames.bin" % (grid, frames)
+    np.concatenate([e.positions.numpy().reshape(-1), e.velocities.numpy().reshape(-1)]).astype(np.float32).tofile(
+        os.path.join(directory, name))
+    return [init, name]
 
 
 def write_mesh_goldens(directory):

@@ -1,7 +1,7 @@
 # What scripts/warp_examples.py's drivers share: Warp on the cpu, running a kjit port
 # (build/examples/warp_NAME) and timing Warp's side, comparing outputs as numpy's bytes.
 # warp_examples.py sets `build` before any driver runs.
-import os, re, subprocess, tempfile, time
+import os, re, subprocess, sys, tempfile, time, types
 import numpy as np
 import warp as wp
 
@@ -80,3 +80,30 @@ def compare_parts(warp_parts, kjit_file, names):
                        ("" if same == w.size else " (largest difference %.3g, %.2g of its largest value)" % (diff, rel)),
                        diff))
     return combine(*checks)
+
+
+def disk_target(n):
+    """The image the ports use where Pillow is missing: a disk of radius n / 4 (as
+    examples/warp/fluid_checkpoint.cpp makes its target without --target)."""
+    x = np.arange(n, dtype=np.float64)[:, None] - n / 2.0
+    y = np.arange(n, dtype=np.float64)[None, :] - n / 2.0
+    return (x * x + y * y < n * n / 16.0).astype(np.float32)
+
+
+def pillow_or_disk():
+    """Warp's optim examples read nvidia_logo.png through Pillow; where Pillow is missing (the
+    bench venv) this installs a stand-in PIL module whose resized image is disk_target's disk.
+    Returns what the examples' image is."""
+    try:
+        import PIL.Image
+        if not getattr(PIL, "kjit_stand_in", False):  # not an earlier call's
+            return "nvidia_logo.png resized by Pillow"
+    except ImportError:
+        class Stand_in:
+            def resize(self, size):
+                return np.repeat((disk_target(size[0]) * 255.0)[:, :, None], 3, axis=2)
+        pil = types.ModuleType("PIL")
+        pil.kjit_stand_in = True
+        pil.Image = types.SimpleNamespace(open=lambda path: Stand_in())
+        sys.modules["PIL"], sys.modules["PIL.Image"] = pil, pil.Image
+    return "a disk (no Pillow here for Warp's nvidia_logo.png)"

@@ -19,7 +19,7 @@ template <class T> KJ_FUNC void adj_cross(const vec_t<3, T>& a, const vec_t<3, T
 namespace kj {
 template <int N, class T> KJ_FUNC T length(const vec_t<N, T>& v) { return sqrt(dot(v, v)); }
 template <int N, class T> KJ_FUNC void adj_length(const vec_t<N, T>& v, T ret, vec_t<N, T>& adj_v, T adj_ret) {
-  if (ret > T(0)) adj_v += v * (adj_ret / ret);
+  if (ret > T(0)) adj_v += (v / ret) * adj_ret;  // Warp's rounding: the direction, then its scale
 }
 template <int N, class T> KJ_FUNC T length_sq(const vec_t<N, T>& v) { return dot(v, v); }
 template <int N, class T> KJ_FUNC void adj_length_sq(const vec_t<N, T>& v, T ret, vec_t<N, T>& adj_v, T adj_ret) { adj_v += v * (T(2) * adj_ret); }

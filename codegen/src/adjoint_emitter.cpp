@@ -203,6 +203,7 @@ class AdjointEmitter {
         case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:
         case ir::Op::ArrayLoad: case ir::Op::ArrayShape: case ir::Op::Param: case ir::Op::Call:
         case ir::Op::CallFunc: case ir::Op::TangentCall:  // handled above
+        case ir::Op::GradFunc:  // refused by adjoint_obstacle (function_has_adjoint for functions)
         case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
         case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
           KJIT_CHECK(false, std::string("adjoint replay reached ") + ir::op_name(s.op));
@@ -486,6 +487,9 @@ class AdjointEmitter {
       case ir::Op::TangentCall:  // refused by adjoint_obstacle
         KJIT_CHECK(false, std::string("the adjoint reached the tangent of ") + ir::builtin_info(s.builtin()).name);
         break;
+      case ir::Op::GradFunc:  // refused by adjoint_obstacle (function_has_adjoint for functions)
+        KJIT_CHECK(false, "the adjoint reached grad(" + fn_.callees.at(s.callee())->name + ")");
+        break;
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
       case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
         KJIT_CHECK(false, std::string("the adjoint reached the reverse transform's ") + ir::op_name(s.op));
@@ -571,6 +575,7 @@ void emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered,
 }
 
 bool function_has_adjoint(const ir::Function& f) {
+  if (ir::takes_gradient(f)) return false;  // no second derivatives (adjoint_obstacle)
   for (const ir::Param& p : f.params)
     if (p.type.is_differentiable()) return true;
   return false;

@@ -47,7 +47,8 @@ struct StrongZeroText {
 };
 StrongZeroText strong_zero_parts(const std::string& adj_ret, const std::vector<std::string>& accumulators);
 
-/// Whether device function `f` has an adjoint: it takes a differentiable value or array.
+/// Whether device function `f` has an adjoint: it takes a differentiable value or array, and
+/// takes no gradient itself (ir::takes_gradient).
 /// Its adjoint is `adj_<name>(dim, kj_index, args..., [ret,] adjoint of each differentiable
 /// argument..., [adj_ret when the result is differentiable])`; the body of an automatic one
 /// reads adj_ret as `kj_adj_ret`.

@@ -1,5 +1,6 @@
 // What cannot be differentiated: arrays read and written, elements overwritten, used atomic
-// results, While conditions with effects, tangents of dual-evaluated builtins. See
+// results, While conditions with effects, tangents of dual-evaluated builtins, gradients
+// taken in forward code (grad(f)). See
 // docs/AUTODIFF.md for the rules.
 #include "adjoint_obstacles.hpp"
 
@@ -214,6 +215,7 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
   const ir::DefUse def_use(fn);
   std::vector<const ir::Stmt*> atomics;
   std::string problem;
+  std::string gradient;  ///< a grad(f) here: no second derivatives, whatever a replay says
   // Each read of a struct's array field is an Extract of its own; one key per (struct value,
   // field) makes two reads of `q.x()` one array.
   std::map<std::pair<ir::ValueId, int>, ir::ValueId> field_key;
@@ -239,6 +241,16 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
                 " is not supported (its tangent is one dual-number evaluation, which has no adjoint of its own): "
                 "second derivatives through " + ir::builtin_info(s.builtin()).name +
                 " are not available; build the tangent module with enable_adjoint = false";
+    if (s.op == ir::Op::GradFunc && gradient.empty()) {
+      const std::string f = fn.callees.at(s.callee())->name;
+      gradient = what + " at " + s.loc.str() + ": grad(" + f + ") is forward code; the adjoint of a kernel that takes "
+                 "a gradient would need second derivatives through " + f + "'s adjoint, which are not supported. "
+                 "Build the module with enable_adjoint = false (Warp's enable_backward=False)";
+    }
+    if (s.op == ir::Op::CallFunc && gradient.empty() && ir::takes_gradient(*fn.callees.at(s.callee())))
+      gradient = what + " at " + s.loc.str() + ": device function '" + fn.callees.at(s.callee())->name +
+                 "' takes a gradient (grad(...)), which has no adjoint: second derivatives are not supported. "
+                 "Build the module with enable_adjoint = false (Warp's enable_backward=False)";
     if (s.op == ir::Op::CallFunc && problem.empty()) {
       const ir::Function& callee = *fn.callees.at(s.callee());
       std::vector<ArrayUse> inner;
@@ -269,6 +281,7 @@ std::string obstacle_of(const ir::Function& fn, std::vector<ArrayUse>& params) {
   params.assign(fn.params.size(), ArrayUse{});
   for (const auto& [value, param] : param_of)
     if (arrays.count(value)) params[size_t(param->imm)] = arrays[value];
+  if (!gradient.empty()) return gradient;
   // A user-supplied replay takes responsibility for what replaying the body would get wrong.
   if (fn.custom_replay) return "";
   if (!problem.empty()) return problem;

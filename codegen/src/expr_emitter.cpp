@@ -98,7 +98,8 @@ const std::string& ExprEmitter::function_name(const ir::Function& f) const {
 
 std::string ExprEmitter::call_function(const ir::Stmt& s, bool replay) {
   const ir::Function& f = *n_.fn.callees.at(s.callee());
-  std::string out = function_name(f) + (replay ? "_replay" : "") + "(dim, kj_index";
+  const std::string name = s.op == ir::Op::GradFunc ? "grad_" + function_name(f) : function_name(f) + (replay ? "_replay" : "");
+  std::string out = name + "(dim, kj_index";
   for (ir::ValueId a : s.args) out += ", " + n_.value(a);
   return out + ")";
 }
@@ -282,7 +283,7 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
     case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::StoreVar: case ir::Op::ArrayStore:
     case ir::Op::ArrayAtomic: case ir::Op::If: case ir::Op::For: case ir::Op::While:
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
-    case ir::Op::CallFunc:
+    case ir::Op::CallFunc: case ir::Op::GradFunc:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
     case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
       break;

@@ -85,7 +85,8 @@ class ExprEmitter {
   /// The call of adjoint rule CallAdjoint `s` ("kj::adj_sin_ref(v3, v4, var7, v9)"): the
   /// forward operands, the result, the adjoint variables it adds into, the result's adjoint.
   std::string call_adjoint(const ir::Stmt& s) const;
-  /// The call of device function CallFunc `s` (`replay`: its side-effect-free variant).
+  /// The call of device function CallFunc `s` (`replay`: its side-effect-free variant), or of
+  /// the gradient GradFunc `s` takes (grad_<name>).
   std::string call_function(const ir::Stmt& s, bool replay);
   /// The name a module gives device function `f`.
   const std::string& function_name(const ir::Function& f) const;

@@ -60,6 +60,9 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
           w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.call_function(s, without_effects) + ";", indent, loc);
         }
         break;
+      case ir::Op::GradFunc:  // grad_<f>: the function's adjoint from adj_ret = 1, no effects
+        w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.call_function(s, false) + ";", indent, loc);
+        break;
       case ir::Op::If:
         w.user_line("if (" + n.value(s.args[0]) + ") {", indent, loc);
         emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);

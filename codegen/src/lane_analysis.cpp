@@ -51,6 +51,7 @@ bool LaneAnalysis::analyze(const ir::Block& b, bool masked) {
   for (const ir::Stmt& s : b.stmts) {
     switch (s.op) {
       case ir::Op::ThreadId: case ir::Op::ArrayLoad: case ir::Op::ArrayAtomic: case ir::Op::CallFunc:
+      case ir::Op::GradFunc:
         if (s.result != ir::kNoValue) changed |= set(varying_, s.result);
         break;
       case ir::Op::Const: case ir::Op::Param: case ir::Op::LaunchDim: case ir::Op::DeclVar:
@@ -118,6 +119,7 @@ bool LaneAnalysis::is_uniform_stmt(const ir::Stmt& s) const {
   switch (s.op) {
     case ir::Op::DeclVar: case ir::Op::StoreVar: return !varying_var_.at(size_t(s.var()));
     case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::Print: case ir::Op::CallFunc:
+    case ir::Op::GradFunc:
       return false;  // effects run once per lane
     case ir::Op::Call:
       return !s.type.is_void() && !varying(s.result);
@@ -156,7 +158,7 @@ bool LaneAnalysis::flattenable(const ir::Stmt& s, int& budget) const {
           break;
         case ir::Op::ArrayAtomic: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
         case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print: case ir::Op::CallFunc:
-        case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+        case ir::Op::GradFunc: case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
         case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
           return false;
       }
@@ -167,7 +169,7 @@ bool LaneAnalysis::flattenable(const ir::Stmt& s, int& budget) const {
 bool LaneAnalysis::needs_guard(const ir::Stmt& s) const {
   switch (s.op) {
     case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::CallFunc:
-    case ir::Op::Print:
+    case ir::Op::GradFunc: case ir::Op::Print:
       return true;
     case ir::Op::Call:
       return call_needs_guard(s);

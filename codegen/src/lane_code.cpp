@@ -69,7 +69,7 @@ bool LaneCode::skipped(const ir::Stmt& s) const {
   switch (s.op) {
     case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::Print:
       return true;
-    case ir::Op::Call: case ir::Op::CallFunc:
+    case ir::Op::Call: case ir::Op::CallFunc: case ir::Op::GradFunc:
       return s.type.is_void();
     case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
     case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
@@ -274,7 +274,7 @@ void LaneCode::emit_lane_stmt(const ir::Stmt& s, const std::string& active, int 
     case ir::Op::Print:
       w_->user_line(when + ex_.print(s, false) + ";", in, s.loc);
       break;
-    case ir::Op::CallFunc:
+    case ir::Op::CallFunc: case ir::Op::GradFunc:
       if (s.type.is_void()) w_->user_line(when + ex_.call_function(s, false) + ";", in, s.loc);
       else value(ex_.call_function(s, mode_ == Mode::Replay));
       break;
@@ -343,7 +343,7 @@ void LaneCode::emit_control(const ir::Stmt& s, const std::string& mask, int inde
     case ir::Op::Insert: case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar:
     case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::ArrayShape:
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
-    case ir::Op::CallFunc: case ir::Op::TangentCall:
+    case ir::Op::CallFunc: case ir::Op::GradFunc: case ir::Op::TangentCall:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
     case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
       KJIT_CHECK(false, std::string("lane codegen: ") + ir::op_name(s.op) + " is not control flow");

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "adjoint_emitter.hpp"
 #include "adjoint_loops.hpp"
@@ -76,6 +77,7 @@ class Lowering {
   }
 
   LoweredModule run(const std::vector<const ir::Function*>& kernels) {
+    function_adjoints_ = function_adjoints(kernels, options_);
     for (const ir::Function* k : kernels) lower(*k, true);
     return std::move(module_);
   }
@@ -108,7 +110,8 @@ class Lowering {
         l.adjoint_obstacle = adjoint_obstacle(fn);
         analysed(who, "adjoint_obstacle", [&] { return l.adjoint_obstacle.empty() ? "none\n" : l.adjoint_obstacle + "\n"; });
       }
-      if (options_.enable_adjoint) {
+      const bool adjoints = kernel ? options_.enable_adjoint : function_adjoints_;
+      if (adjoints) {
         l.sweep_spans = plan_sweep_spans(l.jumps_lowered.body, options_.adjoint_span);
         analysed(who, "sweep_spans", [&] { return spans_text(l.sweep_spans); });
       }
@@ -121,7 +124,7 @@ class Lowering {
         analysed(who, "adjoint_lanes", [&] { return lanes_text(*l.adjoint_lanes); });
       }
       const bool reversed = kernel ? l.adjoint_obstacle.empty() : function_has_adjoint(fn) && !fn.custom_adjoint;
-      if (options_.enable_adjoint && reversed) {
+      if (adjoints && reversed) {
         l.adjoint_loops = AdjointLoops(l.jumps_lowered);
         analysed(who, "adjoint_loops", [&] { return loops_text(l.adjoint_loops); });
       }
@@ -153,8 +156,30 @@ class Lowering {
   const CodegenOptions& options_;
   const PassObserver& observe_;
   bool print_ = false;
+  bool function_adjoints_ = false;
   LoweredModule module_;
 };
+
+namespace {
+/// Whether `fn` or anything it reaches (callees, user adjoints and replays) takes a gradient.
+bool reaches_gradient(const ir::Function& fn, std::set<const ir::Function*>& seen) {
+  if (!seen.insert(&fn).second) return false;
+  bool found = false;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { found = found || s.op == ir::Op::GradFunc; });
+  for (const auto& c : fn.callees) found = reaches_gradient(*c, seen) || found;
+  if (fn.custom_adjoint) found = reaches_gradient(*fn.custom_adjoint, seen) || found;
+  if (fn.custom_replay) found = reaches_gradient(*fn.custom_replay, seen) || found;
+  return found;
+}
+}  // namespace
+
+bool function_adjoints(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options) {
+  if (options.enable_adjoint) return true;
+  std::set<const ir::Function*> seen;
+  bool found = false;
+  for (const ir::Function* k : kernels) found = reaches_gradient(*k, seen) || found;
+  return found;
+}
 
 LoweredModule lower_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options,
                            const PassObserver& observe) {

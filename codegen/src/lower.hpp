@@ -62,4 +62,9 @@ using PassObserver = std::function<void(const std::string& function, const char*
 LoweredModule lower_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options,
                            const PassObserver& observe = nullptr);
 
+/// Whether the module's device functions get adjoints: with the kernels' adjoints, and also
+/// without them where a kernel or what it reaches takes a gradient (grad(f) runs f's adjoint
+/// in forward code).
+bool function_adjoints(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options);
+
 }  // namespace kjit::codegen

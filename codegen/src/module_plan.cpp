@@ -82,13 +82,23 @@ std::string param_decl(const ir::Type& t, const std::string& name) {
 ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const CodegenOptions& options) {
   ModulePlan plan;
   plan.lowered = lower_module(kernels, options);
+  plan.function_adjoints = function_adjoints(kernels, options);
   std::map<std::string, std::string> by_identity;
   std::set<const ir::Function*> seen;
   for (const ir::Function* k : kernels) {
     collect_functions(*k, plan, by_identity, seen);
     collect_structs(*k, plan.structs);
   }
+  auto note_gradients = [&](const ir::Function& fn) {
+    ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+      if (s.op == ir::Op::GradFunc) plan.gradients.insert(plan.names.at(fn.callees.at(s.callee()).get()));
+    });
+  };
+  for (const ir::Function* k : kernels) note_gradients(*k);
   for (const ir::Function* f : plan.functions) {
+    note_gradients(*f);
+    if (f->custom_adjoint) note_gradients(*f->custom_adjoint);  // Warp allows wp.grad in a func_grad
+    if (f->custom_replay) note_gradients(*f->custom_replay);
     collect_structs(*f, plan.structs);
     if (f->custom_adjoint) collect_structs(*f->custom_adjoint, plan.structs);
     if (f->custom_replay) collect_structs(*f->custom_replay, plan.structs);
@@ -110,7 +120,7 @@ ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const Co
   std::map<const ir::Function*, std::vector<PlannedLoop>> function_loops;
   for (const ir::Function* f : plan.functions) {
     plan.function_first_loop[f] = next;
-    if (!options.enable_adjoint || f->custom_adjoint || !function_has_adjoint(*f)) continue;
+    if (!plan.function_adjoints || f->custom_adjoint || !function_has_adjoint(*f)) continue;
     generating("device function '" + f->name + "'", f->loc, nullptr, [&] {
       for (const AdjointLoop& l : plan.lowered.of(*f).adjoint_loops.list) function_loops[f].push_back({++next, l.stmt->loc});
     });
@@ -242,10 +252,42 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, const CodegenOptions
 }
 }  // namespace
 
-void emit_functions(SourceWriter& w, const ModulePlan& plan, const CodegenOptions& options, bool with_adjoint) {
+namespace {
+/// Emits `grad_<name>` of device function `f` (grad(f) in forward code): its adjoint run from
+/// zeroed argument adjoints with adj_ret = 1. The result passed for `ret` is a zero: an
+/// adjoint replays its own forward values and never reads it.
+void emit_gradient(SourceWriter& w, const ModulePlan& plan, const ir::Function& f) {
+  const std::string& name = plan.names.at(&f);
+  const ir::Type result = f.result_type(), gradient = ir::gradient_type(f);
+  Names n(f);
+  std::string sig = "static KJ_FUNC_BIG " + gradient.cpp() + " grad_" + name + "(const kj::launch_bounds_t& dim, kj_int64 kj_index";
+  std::string call = "adj_" + name + "(dim, kj_index", parts;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    sig += ", " + param_decl(f.params[i].type, n.param(i));
+    call += ", " + n.param(i);
+  }
+  call += ", " + result.cpp() + "{}";
+  w.line("");
+  w.line("// the gradient of device function " + comment_text(f.name) + " (grad(f) in forward code)");
+  w.line(sig + ") {");
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const std::string g = "kj_grad_" + std::to_string(i);
+    w.line(f.params[i].type.cpp() + " " + g + "{};", 1);
+    if (f.params[i].type.is_differentiable()) call += ", " + g;
+    parts += (i ? ", " : "") + g;
+  }
+  if (function_has_adjoint(f)) w.line(call + ", " + result.cpp() + "(1));", 1);
+  w.line("return " + (f.params.size() == 1 ? parts : gradient.cpp() + "{" + parts + "}") + ";", 1);
+  w.line("}");
+}
+}  // namespace
+
+void emit_functions(SourceWriter& w, const ModulePlan& plan, const CodegenOptions& options) {
   for (const ir::Function* f : plan.functions)
-    generating("device function '" + f->name + "'", f->loc, &w,
-               [&] { emit_function(w, plan, options, with_adjoint, f); });
+    generating("device function '" + f->name + "'", f->loc, &w, [&] {
+      emit_function(w, plan, options, plan.function_adjoints, f);
+      if (plan.gradients.count(plan.names.at(f))) emit_gradient(w, plan, *f);
+    });
 }
 
 }  // namespace kjit::codegen

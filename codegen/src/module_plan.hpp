@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct ModulePlan {
   std::map<const ir::Function*, int> function_first_loop;
   /// Why each kernel gets no adjoint ("" when it gets one).
   std::vector<std::string> obstacles;
+  /// Whether device functions get adjoints (lower.hpp's function_adjoints).
+  bool function_adjoints = false;
+  /// The names of the functions whose gradient the module takes (grad(f): IR GradFunc); each
+  /// gets a `grad_<name>` beside its adjoint.
+  std::set<std::string> gradients;
 };
 
 /// Plans the module of `kernels`: runs the pass list (lower_module), then names the device
@@ -50,8 +56,9 @@ ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const Co
 /// atomic_add (adjoint arrays of structs).
 void emit_structs(SourceWriter& w, const ModulePlan& plan, bool with_atomics);
 
-/// Writes every device function of the plan: the function, its side-effect-free replay and
-/// (when `with_adjoint`) its adjoint.
-void emit_functions(SourceWriter& w, const ModulePlan& plan, const CodegenOptions& options, bool with_adjoint);
+/// Writes every device function of the plan: the function, its side-effect-free replay,
+/// (when the plan's function_adjoints) its adjoint and, for those whose gradient the module
+/// takes, its gradient.
+void emit_functions(SourceWriter& w, const ModulePlan& plan, const CodegenOptions& options);
 
 }  // namespace kjit::codegen

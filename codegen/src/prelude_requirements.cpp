@@ -3,6 +3,7 @@
 #include "prelude_requirements.hpp"
 
 #include <set>
+#include <utility>
 
 #include "builtin_codegen.hpp"
 #include "kjit/error.hpp"
@@ -36,8 +37,8 @@ void need_type(PreludeUse& use, const ir::Type& t, bool with_adjoint) {
 }
 
 void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Function& fn, bool with_adjoint,
-                   std::set<const ir::Function*>& seen) {
-  if (!seen.insert(&fn).second) return;
+                   std::set<std::pair<const ir::Function*, bool>>& seen) {
+  if (!seen.insert({&fn, with_adjoint}).second) return;
   // The adjoint emitter plans its spans on the lowered body, and so must this.
   if (with_adjoint && lowered.of(fn).sweep_spans.size() > 1) use.need("opaque");
   for (const ir::Type& t : fn.values) need_type(use, t, with_adjoint);
@@ -86,6 +87,9 @@ void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Func
       case ir::Op::CallFunc:
         need_function(use, lowered, *fn.callees.at(s.callee()), with_adjoint, seen);
         break;
+      case ir::Op::GradFunc:  // grad_<f> runs f's adjoint, also from a user adjoint's body
+        need_function(use, lowered, *fn.callees.at(s.callee()), true, seen);
+        break;
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
       case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
       case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar: case ir::Op::ArrayShape:
@@ -109,7 +113,7 @@ int trig_calls(const ir::Function& fn, std::set<const ir::Function*>& seen) {
   if (!seen.insert(&fn).second) return 0;
   int n = 0;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::CallFunc) n += trig_calls(*fn.callees.at(s.callee()), seen);
+    if (s.op == ir::Op::CallFunc || s.op == ir::Op::GradFunc) n += trig_calls(*fn.callees.at(s.callee()), seen);
     if (s.op != ir::Op::Call) return;
     const ir::Builtin b = s.builtin();
     const ir::Scalar t = s.type.scalar;
@@ -133,7 +137,7 @@ bool outline_trig(const std::vector<const ir::Function*>& kernels) {
 PreludeUse prelude_requirements(const std::vector<const ir::Function*>& kernels, const LoweredModule& lowered,
                                 bool with_adjoint) {
   PreludeUse use;
-  std::set<const ir::Function*> seen;
+  std::set<std::pair<const ir::Function*, bool>> seen;
   for (const ir::Function* fn : kernels) {
     need_function(use, lowered, *fn, with_adjoint, seen);
     // An adjoint entry sums its value parameters' adjoints over the launch's threads.

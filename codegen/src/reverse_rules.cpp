@@ -227,6 +227,9 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     case ir::Op::TangentCall:  // refused by adjoint_obstacle
       KJIT_CHECK(false, std::string("the adjoint reached the tangent of ") + ir::builtin_info(s.builtin()).name);
       break;
+    case ir::Op::GradFunc:  // refused by adjoint_obstacle (function_has_adjoint for functions)
+      KJIT_CHECK(false, "the adjoint reached grad(" + fn_.callees.at(s.callee())->name + ")");
+      break;
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
     case ir::Op::AdjArrayRead: case ir::Op::AccumParam:  // they are adjoints already
       KJIT_CHECK(false, std::string("the adjoint reached the reverse transform's ") + ir::op_name(s.op));

@@ -139,7 +139,7 @@ class ReverseTransform {
         out.stmts.push_back(s);
         return;
       case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break: case ir::Op::Continue:
-      case ir::Op::Return: case ir::Op::CallFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
+      case ir::Op::Return: case ir::Op::CallFunc: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
       case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
       case ir::Op::AccumParam:
         break;
@@ -271,7 +271,7 @@ class ReverseTransform {
       case ir::Op::ArrayShape: case ir::Op::Print:  // (print() of values is a gap)
         break;  // no derivative flows through constants, parameters' values, indices, shapes
       case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break: case ir::Op::Continue:
-      case ir::Op::Return: case ir::Op::CallFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
+      case ir::Op::Return: case ir::Op::CallFunc: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
       case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
       case ir::Op::AccumParam:
         KJIT_CHECK(false, std::string("the reverse transform has no rule for ") + ir::op_name(s.op));
@@ -304,6 +304,7 @@ std::string reverse_transform_gap(const ir::Function& fn) {
     switch (s.op) {
       case ir::Op::If: case ir::Op::For: case ir::Op::While: return note("control flow");
       case ir::Op::CallFunc: return note("a device function call");
+      case ir::Op::GradFunc: return note("a gradient (refused by adjoint_obstacle)");
       case ir::Op::Print: if (s.prints_values()) note("print() of values"); return;
       case ir::Op::Extract: case ir::Op::Insert:
         if (fn.type_of(s.args[0]).shape == ir::Shape::Struct) note("a struct's field");

@@ -147,6 +147,7 @@ class TangentTransform {
         case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::ArrayShape:
         case ir::Op::DeclVar: case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::Print:
         case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
+        case ir::Op::GradFunc:  // refused below
           break;  // no tangent of their own (an atomic's returned value is refused when used)
         case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
         case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
@@ -297,6 +298,10 @@ class TangentTransform {
       case ir::Op::CallFunc:
         call_function(s, out);
         break;
+      case ir::Op::GradFunc:
+        refuse(s, "grad(" + in_.callees.at(s.callee())->name + ") is forward code; its tangent would need second "
+                  "derivatives through " + in_.callees.at(s.callee())->name + "'s adjoint, which are not supported");
+        break;
       case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::ArrayShape:
       case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
         out.stmts.push_back(s);  // forward mode needs nothing at jumps: tangents flow with values
@@ -446,7 +451,7 @@ class TangentTransform {
     std::vector<std::shared_ptr<const ir::Function>> kept;
     auto visit = [&](ir::Block& b, auto& self) -> void {
       for (ir::Stmt& s : b.stmts) {
-        if (s.op == ir::Op::CallFunc) {
+        if (s.op == ir::Op::CallFunc || s.op == ir::Op::GradFunc) {
           int64_t& to = remap.at(s.callee());
           if (to < 0) {
             to = int64_t(kept.size());

@@ -174,8 +174,10 @@ std::shared_ptr<const ir::Function> trace_function(const std::string& name, cons
   return fn;
 }
 
-/// Emits a call of `fn` in the function being traced now; returns its result (kNoValue for void).
-ir::ValueId emit_call(const std::shared_ptr<const ir::Function>& fn, std::vector<ir::ValueId> args, Loc loc) {
+/// Emits a call of `fn` in the function being traced now (`op`: CallFunc, or GradFunc for its
+/// gradient, of type `type`); returns its result (kNoValue for void).
+ir::ValueId emit_call(const std::shared_ptr<const ir::Function>& fn, std::vector<ir::ValueId> args, Loc loc,
+                      ir::Op op, const ir::Type& type) {
   auto& t = Tracer::get(loc);
   auto& callees = t.function().callees;
   auto it = std::find(callees.begin(), callees.end(), fn);
@@ -186,13 +188,13 @@ ir::ValueId emit_call(const std::shared_ptr<const ir::Function>& fn, std::vector
       t.fail(loc, "device function '" + fn->name + "': argument " + std::to_string(k + 1) + " is a " +
                       dsl_type_name(t.function().type_of(args[k])) + ", its parameter a " +
                       dsl_type_name(fn->params[k].type));
-  return t.emit(ir::Op::CallFunc, fn->result_type(), std::move(args), index, loc);
+  return t.emit(op, type, std::move(args), index, loc);
 }
-}  // namespace
 
-ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId* args, size_t count,
-                      const ir::Type& result, FuncParts parts, FuncTrace trace, const void* func, Loc def_loc,
-                      Loc loc) {
+/// The traced function of `state` for argument types `types`, traced now for a new signature.
+std::shared_ptr<const ir::Function> function_for(FuncState* state, const ir::Type* types, size_t count,
+                                                 const ir::Type& result, FuncParts parts, FuncTrace trace,
+                                                 const void* func, Loc def_loc, Loc loc) {
   const std::vector<ir::Type> type_list(types, types + count);
   const std::string sig = signature(type_list);
   std::shared_ptr<const ir::Function> fn;
@@ -210,7 +212,32 @@ ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId
       state->by_signature[sig] = fn;
     }
   }
-  return emit_call(fn, std::vector<ir::ValueId>(args, args + count), loc);
+  return fn;
+}
+}  // namespace
+
+ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId* args, size_t count,
+                      const ir::Type& result, FuncParts parts, FuncTrace trace, const void* func, Loc def_loc,
+                      Loc loc) {
+  auto fn = function_for(state, types, count, result, parts, trace, func, def_loc, loc);
+  return emit_call(fn, std::vector<ir::ValueId>(args, args + count), loc, ir::Op::CallFunc, fn->result_type());
+}
+
+ir::ValueId func_grad_call(FuncState* state, const ir::Type* types, const ir::ValueId* args, size_t count,
+                           const ir::Type& result, FuncParts parts, FuncTrace trace, const void* func, Loc def_loc,
+                           Loc loc) {
+  auto fn = function_for(state, types, count, result, parts, trace, func, def_loc, loc);
+  const ir::Type r = fn->result_type();
+  const std::string what = "grad(" + fn->name + "): ";
+  if (!r.is_scalar() || !r.is_float())
+    Tracer::get(loc).fail(loc, what + "device function '" + fn->name + "' returns " +
+                                   (r.is_void() ? std::string("nothing") : "a " + dsl_type_name(r)) +
+                                   "; grad(f) is the gradient of a function that returns one float (Float, Double); "
+                                   "for a vector result take grad of each component's function");
+  if (ir::takes_gradient(*fn))
+    Tracer::get(loc).fail(loc, what + "device function '" + fn->name +
+                                   "' itself calls grad(...): second derivatives are not supported");
+  return emit_call(fn, std::vector<ir::ValueId>(args, args + count), loc, ir::Op::GradFunc, ir::gradient_type(*fn));
 }
 
 ir::Type results_type(const ir::Type* types, size_t count) { return ir::results_struct(types, count); }

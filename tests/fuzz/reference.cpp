@@ -400,6 +400,8 @@ struct Interp {
         if (callee.body.yield != kNoValue) set(g.vals.at(callee.body.yield));
         return Flow::Next;
       }
+      case Op::GradFunc:  // the fuzzer generates no gradients (tests/builtins/func_grad.cpp checks them)
+        fail("the reference interprets no grad(f)");
       case Op::TangentCall:  // tangent kernels are checked against finite differences of this
         fail("the reference interprets traced kernels, not tangent kernels");
       case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd: case Op::AdjArrayRead: case Op::AccumParam:

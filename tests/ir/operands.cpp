@@ -28,6 +28,7 @@ TEST_CASE("named operands read the op's own operand") {
   CHECK(stmt(Op::Extract, 6).field() == 6);
   CHECK(stmt(Op::Insert, 7).field() == 7);
   CHECK(stmt(Op::CallFunc, 1).callee() == 1);
+  CHECK(stmt(Op::GradFunc, 2).callee() == 2);
   CHECK(stmt(Op::Print, 8).format() == 8);
   CHECK(stmt(Op::Print, 0, 1).prints_values());
   CHECK_FALSE(stmt(Op::Print, 0, 0).prints_values());

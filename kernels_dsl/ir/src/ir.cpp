@@ -104,7 +104,7 @@ int64_t Stmt::field() const {
   return imm;
 }
 size_t Stmt::callee() const {
-  expect_op(*this, {Op::CallFunc}, "callee");
+  expect_op(*this, {Op::CallFunc, Op::GradFunc}, "callee");
   return size_t(imm);
 }
 size_t Stmt::format() const {
@@ -118,6 +118,14 @@ bool Stmt::prints_values() const {
 size_t Stmt::primal_args() const {
   expect_op(*this, {Op::TangentCall}, "primal argument count");
   return size_t(bits);
+}
+
+bool takes_gradient(const Function& fn) {
+  bool found = false;
+  for_each_stmt(fn.body, [&](const Stmt& s) {
+    found = found || s.op == Op::GradFunc || (s.op == Op::CallFunc && takes_gradient(*fn.callees.at(s.callee())));
+  });
+  return found;
 }
 
 }  // namespace kjit::ir

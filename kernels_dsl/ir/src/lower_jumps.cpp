@@ -111,7 +111,7 @@ class Lowerer {
         case Op::Call: case Op::Cast: case Op::Construct: case Op::Extract:
         case Op::Insert: case Op::DeclVar: case Op::LoadVar: case Op::StoreVar:
         case Op::ArrayLoad: case Op::ArrayStore: case Op::ArrayAtomic:
-        case Op::ArrayShape: case Op::Print: case Op::CallFunc: case Op::TangentCall:
+        case Op::ArrayShape: case Op::Print: case Op::CallFunc: case Op::GradFunc: case Op::TangentCall:
           out.stmts.push_back(s);  // no region, no jump: unchanged
           break;
         case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd:

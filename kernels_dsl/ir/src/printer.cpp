@@ -69,6 +69,9 @@ class Printer : public StmtVisitor<Printer, std::string> {
   std::string visit_CallFunc(const Stmt& s) {
     return "call_func " + fn_.callees.at(s.callee())->name + " " + args(s, 0);
   }
+  std::string visit_GradFunc(const Stmt& s) {
+    return "grad_func " + fn_.callees.at(s.callee())->name + " " + args(s, 0);
+  }
   std::string visit_TangentCall(const Stmt& s) {
     std::string out = std::string("tangent ") + builtin_info(s.builtin()).name;
     for (size_t k = 0; k < s.args.size(); ++k) out += (k == s.primal_args() ? " dir " : " ") + v(s.args[k]);
@@ -193,7 +196,7 @@ class Printer : public StmtVisitor<Printer, std::string> {
       case Op::Cast: case Op::Construct: case Op::Extract: case Op::Insert: case Op::DeclVar:
       case Op::LoadVar: case Op::StoreVar: case Op::ArrayLoad: case Op::ArrayStore:
       case Op::ArrayAtomic: case Op::ArrayShape: case Op::Break: case Op::Continue:
-      case Op::Return: case Op::Print: case Op::CallFunc: case Op::TangentCall:
+      case Op::Return: case Op::Print: case Op::CallFunc: case Op::GradFunc: case Op::TangentCall:
         break;  // one line, below
     }
     std::string text = visit(s);

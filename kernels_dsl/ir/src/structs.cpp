@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "kjit/error.hpp"
+#include "kjit/ir/ir.hpp"
 
 namespace kjit::ir {
 
@@ -94,6 +95,13 @@ Type results_struct(const Type* types, size_t count) {
   info.name += ")";
   layout_struct(info);
   return Type::structure(register_struct(std::move(info)));
+}
+
+Type gradient_type(const Function& f) {
+  std::vector<Type> types;
+  for (const Param& p : f.params) types.push_back(p.type);
+  if (types.size() == 1) return types[0];
+  return results_struct(types.data(), types.size());
 }
 
 }  // namespace kjit::ir

@@ -327,6 +327,18 @@ class Verifier {
         if (callee.result_type() != s.type) problem(s, "result of " + callee.name + " typed differently");
         break;
       }
+      case Op::GradFunc: {
+        if (s.imm < 0 || size_t(s.imm) >= fn_.callees.size()) { problem(s, "no such device function"); break; }
+        const Function& callee = *fn_.callees[size_t(s.imm)];
+        if (callee.params.size() != s.args.size()) { problem(s, "wrong number of arguments for " + callee.name); break; }
+        for (size_t k = 0; k < s.args.size(); ++k)
+          if (type(s.args[k]) != callee.params[k].type || type(s.args[k]).is_array())
+            problem(s, "argument " + std::to_string(k) + " of " + callee.name + " typed differently, or an array");
+        if (!callee.result_type().is_float() || !callee.result_type().is_scalar())
+          problem(s, "the gradient of " + callee.name + ", which does not return one float");
+        if (gradient_type(callee) != s.type) problem(s, "gradient of " + callee.name + " typed differently");
+        break;
+      }
     }
   }
 

@@ -29,6 +29,12 @@
 //     return std::make_tuple(sqrt(x * x + y * y), atan2(y, x));
 //   });
 //   auto [r, phi] = polar(x[i], y[i]);   // in a kernel; .grad gets adj_ret as the same tuple
+//
+// grad(f)(args...) (Warp's wp.grad) is, in forward code, the gradient of a function that
+// returns one float: for one argument a value of its type, for several a dsl::Tuple of one
+// per argument (zero for an integer). It runs f's adjoint (its .grad when it has one):
+//
+//   Vec3f force = -grad(energy)(d);   auto [dx, dy] = grad(polar_r)(x, y);
 #pragma once
 
 #include <type_traits>
@@ -52,6 +58,8 @@ template <class A> struct canon<A, std::enable_if_t<std::is_base_of_v<ValueBase,
 };
 template <class T, int N> struct canon<ArrayHandle<T, N>> { using type = ArrayHandle<T, N>; };
 template <class A> using canon_t = typename canon<A>::type;
+/// The first of a pack of types.
+template <class T, class...> struct first_type { using type = T; };
 
 template <class A> ir::ValueId canon_id(const A& a, Loc loc) {
   if constexpr (std::is_base_of_v<ValueBase, A>) return a.use(loc);
@@ -102,6 +110,11 @@ struct FuncParts {
 ir::ValueId func_call(FuncState* state, const ir::Type* types, const ir::ValueId* args, size_t count,
                       const ir::Type& result, FuncParts parts, FuncTrace trace, const void* func, Loc def_loc,
                       Loc loc);
+/// Emits grad(f)(args) (IR GradFunc) for `state`'s function, traced as func_call traces it;
+/// a tracing error unless it returns one float. Returns the gradient (ir::gradient_type).
+ir::ValueId func_grad_call(FuncState* state, const ir::Type* types, const ir::ValueId* args, size_t count,
+                           const ir::Type& result, FuncParts parts, FuncTrace trace, const void* func, Loc def_loc,
+                           Loc loc);
 /// Emits the Param statement of parameter k of the function being traced.
 ir::ValueId func_param(size_t k, Loc loc);
 /// Sets the function's result (the value its body yields).
@@ -168,6 +181,27 @@ class Func {
 
   /// The name given to func().
   const char* name() const { return detail::func_state_name(state_); }
+
+  /// grad(*this)(args...): the gradient of the function's one float result with respect to
+  /// each argument (see grad below).
+  template <class... A, class R = typename detail::result_of<decltype(std::declval<const Body&>()(std::declval<detail::canon_t<A>>()...))>::type>
+  auto gradient(const A&... args) const {
+    static_assert(sizeof...(A) >= 1, "kjit: grad(f)(args...) takes f's arguments");
+    static_assert((std::is_base_of_v<ValueBase, detail::canon_t<A>> && ...),
+                  "kjit: grad(f) differentiates with respect to values: pass elements, not arrays");
+    static_assert(detail::returnable_v<R>, "kjit: grad(f) needs a device function that returns one float");
+    Loc loc = detail::last_loc();
+    const ir::ValueId ids[] = {detail::canon_id(args, loc)...};
+    const ir::Type types[] = {detail::canon_t<A>::ir_type()...};
+    ir::ValueId r = detail::func_grad_call(state_, types, ids, sizeof...(A), result_type<R>(),
+                                           detail::FuncParts{has_grad, has_replay, has_jvp},
+                                           &trace<R, detail::canon_t<A>...>, this, loc_, loc);
+    if constexpr (sizeof...(A) == 1) {
+      return typename detail::first_type<detail::canon_t<A>...>::type(detail::BoundTag{}, r);
+    } else {
+      return detail::unpack_results<Tuple<detail::canon_t<A>...>>(r, loc);
+    }
+  }
 
  private:
   template <class, class, class, class> friend class Func;
@@ -329,6 +363,30 @@ void Return(const V& value, Loc loc = Loc::here()) {
     static_assert(detail::always_false_v<V>,
                   "kjit: Return(value) takes a DSL value, a number, or a tuple or struct of DSL values");
   }
+}
+
+/// What grad(f) returns: called with f's arguments, it gives their gradients.
+template <class F>
+class FuncGradient {
+ public:
+  explicit FuncGradient(const F& f) : f_(f) {}
+  /// The gradient at `args`: one value for one argument, a dsl::Tuple for several.
+  template <class... A>
+  auto operator()(const A&... args) const {
+    return f_.gradient(args...);
+  }
+
+ private:
+  F f_;
+};
+
+/// Warp's wp.grad(f): grad(f)(args...) in forward code is the gradient of device function f
+/// (which returns one float) at args: f's adjoint run with the result's adjoint 1. Forward
+/// code only: a kernel that calls it gets no adjoint and no tangent (second derivatives are
+/// refused), nor may f itself call grad.
+template <class B, class G, class P, class J>
+FuncGradient<Func<B, G, P, J>> grad(const Func<B, G, P, J>& f) {
+  return FuncGradient<Func<B, G, P, J>>(f);
 }
 
 /// A device function named `name` (the name appears in generated code and messages).

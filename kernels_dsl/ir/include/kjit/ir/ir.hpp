@@ -85,7 +85,7 @@ struct Stmt {
   int64_t dimension() const;
   /// Extract, Insert of a struct: the field.
   int64_t field() const;
-  /// CallFunc: the device function (Function::callees).
+  /// CallFunc, GradFunc: the device function (Function::callees).
   size_t callee() const;
   /// Print: its format (Function::strings).
   size_t format() const;
@@ -168,5 +168,9 @@ void for_each_stmt(const Block& block, Fn&& fn) {
     for (const Block& r : s.regions) for_each_stmt(r, fn);
   }
 }
+
+/// Whether `fn`, or a device function it calls, takes a gradient (GradFunc): such code has
+/// no adjoint and no tangent.
+bool takes_gradient(const Function& fn);
 
 }  // namespace kjit::ir

@@ -56,4 +56,9 @@ uint16_t register_struct(StructInfo info);
 /// of types, so the same list in two functions or modules is one type.
 Type results_struct(const Type* types, size_t count);
 
+struct Function;
+/// What grad(f) (IR GradFunc) gives for device function `f`: the adjoint of its one
+/// parameter, typed as it; for several, the results struct of the parameters' types.
+Type gradient_type(const Function& f);
+
 }  // namespace kjit::ir
