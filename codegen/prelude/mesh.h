@@ -87,16 +87,29 @@ KJ_FUNC void triangle_closest(const vec_t<3, S>& a, const vec_t<3, S>& b, const 
   else { u = S(0); v = S(1) - t2; }
 }
 
+/// Vertex k (0, 1, 2) of face f, as stored.
+KJ_FUNC const vec_t<3, float>& mesh_face_point(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
+                                               kj_int32 f, int k) {
+  return elem(points, elem(indices, 3 * kj_int64(f) + k));
+}
+
+/// The point of face f closest to p.
+template <class S>
+KJ_FUNC vec_t<3, S> mesh_face_closest(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices, kj_int32 f,
+                                      const vec_t<3, S>& p) {
+  const vec_t<3, S> a = mesh_vec<S>(mesh_face_point(points, indices, f, 0));
+  const vec_t<3, S> b = mesh_vec<S>(mesh_face_point(points, indices, f, 1));
+  const vec_t<3, S> c = mesh_vec<S>(mesh_face_point(points, indices, f, 2));
+  S u, v;
+  triangle_closest(a, b, c, p, u, v);
+  return a * u + b * v + c * (S(1) - u - v);
+}
+
 /// Squared distance from p to face f's closest point.
 template <class S>
 KJ_FUNC S mesh_face_dist2(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices, kj_int32 f,
                           const vec_t<3, S>& p) {
-  const vec_t<3, S> a = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f))));
-  const vec_t<3, S> b = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 1)));
-  const vec_t<3, S> c = mesh_vec<S>(elem(points, elem(indices, 3 * kj_int64(f) + 2)));
-  S u, v;
-  triangle_closest(a, b, c, p, u, v);
-  const vec_t<3, S> q = a * u + b * v + c * (S(1) - u - v) - p;
+  const vec_t<3, S> q = mesh_face_closest(points, indices, f, p) - p;
   return mesh_dot(q, q);
 }
 
@@ -268,12 +281,6 @@ KJ_FUNC bool ray_triangle(const WoopRay<S>& ray, const vec_t<3, float>& a, const
                           const vec_t<3, float>& c, S tmax, S& t) {
   S u, v, det;
   return ray_triangle_woop(ray, a, b, c, t, u, v, det) && t >= S(0) && t < tmax;
-}
-
-/// Vertex k (0, 1, 2) of face f, as stored.
-KJ_FUNC const vec_t<3, float>& mesh_face_point(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
-                                               kj_int32 f, int k) {
-  return elem(points, elem(indices, 3 * kj_int64(f) + k));
 }
 
 /// The face the ray o + t d (t in [0, max_t)) meets first, or -1. Warp's mesh_query_ray's

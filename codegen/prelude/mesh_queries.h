@@ -203,6 +203,13 @@ KJ_FUNC S mesh_sign_normal_tol(const array_t<vec_t<3, float> >& points, const ar
   return epsilon * (sqrt(mesh_dot(b - a, b - a)) + sqrt(mesh_dot(c - a, c - a)) + sqrt(mesh_dot(c - b, c - b))) / S(3);
 }
 
+/// The square of sqrt(d2) + tol: how far around a face at squared distance d2 from p the sign
+/// gathers faces.
+template <class S> KJ_FUNC S mesh_reach2(S d2, S tol) {
+  const S reach = sqrt(d2) + tol;
+  return reach * reach;
+}
+
 /// The sign of mesh_query_point_sign_normal for closest face f: -1 when p lies behind the
 /// angle-weighted pseudo-normal of the faces as close to p as f (within epsilon times f's mean
 /// edge length), else 1. The faces are gathered by a traversal of their own, in depth-first
@@ -214,12 +221,9 @@ KJ_FUNC_BIG S mesh_sign_normal(const array_t<vec_t<3, float> >& points, const ar
                                const vec_t<3, S>& p, kj_int32 f, S epsilon) {
   if (!nodes.data || f < 0) return S(1);
   auto vertex = [&](kj_int32 g, int k) { return mesh_face_vertex<S>(points, indices, g, k); };
-  const vec_t<3, S> a = vertex(f, 0), b = vertex(f, 1), c = vertex(f, 2);
   const S tol = mesh_sign_normal_tol(points, indices, f, epsilon);
-  S u, v;
-  triangle_closest(a, b, c, p, u, v);
-  const vec_t<3, S> q = a * u + b * v + c * (S(1) - u - v);
-  const S reach = sqrt(mesh_dot(q - p, q - p)) + tol, reach2 = reach * reach;
+  const vec_t<3, S> q = mesh_face_closest(points, indices, f, p);
+  const S reach2 = mesh_reach2(mesh_dot(q - p, q - p), tol);
   vec_t<3, S> n;
   for (int i = 0; i < 3; ++i) n.c[i] = S(0);
   kj_int32 stack[kBvhStack];
@@ -261,9 +265,7 @@ struct MeshNearFaces {
       : points(pts), indices(idx), epsilon(eps) {}
 
   KJ_FUNC S bound(S best, kj_int32 face) {
-    if (face < 0) return best;
-    const S reach = sqrt(best) + mesh_sign_normal_tol(points, indices, face, epsilon);
-    return reach * reach;
+    return face < 0 ? best : mesh_reach2(best, mesh_sign_normal_tol(points, indices, face, epsilon));
   }
   KJ_FUNC void seen(kj_int32 k, S d2, S within) {
     if (d2 > within) { left_out(d2); return; }
@@ -298,7 +300,9 @@ KJ_FUNC kj_int32 mesh_closest_sign_normal(const array_t<vec_t<3, float> >& point
   const kj_int32 f = mesh_closest_walk(points, indices, bounds, nodes, p, max_dist, near);
   if (f < 0) return -1;
   S sign;
-  const S reach2 = near.bound(mesh_face_dist2(points, indices, f, p), f);
+  const S tol = mesh_sign_normal_tol(points, indices, f, epsilon);
+  const vec_t<3, S> q = mesh_face_closest(points, indices, f, p);
+  const S reach2 = mesh_reach2(mesh_dot(q - p, q - p), tol);  // near.bound's for f
   if (near.overflow || near.missed <= reach2) {
     sign = mesh_sign_normal(points, indices, bounds, nodes, p, f, epsilon);
   } else {
@@ -309,7 +313,6 @@ KJ_FUNC kj_int32 mesh_closest_sign_normal(const array_t<vec_t<3, float> >& point
         const S d = near.key[j]; near.key[j] = near.key[j - 1]; near.key[j - 1] = d;
       }
     auto vertex = [&](kj_int32 g, int k) { return mesh_face_vertex<S>(points, indices, g, k); };
-    const S tol = mesh_sign_normal_tol(points, indices, f, epsilon);
     vec_t<3, S> n;
     for (int i = 0; i < 3; ++i) n.c[i] = S(0);
     for (int i = 0; i < near.count; ++i) {
@@ -317,10 +320,6 @@ KJ_FUNC kj_int32 mesh_closest_sign_normal(const array_t<vec_t<3, float> >& point
       const kj_int32 g = elem(nodes, kj_int64(near.at[i]));
       mesh_add_pseudo_normal(vertex(g, 0), vertex(g, 1), vertex(g, 2), p, tol, n);
     }
-    const vec_t<3, S> a = vertex(f, 0), b = vertex(f, 1), c = vertex(f, 2);
-    S u, v;
-    triangle_closest(a, b, c, p, u, v);
-    const vec_t<3, S> q = a * u + b * v + c * (S(1) - u - v);
     sign = mesh_dot(p - q, n) < S(0) ? S(-1) : S(1);
   }
   return sign < S(0) ? -(f + 2) : f;
