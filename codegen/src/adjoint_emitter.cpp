@@ -3,7 +3,6 @@
 #include "adjoint_emitter.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
@@ -348,9 +347,9 @@ class AdjointEmitter {
   }
 
   /// Each span's sweep as a function of its own, written before the body function: what it
-  /// uses of the body's top level it takes as parameters (top_names), found in the text it
-  /// was written as. Its values and adjoints are its own locals, so the function compiles
-  /// like a short kernel; the body keeps the checkpoints and calls them last first.
+  /// uses of the body's top level (span_names) it takes as parameters (top_names). Its values
+  /// and adjoints are its own locals, so the function compiles like a short kernel; the body
+  /// keeps the checkpoints and calls them last first.
   void emit_span_functions(const std::vector<SweepSpan>& spans, const std::string& prefix) {
     const std::map<std::string, TopName> top = top_names(spans);
     std::set<ir::ValueId> top_adjoints;  // declared by the body: parameters in here
@@ -360,20 +359,9 @@ class AdjointEmitter {
     span_calls_.assign(spans.size(), "");
     for (size_t j = 0; j < spans.size(); ++j) {
       const std::string name = prefix + std::to_string(j);
-      w_.line("");
-      const size_t signature = w_.placeholder(0), copy_in = w_.placeholder(1);
-      const size_t begin = w_.text().size();
-      adj_declared_ = top_adjoints;
-      sweep_span(spans[j], j, touches, 1);
-      std::set<std::string> used = identifiers(w_.text(), begin, w_.text().size());
-      // Bounds-checked mode's macros use both without naming them in the text
-      // (emit_bounds_macros: every generated function has them in scope).
-      used.insert({"dim", "kj_index"});
-      const size_t copy_out = w_.placeholder(1);
-      w_.line("}");
       std::string params, args, in, out, templates;
       int arrays = 0;
-      for (const std::string& id : used) {
+      for (const std::string& id : span_names(spans[j], j)) {
         auto t = top.find(id);
         if (t == top.end()) continue;
         const TopName& n = t->second;
@@ -400,37 +388,77 @@ class AdjointEmitter {
         params += (params.empty() ? "" : ", ") + param;
         args += (args.empty() ? "" : ", ") + id;
       }
-      w_.fill(copy_out, out);
-      w_.fill(copy_in, in);
-      w_.fill(signature, (templates.empty() ? "" : "template <" + templates + "> ") + "KJ_SPAN_FUNC void " + name +
-                             "(" + params + ") {  // span " + std::to_string(j) + " again, from its checkpoint, and back");
+      w_.line("");
+      w_.line((templates.empty() ? "" : "template <" + templates + "> ") + "KJ_SPAN_FUNC void " + name + "(" + params +
+              ") {  // span " + std::to_string(j) + " again, from its checkpoint, and back");
+      w_.line(in, 1);
+      adj_declared_ = top_adjoints;
+      sweep_span(spans[j], j, touches, 1);
+      w_.line(out, 1);
+      w_.line("}");
       span_calls_[j] = name + "(" + args + ")";
     }
     adj_declared_.clear();
   }
 
-  /// The identifiers in text[begin, end), outside preprocessor lines, comments and literals.
-  static std::set<std::string> identifiers(const std::string& text, size_t begin, size_t end) {
-    std::set<std::string> out;
-    size_t i = begin;
-    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-    while (i < end) {
-      const char c = text[i];
-      if (c == '#' || (c == '/' && i + 1 < end && text[i + 1] == '/')) {
-        while (i < end && text[i] != '\n') ++i;
-      } else if (c == '"' || c == '\'') {
-        for (++i; i < end && text[i] != c; ++i)
-          if (text[i] == '\\') ++i;
-        ++i;
-      } else if (word(c) && !std::isdigit(static_cast<unsigned char>(c))) {
-        const size_t start = i;
-        while (i < end && word(text[i])) ++i;
-        out.insert(text.substr(start, i - start));
-      } else if (word(c)) {
-        while (i < end && word(text[i])) ++i;  // a number (1.5f, 0x1p-3: the p-3 parts are not names)
-      } else {
-        ++i;
+  /// The names of the body's top level that span `j`'s function may use (those of top_names
+  /// it then takes as parameters): what its replay reads and writes (values, variables, its
+  /// loops' counters and slots, its checkpoint) and what its sweep's rules add to or read
+  /// (adjoints of values and variables, adjoint arrays), from the IR, as replay and
+  /// reverse_stmt write them.
+  std::set<std::string> span_names(const SweepSpan& span, size_t j) {
+    std::set<std::string> out{"dim", "kj_index"};  // bounds-checked mode's macros use both
+    for (int64_t var : span.vars_read) out.insert(checkpoint_name(j, var));
+    for (ir::ValueId id : span.inputs) out.insert(v(id));  // made opaque (sweep_span)
+    std::function<void(const ir::Stmt&)> replayed = [&](const ir::Stmt& s) {
+      if (s.op == ir::Op::Param || s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic || s.op == ir::Op::Print ||
+          (s.op == ir::Op::Call && s.type.is_void()))
+        return;  // not replayed: the forward launch had their effects
+      if (s.result != ir::kNoValue) out.insert(v(s.result));
+      for (ir::ValueId a : s.args) out.insert(v(a));
+      if (s.op == ir::Op::LoadVar || s.op == ir::Op::StoreVar) out.insert(n_.var(s.var()));
+      if (s.op == ir::Op::For || s.op == ir::Op::While) {
+        const AdjointLoop& L = loops_.of(s);
+        out.insert("kj_overflow");
+        for (const char* what : {"n", "stride", "count", "ovf", "k"}) out.insert(L.name(what));
+        for (int64_t var : L.state) out.insert({L.ckpt(n_, var), n_.var(var)});
+        for (int64_t var : L.readonly) out.insert({L.ro(n_, var), n_.var(var)});
       }
+      for (const ir::Block& r : s.regions) {
+        for (ir::ValueId a : r.args) out.insert(v(a));
+        if (r.yield != ir::kNoValue) out.insert(v(r.yield));
+        for (const ir::Stmt& t : r.stmts) replayed(t);
+      }
+    };
+    std::function<void(const ir::Stmt&)> reversed = [&](const ir::Stmt& s) {
+      if (ir::op_info(s.op).adjoint == ir::OpAdjoint::Regions) {
+        if (!work_.has_work(s)) return;
+        if (s.op == ir::Op::For || s.op == ir::Op::While)
+          for (int64_t var : loops_.of(s).state) out.insert(loops_.of(s).seg(n_, var));
+        for (const ir::Block& r : s.regions)
+          for (const ir::Stmt& t : r.stmts) reversed(t);
+        return;
+      }
+      const ReverseRule r = rules_.rule(s);
+      if (r.empty()) return;
+      for (const RuleStep& st : r.steps)
+        for (const AdjTarget& t : st.outs) out.insert(adj_name(n_, t));
+      for (const AdjTarget& t : r.reads) out.insert(adj_name(n_, t));
+      // A store's or an atomic add's rule reads the adjoint array at the indices; the others
+      // read their operands too (atomic min/max compare the element with the value).
+      const bool indices_only = s.op == ir::Op::ArrayStore ||
+                                (s.op == ir::Op::ArrayAtomic && (s.atomic_op() == ir::AtomicOp::Add ||
+                                                                 s.atomic_op() == ir::AtomicOp::Sub));
+      for (size_t i = 0; i < s.args.size(); ++i) {
+        const ir::ValueId a = s.args[i];
+        const bool field_array = fn_.type_of(a).is_array() && rules_.has_adj_array(a) && !rules_.param_of().count(a);
+        if (fn_.type_of(a).is_array() && rules_.has_adj_array(a)) out.insert(rules_.adj_array(a));
+        if (field_array || !indices_only || (i > 0 && i + 1 < s.args.size())) out.insert(v(a));  // grad_view(v)
+      }
+    };
+    for (size_t i = span.begin; i < span.end; ++i) {
+      replayed(fn_.body.stmts[i]);
+      reversed(fn_.body.stmts[i]);
     }
     return out;
   }

@@ -47,18 +47,6 @@ void SourceWriter::user_line(const std::string& text, int indent, const ir::Sour
   presumed_line_ = loc.line + 1;
 }
 
-size_t SourceWriter::placeholder(int indent) {
-  to_generated();
-  put("", indent);
-  return text_.size() - 1;  // before the newline
-}
-
-void SourceWriter::fill(size_t placeholder, const std::string& text) {
-  KJIT_CHECK(placeholder < text_.size() && text_[placeholder] == '\n' && text.find('\n') == std::string::npos,
-             "SourceWriter::fill: not a placeholder, or more than one line");
-  text_.insert(placeholder, text);
-}
-
 void SourceWriter::raw(const std::string& text) {
   to_generated();
   text_ += text;

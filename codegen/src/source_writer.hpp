@@ -23,12 +23,6 @@ class SourceWriter {
   void user_line(const std::string& text, int indent, const ir::SourceLoc& loc);
   /// Appends text verbatim (several lines of prelude).
   void raw(const std::string& text);
-  /// A line of kjit's own code whose text is set later (fill): for code that depends on what
-  /// the lines after it use. Returns where its text goes.
-  size_t placeholder(int indent);
-  /// Sets the text (one line) of a placeholder. Fill the last one first: each moves the text
-  /// after it, never the lines (positions before it, and the source map, stay valid).
-  void fill(size_t placeholder, const std::string& text);
 
   const std::string& text() const { return text_; }
   std::vector<SourceMapping>& source_map() { return map_; }

@@ -8,13 +8,6 @@ namespace kjit::codegen {
 
 namespace {
 
-/// Calls `fn` on statement `top` and on every statement inside its regions.
-template <class Fn>
-void for_each_within(const ir::Stmt& top, Fn&& fn) {
-  fn(top);
-  for (const ir::Block& r : top.regions) ir::for_each_stmt(r, fn);
-}
-
 size_t count_statements(const ir::Stmt& top) {
   size_t n = 0;
   for_each_within(top, [&](const ir::Stmt&) { ++n; });

@@ -21,6 +21,13 @@ struct SweepSpan {
   std::vector<ir::ValueId> locals;
 };
 
+/// Calls `fn` on statement `top` and on every statement inside its regions.
+template <class Fn>
+void for_each_within(const ir::Stmt& top, Fn&& fn) {
+  fn(top);
+  for (const ir::Block& r : top.regions) ir::for_each_stmt(r, fn);
+}
+
 /// Cuts `body` into spans of at least `span_statements` statements (counting those inside
 /// loops and branches; a top-level statement is never cut), in program order. One span, the
 /// whole body, when the option is 0 or the body has fewer than twice that many: a short
