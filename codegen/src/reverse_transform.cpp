@@ -12,6 +12,7 @@
 #include "kjit/ir/structs.hpp"
 #include "kjit/ir/type.hpp"
 #include "own_index.hpp"
+#include "reverse_rules.hpp"
 
 namespace kjit::codegen {
 
@@ -157,29 +158,10 @@ class ReverseTransform {
   }
 
   /// For each statement of forward block `b`, the values defined in `b` whose adjoints the
-  /// sweep first touches when it reverses it: the last statement that defines or reads them,
-  /// counting the statements inside its branches (the emitter's first_touches). Parameters'
-  /// are declared first.
+  /// sweep first touches when it reverses it (reverse_rules.hpp, as the emitter's).
+  /// Parameters' are declared first.
   std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b) const {
-    std::map<ir::ValueId, size_t> last;
-    for (size_t i = 0; i < b.stmts.size(); ++i) {
-      auto touch = [&](ir::ValueId id) {
-        if (defs_.at(id).block == &b) last[id] = i;
-      };
-      const ir::Stmt& top = b.stmts[i];
-      if (top.result != ir::kNoValue) touch(top.result);
-      for (ir::ValueId a : top.args) touch(a);
-      for (const ir::Block& r : top.regions) {
-        ir::for_each_stmt(r, [&](const ir::Stmt& s) {
-          for (ir::ValueId a : s.args) touch(a);
-        });
-        if (r.yield != ir::kNoValue) touch(r.yield);
-      }
-    }
-    std::vector<std::vector<ir::ValueId>> at(b.stmts.size());
-    for (const auto& [id, i] : last)
-      if (!params_.count(id)) at[i].push_back(id);
-    return at;
+    return codegen::first_touches(b, [&](ir::ValueId id) { return defs_.at(id).block == &b && !params_.count(id); });
   }
 
   /// Forward block `b` without its effects (the forward launch did those), each value the
