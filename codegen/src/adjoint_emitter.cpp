@@ -133,29 +133,12 @@ class AdjointEmitter {
   }
 
   /// For each statement of `b`, the values defined in `b` whose adjoints the sweep first
-  /// touches when it reverses that statement: the last statement (in program order) that
-  /// defines or reads them, counting the statements inside its regions.
+  /// touches when it reverses that statement (reverse_rules.hpp).
   std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b) const {
-    std::map<ir::ValueId, size_t> last;
-    for (size_t i = 0; i < b.stmts.size(); ++i) {
-      auto touch = [&](ir::ValueId id) {
-        auto d = def_block_.find(id);
-        if (d != def_block_.end() && d->second == &b) last[id] = i;
-      };
-      const ir::Stmt& top = b.stmts[i];
-      if (top.result != ir::kNoValue) touch(top.result);
-      for (ir::ValueId a : top.args) touch(a);
-      for (const ir::Block& r : top.regions) {
-        ir::for_each_stmt(r, [&](const ir::Stmt& s) {
-          for (ir::ValueId a : s.args) touch(a);
-        });
-        if (r.yield != ir::kNoValue) touch(r.yield);
-      }
-    }
-    std::vector<std::vector<ir::ValueId>> at(b.stmts.size());
-    for (const auto& [id, i] : last)
-      if (rules_.param_of().count(id) == 0) at[i].push_back(id);
-    return at;
+    return codegen::first_touches(b, [&](ir::ValueId id) {
+      auto d = def_block_.find(id);
+      return d != def_block_.end() && d->second == &b && rules_.param_of().count(id) == 0;
+    });
   }
 
   // ----- forward replay --------------------------------------------------------------------

@@ -275,6 +275,28 @@ bool ReverseWork::has_work(const ir::Block& b) {
   return blocks_[&b] = any;
 }
 
+std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b,
+                                                    const std::function<bool(ir::ValueId)>& declared_here) {
+  std::map<ir::ValueId, size_t> last;
+  for (size_t i = 0; i < b.stmts.size(); ++i) {
+    auto touch = [&](ir::ValueId id) {
+      if (declared_here(id)) last[id] = i;
+    };
+    const ir::Stmt& top = b.stmts[i];
+    if (top.result != ir::kNoValue) touch(top.result);
+    for (ir::ValueId a : top.args) touch(a);
+    for (const ir::Block& r : top.regions) {
+      ir::for_each_stmt(r, [&](const ir::Stmt& s) {
+        for (ir::ValueId a : s.args) touch(a);
+      });
+      if (r.yield != ir::kNoValue) touch(r.yield);
+    }
+  }
+  std::vector<std::vector<ir::ValueId>> at(b.stmts.size());
+  for (const auto& [id, i] : last) at[i].push_back(id);
+  return at;
+}
+
 void write_scalar_rule(SourceWriter& w, const ReverseRule& r, const Names& n, int indent, const ir::SourceLoc& loc) {
   const std::string when = r.when.empty() ? "" : "if (" + r.when + ") ";
   for (const RuleStep& st : r.steps) {

@@ -113,6 +113,14 @@ class ReverseWork {
   std::map<const ir::Block*, bool> blocks_;
 };
 
+/// For each statement of `b`, the values whose adjoints a sweep first touches when it reverses
+/// that statement: the last statement (in program order) that defines or reads them, counting
+/// the statements inside its regions; of the values `declared_here` says the sweep declares
+/// the adjoints of in `b` (those `b` defines, but parameters). Both scalar adjoints (the
+/// emitter's text, the reverse transform's IR) declare each adjoint there, zero.
+std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b,
+                                                    const std::function<bool(ir::ValueId)>& declared_here);
+
 /// Writes `r` as one thread runs it, each step adding into its adjoint directly.
 void write_scalar_rule(SourceWriter& w, const ReverseRule& r, const Names& n, int indent, const ir::SourceLoc& loc);
 
