@@ -18,21 +18,6 @@ namespace kjit::codegen {
 
 namespace {
 
-/// A value with an adjoint: not an array (arrays have adjoint arrays), of a floating kind.
-bool differentiable(const ir::Function& fn, ir::ValueId v) {
-  const ir::Type& t = fn.type_of(v);
-  return !t.is_array() && t.is_differentiable();
-}
-
-/// The array parameter each Param value of `fn` is.
-std::map<ir::ValueId, size_t> param_values(const ir::Function& fn) {
-  std::map<ir::ValueId, size_t> out;
-  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) out[s.result] = s.param();
-  });
-  return out;
-}
-
 /// Where a value is defined: its statement, in its block.
 struct Def {
   const ir::Block* block;
@@ -55,7 +40,7 @@ std::map<ir::ValueId, Def> find_defs(const ir::Block& b) {
 class ReverseTransform {
  public:
   explicit ReverseTransform(const ir::Function& in)
-      : in_(in), b_(out_), params_(param_values(in)), owned_(in), defs_(find_defs(in.body)) {}
+      : in_(in), b_(out_), facts_(in), params_(facts_.param_of()), owned_(in), defs_(find_defs(in.body)) {}
 
   ir::Function run() {
     out_.name = in_.name + ".adjoint";
@@ -81,7 +66,7 @@ class ReverseTransform {
         adj_var_of_var_[int64_t(var)] = declare_zero(body, new_var(in_.vars[var].type, in_.vars[var].loc), in_.vars[var].loc);
     }
     for (const auto& [value, index] : params_)
-      if (differentiable(in_, value)) declare_adjoint(body, value, in_.loc);
+      if (facts_.differentiable(value)) declare_adjoint(body, value, in_.loc);
     // The sweep first: it names the values of branches it reads, which the replay keeps.
     ir::Block sweep;
     reverse(in_.body, sweep);
@@ -90,7 +75,7 @@ class ReverseTransform {
     for (ir::Stmt& s : sweep.stmts) body.stmts.push_back(std::move(s));
     // Hand the value parameters' adjoints back: the entry point sums them over the launch.
     for (const auto& [value, index] : params_) {
-      if (!differentiable(in_, value)) continue;
+      if (!facts_.differentiable(value)) continue;
       ir::ValueId adj = b_.load(body, adj_of(value), in_.loc);
       const ir::Type sum = ir::adjoint_sum_type(in_.type_of(value));
       if (sum != in_.type_of(value)) adj = b_.add(body, ir::Op::Cast, sum, {adj}, 0, in_.loc);
@@ -120,7 +105,7 @@ class ReverseTransform {
 
   /// The adjoint variable of `id`, zero, unless it has one.
   void declare_adjoint(ir::Block& b, ir::ValueId id, const ir::SourceLoc& loc) {
-    if (!differentiable(in_, id) || adj_.count(id)) return;
+    if (!facts_.differentiable(id) || adj_.count(id)) return;
     adj_[id] = declare_zero(b, new_var(in_.type_of(id), loc), loc);
   }
 
@@ -129,7 +114,7 @@ class ReverseTransform {
     KJIT_CHECK(it != adj_.end(), "the reverse transform reached %" + std::to_string(id) + " before its adjoint");
     return it->second;
   }
-  int64_t adj_or_none(ir::ValueId id) const { return differentiable(in_, id) ? adj_of(id) : -1; }
+  int64_t adj_or_none(ir::ValueId id) const { return facts_.differentiable(id) ? adj_of(id) : -1; }
 
   /// The forward value `id` where the sweep reads it. The replay's values of the top level are
   /// in scope in the sweep; those of a branch are not (the sweep's branch is another block):
@@ -229,40 +214,11 @@ class ReverseTransform {
     out.stmts.push_back(std::move(r));
   }
 
-  /// Whether reversing `s` does anything: its rule adds to an adjoint or an adjoint array, or
-  /// a side of its branch has such a rule (the emitter's ReverseWork for the scalar body,
-  /// whose every differentiable adjoint is tracked). A statement without work is not swept.
+  /// Whether reversing `s` does anything: it has a reverse rule (AdjointFacts, the emitters'
+  /// own test), or a side of its branch has. A statement without work is not swept.
   bool has_work(const ir::Stmt& s) const {
-    switch (s.op) {
-      case ir::Op::Call: {
-        if (s.type.is_void() || !differentiable(in_, s.result)) return false;
-        return builtin_codegen(s.builtin()).adjoint && ir::builtin_info(s.builtin()).differentiable;
-      }
-      case ir::Op::Cast: case ir::Op::Extract:
-        return differentiable(in_, s.result) && differentiable(in_, s.args[0]);
-      case ir::Op::Construct:
-        if (!differentiable(in_, s.result)) return false;
-        for (ir::ValueId a : s.args)
-          if (differentiable(in_, a)) return true;
-        return false;
-      case ir::Op::Insert: return differentiable(in_, s.result);
-      case ir::Op::LoadVar: case ir::Op::StoreVar: case ir::Op::DeclVar: return adj_var_of_var_.count(s.var()) != 0;
-      case ir::Op::ArrayLoad: return differentiable(in_, s.result) && adj_array_.count(s.args[0]);
-      case ir::Op::ArrayStore: case ir::Op::ArrayAtomic:
-        return differentiable(in_, s.args.back()) && adj_array_.count(s.args[0]);
-      case ir::Op::If: return has_work(s.regions[0]) || has_work(s.regions[1]);
-      case ir::Op::CallFunc: return function_has_adjoint(*in_.callees.at(s.callee()));
-      case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
-      case ir::Op::ArrayShape: case ir::Op::Print:  // (print() of values is a gap)
-        return false;  // no derivative flows through constants, parameters' values, indices, shapes
-      case ir::Op::For: case ir::Op::While: case ir::Op::Break: case ir::Op::Continue:
-      case ir::Op::Return: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
-      case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
-      case ir::Op::AccumParam:
-        break;
-    }
-    KJIT_CHECK(false, std::string("the reverse transform has no rule for ") + ir::op_name(s.op));
-    return false;
+    if (s.op == ir::Op::If) return has_work(s.regions[0]) || has_work(s.regions[1]);
+    return facts_.has_rule(s);
   }
   bool has_work(const ir::Block& b) const {
     for (const ir::Stmt& s : b.stmts)
@@ -302,7 +258,7 @@ class ReverseTransform {
     if (!s.type.is_void()) args.push_back(val(s.result));
     for (ir::ValueId a : s.args)
       if (in_.type_of(a).is_array() && in_.type_of(a).is_differentiable()) args.push_back(adj_array_.at(a));
-    if (!s.type.is_void() && differentiable(in_, s.result)) args.push_back(b_.load(out, adj_of(s.result), s.loc));
+    if (!s.type.is_void() && facts_.differentiable(s.result)) args.push_back(b_.load(out, adj_of(s.result), s.loc));
     ir::Stmt call = b_.make(ir::Op::CallAdjoint, ir::Type::void_type(), std::move(args), int64_t(ir::Op::CallFunc), s.loc,
                             uint64_t(s.callee()));
     call.outs = std::move(outs);
@@ -353,7 +309,7 @@ class ReverseTransform {
       case ir::Op::Construct: {
         const ir::ValueId adj = b_.load(out, adj_of(s.result), loc);
         for (size_t i = 0; i < s.args.size(); ++i) {
-          if (!differentiable(in_, s.args[i])) continue;
+          if (!facts_.differentiable(s.args[i])) continue;
           b_.add(out, ir::Op::AccumVar, ir::Type::void_type(), {component(out, adj, s.type, i, loc)}, adj_of(s.args[i]), loc);
         }
         return;
@@ -417,7 +373,8 @@ class ReverseTransform {
   const ir::Function& in_;
   ir::Function out_;
   ir::Builder b_;
-  const std::map<ir::ValueId, size_t> params_;   ///< Param values and their parameter index
+  const AdjointFacts facts_;
+  const std::map<ir::ValueId, size_t>& params_;  ///< Param values and their parameter index
   OwnedArrays owned_;
   std::map<ir::ValueId, ir::ValueId> adj_array_;  ///< array parameter -> its adjoint array
   std::map<ir::ValueId, int64_t> adj_;            ///< value -> its adjoint variable
@@ -431,7 +388,8 @@ class ReverseTransform {
 
 std::string reverse_transform_gap(const ir::Function& fn) {
   if (fn.is_function) return "a device function";
-  const std::map<ir::ValueId, size_t> params = param_values(fn);
+  const AdjointFacts facts(fn);
+  const std::map<ir::ValueId, size_t>& params = facts.param_of();
   std::string gap;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (!gap.empty()) return;
@@ -451,7 +409,7 @@ std::string reverse_transform_gap(const ir::Function& fn) {
         if (fn.type_of(s.args[0]).shape == ir::Shape::Struct) note("a struct's field");
         return;
       case ir::Op::ArrayAtomic:
-        if (s.atomic_op() != ir::AtomicOp::Add && s.atomic_op() != ir::AtomicOp::Sub && differentiable(fn, s.args.back()))
+        if (s.atomic_op() != ir::AtomicOp::Add && s.atomic_op() != ir::AtomicOp::Sub && facts.differentiable(s.args.back()))
           note(std::string("atomic_") + ir::atomic_op_name(s.atomic_op()));
         return;
       case ir::Op::TangentCall: return note("a tangent");
