@@ -50,7 +50,7 @@ size_t slot(const Device& device) {
 }
 
 void give_back(void* ptr, const Device&, void* allocator, size_t bytes) noexcept {
-  detail::note_release(ptr);
+  detail::note_release(ptr, bytes);
   try {
     static_cast<Allocator*>(allocator)->deallocate(ptr, bytes);
   } catch (...) {  // a release runs in destructors: nowhere to report to

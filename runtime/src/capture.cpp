@@ -21,7 +21,7 @@ struct FrozenLaunch {
   std::unique_ptr<unsigned char[]> bytes;  // new[] aligns to 16 (__STDCPP_DEFAULT_NEW_ALIGNMENT__)
   std::vector<void*> pointers;
   std::vector<LaunchArg> args;          // keeps the arrays alive
-  std::vector<const void*> written;     // memory it writes, told to the tapes' write log
+  std::vector<NdArray> written;  // arrays it writes, told to the tapes' write log
 };
 static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= detail::PackedParams::kAlignment,
               "a graph's parameter copy must be as aligned as PackedParams' storage");
@@ -55,7 +55,7 @@ struct Graph::Impl {
       detail::EntryRun run = step.launch->run;
       run.params = const_cast<void**>(step.launch->pointers.data());
       detail::run_entry(run, nullptr, nullptr);
-      for (const void* p : step.launch->written) detail::note_write(p, describe_graph_write, step.launch.get());
+      for (const NdArray& a : step.launch->written) detail::note_write(a, describe_graph_write, step.launch.get());
     }
   }
 };
@@ -110,7 +110,7 @@ bool capture_forward(GraphRecorder& capture, const EntryRun& run, const PackedPa
     frozen->pointers.push_back(frozen->bytes.get() + (static_cast<const unsigned char*>(params.param(i)) - params.storage()));
   frozen->args = args;
   for (size_t p : kernel_array_uses(*run.kernel).written)
-    if (p < args.size() && args[p].is_array()) frozen->written.push_back(args[p].array().data());
+    if (p < args.size() && args[p].is_array()) frozen->written.push_back(args[p].array());
   g.steps.push_back({std::move(frozen), nullptr});
   return true;
 }

@@ -162,7 +162,7 @@ void NdArray::zero(const Stream& stream) {
   if (!is_contiguous()) throw Error(ErrorKind::User, "zero: the array is not contiguous");
   if (detail::capture_array_step("NdArray::zero", {*this}, [a = *this]() mutable { a.zero(); })) return;
   detail::zero_bytes(device_, data_, size_t(size()) * element_bytes(), stream);
-  detail::note_write(data_, [](const void*) { return std::string("NdArray::zero"); });
+  detail::note_write(*this, [](const void*) { return std::string("NdArray::zero"); });
 }
 
 void NdArray::fill_bytes(const void* value, const Stream& stream) {
@@ -183,7 +183,7 @@ void NdArray::fill_bytes(const void* value, const Stream& stream) {
     detail::copy_bytes(device_, data_, Device::cpu(), host.data(), host.size(), stream);
     (stream.device() == device_ ? stream : Stream::default_for(device_)).synchronize();  // the host buffer goes now
   }
-  detail::note_write(data_, [](const void*) { return std::string("NdArray::fill"); });
+  detail::note_write(*this, [](const void*) { return std::string("NdArray::fill"); });
 }
 
 void NdArray::copy_strided(const NdArray& src) {
@@ -295,7 +295,7 @@ void NdArray::copy_from(const NdArray& src, const Stream& stream) {
   } else {
     detail::copy_bytes(device_, data_, src.device_, src.data_, size_t(size()) * element_bytes(), stream);
   }
-  detail::note_write(data_, [](const void*) { return std::string("NdArray::copy_from"); });
+  detail::note_write(*this, [](const void*) { return std::string("NdArray::copy_from"); });
 }
 
 void NdArray::copy_from_host(const void* src, size_t bytes) {

@@ -137,7 +137,7 @@ void after_forward_launch(const KernelDef& kernel, const Dims& dims, const std::
   for (size_t p : uses.written) {
     if (p >= args.size() || !args[p].is_array()) continue;
     const LaunchWriter writer{&kernel, p};
-    note_write(args[p].array().data(), describe_launch_write, &writer);
+    note_write(args[p].array(), describe_launch_write, &writer);
   }
   if (!options.record_tape) return;
   for (Tape* tape : recording_stack) {
@@ -151,7 +151,7 @@ void after_forward_launch(const KernelDef& kernel, const Dims& dims, const std::
       if (p < args.size() && args[p].is_array()) step->written.push_back(p);
     for (size_t p : uses.read) {
       if (p >= args.size() || !args[p].is_array()) continue;
-      step->reads.push_back(watch(args[p].array().data()));
+      step->reads.push_back(watch(footprint_of(args[p].array())));
       step->read_params.push_back(p);
     }
     TapeAccess::add(*tape, std::move(step));
@@ -233,18 +233,30 @@ void Tape::record_checkpoint(std::function<void(Tape&)> forward) {
       auto on = probe.record();
       forward(probe);
     }
-    std::unordered_set<const void*> wrote, inputs;
+    // An array the segment wrote before reading (through any view sharing its memory) is
+    // its own; the others are inputs, each once.
+    std::vector<detail::MemoryFootprint> wrote, inputs;
+    auto among = [](const std::vector<detail::MemoryFootprint>& list, const detail::MemoryFootprint& f, bool same) {
+      return std::any_of(list.begin(), list.end(), [&](const detail::MemoryFootprint& g) {
+        return same ? g.same(f) : detail::shares_memory(g, f);
+      });
+    };
     for (auto& s : probe.steps_) {
       if (s->kind != Step::Kind::Launch) continue;
       for (size_t k = 0; k < s->reads.size(); ++k) {
         const NdArray& a = s->read_array(k);
-        if (wrote.count(a.data()) || !inputs.insert(a.data()).second) continue;
+        const detail::MemoryFootprint f = detail::footprint_of(a);
+        if (among(wrote, f, false) || among(inputs, f, true)) continue;
+        inputs.push_back(f);
         step->reads.push_back(std::exchange(s->reads[k], detail::WatchedRead{}));
         step->arrays.push_back(a);
       }
-      for (size_t p : s->written)
-        if (wrote.insert(s->args[p].array().data()).second)
-          step->wrote.push_back(s->args[p].array().data());
+      for (size_t p : s->written) {
+        const NdArray& a = s->args[p].array();
+        wrote.push_back(detail::footprint_of(a));
+        if (std::find(step->wrote.begin(), step->wrote.end(), a.data()) == step->wrote.end())
+          step->wrote.push_back(a.data());
+      }
     }
   }
   step->forward = std::move(forward);

@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <string>
 
+#include "memory_footprint.hpp"
+
 namespace kjit::detail {
 
-/// What a tape remembers of one read: the memory, which life of that address it was (an
-/// address freed and allocated again is a new life), and the write stamp it had.
+/// What a tape remembers of one read: where the memory starts (its entry's key), which entry
+/// (an array released and allocated again, or read again after its entry went, is a new one),
+/// and the write stamp it had.
 struct WatchedRead {
   const void* data = nullptr;
   uint64_t life = 0;
@@ -19,8 +22,9 @@ struct WatchedRead {
 /// How a watched read stands now.
 enum class ReadState { Unchanged, Written, Released };
 
-/// Starts watching `data` (or adds a watcher) and returns its current life and stamp.
-WatchedRead watch(const void* data);
+/// Starts watching the elements of `read` (or adds a watcher) and returns its entry and
+/// stamp; an empty read for an array without elements.
+WatchedRead watch(const MemoryFootprint& read);
 /// Drops one watcher of `read` (the entry goes with its last watcher); nothing for an empty
 /// read.
 void unwatch(const WatchedRead& read);
@@ -31,13 +35,13 @@ ReadState read_state(const WatchedRead& read, std::string* writer);
 bool any_watched() noexcept;
 /// Says who wrote, for the report; called only when the written memory is watched.
 using DescribeWrite = std::string (*)(const void* context);
-/// Records a write of `data` (a stamp, and `describe(context)` as its writer) when it is
-/// watched.
-void note_watched_write(const void* data, DescribeWrite describe, const void* context);
-inline void note_write(const void* data, DescribeWrite describe, const void* context = nullptr) {
-  if (any_watched()) note_watched_write(data, describe, context);
+/// Records a write of `written`'s elements: a stamp, and `describe(context)` as the writer,
+/// on every watched read sharing a byte with them (another view of the memory too).
+void note_watched_write(const MemoryFootprint& written, DescribeWrite describe, const void* context);
+inline void note_write(const NdArray& written, DescribeWrite describe, const void* context = nullptr) {
+  if (any_watched()) note_watched_write(footprint_of(written), describe, context);
 }
-/// Records that the memory at `data` was freed.
-void note_release(const void* data) noexcept;
+/// Records that the `bytes` at `data` were freed: reads of them are released.
+void note_release(const void* data, size_t bytes) noexcept;
 
 }  // namespace kjit::detail

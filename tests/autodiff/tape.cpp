@@ -204,6 +204,44 @@ TEST_CASE("a read overwritten after it was recorded is reported before anything 
       CHECK(error_of([&] { tape.backward(loss); }) == step0 + writer + tail);
     }
   }
+  SUBCASE("through another view of the same memory, and not through a disjoint one") {
+    // Ten values; the tape reads x, a view of some of them, and writes land through other views.
+    const std::vector<double> ten = {0.3, -1.2, 2.0, 0.7, -0.1, 0.9, 1.1, -0.4, 0.2, 0.5};
+    auto run = [&](auto view_of, auto write) {
+      NdArray buf = doubles(ten);
+      NdArray x = view_of(buf);
+      NdArray y = zeros<double>({x.size()}), loss = zeros<double>({1});
+      Tape tape;
+      {
+        auto on = tape.record();
+        launch(sine, x.size(), x, y);
+        launch(sum_squares, x.size(), y, loss);
+      }
+      write(buf);
+      try {
+        tape.backward(loss);
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+      return std::string();  // ran
+    };
+    auto first_five = [](NdArray b) { return b.slice(0, 5); };
+    auto evens = [](NdArray b) { return b.reshape({5, 2}).transpose()[0]; };  // elements 0, 2, .., 8
+    const std::string x_read = "Tape::backward: step 0 (kernel 'tape_tests::sine') read its array argument 'x', which "
+                               "has been overwritten since the step was recorded (last by ";
+    // Overlapping: a slice, a row of a reshape, a strided column, a column read and a slice written.
+    CHECK(run(first_five, [](NdArray b) { launch(in_place, 2, b.slice(4, 6)); }) ==
+          x_read + "a launch of kernel 'tape_tests::in_place', argument 'x'" + tail);
+    CHECK(run(first_five, [](NdArray b) { b.reshape({2, 5})[0].fill(1.0); }) == x_read + "NdArray::fill" + tail);
+    CHECK(run(first_five, [](NdArray b) { b.reshape({5, 2}).transpose()[1].copy_from(doubles({1, 2, 3, 4, 5})); }) ==
+          x_read + "NdArray::copy_from" + tail);
+    CHECK(run(evens, [](NdArray b) { launch(in_place, 1, b.slice(8, 9)); }) ==
+          x_read + "a launch of kernel 'tape_tests::in_place', argument 'x'" + tail);
+    // Disjoint: the other half, the other column (interleaved with x's elements).
+    CHECK(run(first_five, [](NdArray b) { b.slice(5, 10).fill(1.0); }).empty());
+    CHECK(run(evens, [](NdArray b) { launch(in_place, 5, b.reshape({5, 2}).transpose()[1]); }).empty());
+    CHECK(run(evens, [](NdArray b) { b.reshape({5, 2}).transpose()[1].copy_from(doubles({1, 2, 3, 4, 5})); }).empty());
+  }
   SUBCASE("not for writes to what a step only wrote, nor after reset()") {
     Tape tape;
     NdArray x, y, loss;

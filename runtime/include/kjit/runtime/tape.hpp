@@ -26,8 +26,9 @@ namespace kjit {
 /// it (gradient()), so an intermediate without requires_grad does not cut the chain. Value
 /// parameters get no gradient (as in Warp). A read that is overwritten after it was recorded —
 /// by a later launch, NdArray::zero/fill/copy_from, or a launch after the recording — makes
-/// backward() throw a User error naming both, before any adjoint runs. Writes through data()
-/// and overlapping views of one buffer at other offsets are not seen.
+/// backward() throw a User error naming both, before any adjoint runs; a write through any
+/// view that shares a byte with the read counts (slices, reshapes, strided columns). Writes
+/// through data() are not seen.
 ///
 /// Recording is per thread; a tape may be recorded from one thread at a time.
 class Tape {
