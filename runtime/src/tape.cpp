@@ -39,7 +39,7 @@ struct Tape::Step {
   // A function: the arrays zero() clears. A checkpoint: the arrays it read that it had not
   // written first (its inputs, kept alive for the replay).
   std::vector<NdArray> arrays;
-  // A checkpoint: the memory it wrote.
+  // A checkpoint: the memory it wrote (MemoryAccess::key).
   std::vector<const void*> wrote;
 
   ~Step() {
@@ -64,10 +64,39 @@ struct Tape::Step {
   }
 };
 
-/// The gradient buffers of one backward: by data address, the arrays' own and the tape's.
+namespace detail {
+
+/// An array's memory as the tape's gradients of intermediates see it: the buffer is the
+/// memory's, as requires_grad's is, so that every view finds its gradient at its own offset.
+struct MemoryAccess {
+  /// What the tape keys an intermediate's gradient by: the start of the memory kjit allocated,
+  /// or, for a view of memory kjit does not own, the view's first element.
+  static const void* key(const NdArray& a) { return a.memory_.resource() ? a.memory_.resource() : a.data_; }
+  /// A zeroed gradient buffer for `a`'s memory (for foreign memory: for `a`, which is contiguous
+  /// or gets a copy's layout).
+  static NdArray buffer_for(const NdArray& a) {
+    const size_t bytes = a.memory_.bytes();
+    if (!a.memory_.resource() || bytes == 0) return NdArray::zeros(a.element_, a.shape(), a.device_);
+    return NdArray::zeros(a.element_, {int64_t(bytes / a.element_bytes())}, a.device_);
+  }
+  /// `a`'s elements in `buffer` (from buffer_for): a handle with a's layout that keeps it alive.
+  static NdArray in(const NdArray& a, const NdArray& buffer) {
+    if (!a.memory_.resource()) return buffer;
+    NdArray g = a;
+    g.data_ = static_cast<char*>(buffer.data_) + (static_cast<char*>(a.data_) - static_cast<char*>(a.memory_.resource()));
+    g.memory_ = buffer.memory_;
+    g.grad_ = nullptr;
+    g.grad_memory_.reset();
+    return g;
+  }
+};
+
+}  // namespace detail
+
+/// The gradient buffers of one backward: the arrays' own by data address, the tape's by memory.
 struct Tape::Gradients {
   std::unordered_map<const void*, NdArray> own;    ///< from arrays that have one
-  std::unordered_map<const void*, NdArray> owned;  ///< the tape's, for intermediates
+  std::unordered_map<const void*, NdArray> owned;  ///< the tape's, for intermediates (MemoryAccess::key)
   /// The gradient buffers of array fields of struct arguments, by their own address: views,
   /// for zero() (the fields hold no NdArray; their arrays must outlive the launches anyway).
   std::unordered_map<const void*, NdArray> fields;
@@ -254,8 +283,8 @@ void Tape::record_checkpoint(std::function<void(Tape&)> forward) {
       for (size_t p : s->written) {
         const NdArray& a = s->args[p].array();
         wrote.push_back(detail::footprint_of(a));
-        if (std::find(step->wrote.begin(), step->wrote.end(), a.data()) == step->wrote.end())
-          step->wrote.push_back(a.data());
+        if (std::find(step->wrote.begin(), step->wrote.end(), detail::MemoryAccess::key(a)) == step->wrote.end())
+          step->wrote.push_back(detail::MemoryAccess::key(a));
       }
     }
   }
@@ -269,8 +298,8 @@ NdArray Tape::gradient(const NdArray& array) const {
   for (const Tape* t = this; t; t = t->parent_) {
     auto own = t->grads_->own.find(array.data());
     if (own != t->grads_->own.end()) return own->second;
-    auto owned = t->grads_->owned.find(array.data());
-    if (owned != t->grads_->owned.end()) return owned->second;
+    auto owned = t->grads_->owned.find(detail::MemoryAccess::key(array));
+    if (owned != t->grads_->owned.end()) return detail::MemoryAccess::in(array, owned->second);
   }
   return {};
 }
@@ -280,8 +309,8 @@ void Tape::assign_gradients() {
   std::unordered_set<const void*> written;
   auto need = [&](const NdArray& a) {
     if (!a.defined() || a.has_grad() || !a.element().is_differentiable() || gradient(a).defined()) return;
-    if (!written.count(a.data())) return;
-    g.owned.emplace(a.data(), NdArray::zeros(a.element(), a.shape(), a.device()));
+    if (!written.count(detail::MemoryAccess::key(a))) return;
+    g.owned.emplace(detail::MemoryAccess::key(a), detail::MemoryAccess::buffer_for(a));
   };
   for (auto& s : steps_) {
     for (const LaunchArg& a : s->args) {
@@ -292,7 +321,7 @@ void Tape::assign_gradients() {
     for (const NdArray& a : s->arrays)
       if (a.has_grad()) g.own.emplace(a.data(), a.grad());
     for (size_t k = 0; k < s->reads.size(); ++k) need(s->read_array(k));
-    for (size_t p : s->written) written.insert(s->args[p].array().data());
+    for (size_t p : s->written) written.insert(detail::MemoryAccess::key(s->args[p].array()));
     written.insert(s->wrote.begin(), s->wrote.end());
   }
 }
@@ -317,8 +346,8 @@ void Tape::backward(const std::vector<std::pair<NdArray, NdArray>>& seeds) {
   for (const auto& [array, seed] : seeds) {
     // An array without a gradient buffer that no step wrote gets the tape's: the loss of a
     // program whose last launch writes it.
-    if (!array.has_grad() && !grads_->owned.count(array.data()))
-      grads_->owned.emplace(array.data(), NdArray::zeros(array.element(), array.shape(), array.device()));
+    if (!array.has_grad() && !grads_->owned.count(detail::MemoryAccess::key(array)))
+      grads_->owned.emplace(detail::MemoryAccess::key(array), detail::MemoryAccess::buffer_for(array));
   }
   assign_gradients();
   for (const auto& [array, seed] : seeds) {

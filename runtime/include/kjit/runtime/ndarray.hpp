@@ -20,6 +20,7 @@ namespace kjit {
 
 namespace detail {
 struct DlpackAccess;  // from_dlpack gives a view the producer's tensor as its owner
+struct MemoryAccess;  // the tape's gradient buffers of intermediates, one per memory
 }
 
 /// Extents of an array or a launch, outermost first.
@@ -162,6 +163,7 @@ class NdArray {
   /// requires_grad on any handle of it) at this handle's offset; null when there is none.
   void* gradient_data() const;
   friend struct detail::DlpackAccess;
+  friend struct detail::MemoryAccess;
 
   detail::SharedResource memory_;       ///< owns data_ (empty for views)
   detail::SharedResource grad_memory_;  ///< owns grad_ (views of foreign memory: their own buffer)
