@@ -34,6 +34,22 @@ int64_t check_shape(const Shape& shape, const ir::Type& element) {
   return bytes;
 }
 
+/// Calls f(offset in the first layout, offset in the second) for every element of `shape` in
+/// row-major order, offsets from two layouts' byte strides.
+template <class F>
+void for_each_element(int ndim, const int64_t* shape, const int64_t* strides, const int64_t* other_strides, int64_t count, F f) {
+  int64_t index[kj::kMaxDims] = {};
+  for (int64_t n = count; n > 0; --n) {
+    int64_t at = 0, other = 0;
+    for (int d = 0; d < ndim; ++d) {
+      at += index[d] * strides[d];
+      other += index[d] * other_strides[d];
+    }
+    f(at, other);
+    for (int d = ndim - 1; d >= 0 && ++index[d] == shape[d]; --d) index[d] = 0;
+  }
+}
+
 std::vector<int64_t> row_major(const Shape& shape, int64_t element_bytes) {
   std::vector<int64_t> strides(shape.size());
   int64_t s = element_bytes;
@@ -159,14 +175,32 @@ void NdArray::zero_grad(const Stream& stream) {
 }
 
 void NdArray::zero(const Stream& stream) {
-  if (!is_contiguous()) throw Error(ErrorKind::User, "zero: the array is not contiguous");
+  check_writable_view("zero");
   if (detail::capture_array_step("NdArray::zero", {*this}, [a = *this]() mutable { a.zero(); })) return;
-  detail::zero_bytes(device_, data_, size_t(size()) * element_bytes(), stream);
+  if (is_contiguous()) {
+    detail::zero_bytes(device_, data_, size_t(size()) * element_bytes(), stream);
+  } else {
+    const std::vector<unsigned char> zero(element_bytes(), 0);
+    store_each(zero.data());
+  }
   detail::note_write(*this, [](const void*) { return std::string("NdArray::zero"); });
 }
 
+void NdArray::check_writable_view(const char* what) const {
+  if (!is_contiguous() && !device_.is_cpu())
+    throw Error(ErrorKind::User, std::string(what) + ": a non-contiguous array is written element by element on the cpu "
+                                 "only (write a contiguous array and copy_from it on the cpu)");
+}
+
+void NdArray::store_each(const void* value) {
+  const size_t bytes = element_bytes();
+  for_each_element(ndim_, shape_, strides_, strides_, size(), [&](int64_t at, int64_t) {
+    std::memcpy(static_cast<char*>(data_) + at, value, bytes);
+  });
+}
+
 void NdArray::fill_bytes(const void* value, const Stream& stream) {
-  if (!is_contiguous()) throw Error(ErrorKind::User, "fill: the array is not contiguous");
+  check_writable_view("fill");
   const size_t n = size_t(size()), bytes = element_bytes();
   if (detail::open_capture()) {  // the value as it is now, as a launch's scalar argument
     std::vector<unsigned char> value_now(static_cast<const unsigned char*>(value), static_cast<const unsigned char*>(value) + bytes);
@@ -175,7 +209,9 @@ void NdArray::fill_bytes(const void* value, const Stream& stream) {
         }))
       return;
   }
-  if (device_.is_cpu()) {
+  if (!is_contiguous()) {
+    store_each(value);
+  } else if (device_.is_cpu()) {
     for (size_t i = 0; i < n; ++i) std::memcpy(static_cast<char*>(data_) + i * bytes, value, bytes);
   } else {
     std::vector<unsigned char> host(n * bytes);
@@ -189,16 +225,9 @@ void NdArray::fill_bytes(const void* value, const Stream& stream) {
 void NdArray::copy_strided(const NdArray& src) {
   // Element by element in row-major order; both on the cpu.
   const size_t bytes = element_bytes();
-  int64_t index[kj::kMaxDims] = {};
-  for (int64_t n = size(); n > 0; --n) {
-    int64_t to = 0, from = 0;
-    for (int d = 0; d < ndim_; ++d) {
-      to += index[d] * strides_[d];
-      from += index[d] * src.strides_[d];
-    }
+  for_each_element(ndim_, shape_, strides_, src.strides_, size(), [&](int64_t to, int64_t from) {
     std::memcpy(static_cast<char*>(data_) + to, static_cast<const char*>(src.data_) + from, bytes);
-    for (int d = ndim_ - 1; d >= 0 && ++index[d] == shape_[d]; --d) index[d] = 0;
-  }
+  });
 }
 
 NdArray NdArray::reshape(const Shape& shape) const {

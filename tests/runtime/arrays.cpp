@@ -131,6 +131,18 @@ TEST_CASE("Warp's array habits: fill, reshape, flatten, slices, subarrays and tr
   // Kernels write through views: a transposed view's element (i, j) is the array's (j, i).
   launch(array_view_tests::add_index, Dims{3, 2}, t);
   CHECK(a.to_vector<float>() == std::vector<float>{0, 1 + 10, 2 + 20, 3 + 1, 4 + 11, 5 + 21});
+  // zero and fill through strided views write their elements only (Warp's zero_ and fill_ on
+  // a column); kjit::vec3f elements in a strided view too.
+  NdArray grid = from_vector(std::vector<float>{0, 1, 2, 3, 4, 5}, {2, 3});
+  grid.transpose()[1].fill(7.0f);  // column 1
+  CHECK(grid.to_vector<float>() == std::vector<float>{0, 7, 2, 3, 7, 5});
+  grid.transpose()[2].zero();
+  CHECK(grid.to_vector<float>() == std::vector<float>{0, 7, 0, 3, 7, 0});
+  NdArray points = zeros<vec3f>({4, 2});
+  points.transpose()[0].fill(vec3f(1, 2, 3));
+  const std::vector<vec3f> filled = points.to_vector<vec3f>();
+  for (size_t k = 0; k < 8; ++k)
+    for (int c = 0; c < 3; ++c) CHECK(filled[k][c] == (k % 2 == 0 ? float(c + 1) : 0.0f));
   // A view keeps the memory alive.
   NdArray kept;
   {

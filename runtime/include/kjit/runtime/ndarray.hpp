@@ -93,10 +93,10 @@ class NdArray {
   bool has_grad() const { return gradient_data() != nullptr; }
   /// Sets the gradient buffer to zero (gradients accumulate across adjoint launches).
   void zero_grad(const Stream& stream = Stream());
-  /// Sets every element to zero (Warp's zero_).
+  /// Sets every element to zero (Warp's zero_); a strided view's on the cpu only.
   void zero(const Stream& stream = Stream());
   /// Sets every element to `value`, of the element type (Warp's fill_): `a.fill(1.0f)`,
-  /// `v.fill(kjit::vec3f(0, 1, 0))`.
+  /// `v.fill(kjit::vec3f(0, 1, 0))`; a strided view's on the cpu only.
   template <class T>
   void fill(const T& value, const Stream& stream = Stream()) {
     check_element(ir_type_of<T>(), "fill");
@@ -153,6 +153,8 @@ class NdArray {
   /// Sets every element to the element_bytes() at `value`.
   void fill_bytes(const void* value, const Stream& stream);
   void copy_strided(const NdArray& src);
+  void store_each(const void* value);  // every element of a strided array on the cpu
+  void check_writable_view(const char* what) const;
   void copy_to_host(void* dst, size_t bytes) const;
   void check_element(const ir::Type& t, const char* what) const;
   void check_value_count(size_t count, const char* what) const;
