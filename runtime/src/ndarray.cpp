@@ -9,6 +9,7 @@
 #include "checked_size.hpp"
 #include "memory.hpp"
 #include "graph_capture.hpp"
+#include "memory_footprint.hpp"
 #include "write_log.hpp"
 
 namespace kjit {
@@ -332,8 +333,28 @@ void NdArray::copy_from_host(const void* src, size_t bytes) {
 }
 
 void NdArray::copy_to_host(void* dst, size_t bytes) const {
-  if (!is_contiguous()) throw Error(ErrorKind::User, "to_vector: the array is not contiguous");
-  detail::copy_bytes(Device::cpu(), dst, device_, data_, bytes, Stream::default_for(device_));
+  if (is_contiguous()) {
+    detail::copy_bytes(Device::cpu(), dst, device_, data_, bytes, Stream::default_for(device_));
+    return;
+  }
+  // A strided view: its elements in row-major order, from the bytes they span (brought over
+  // first from a device).
+  const detail::MemoryFootprint f = detail::footprint_of(*this);
+  const char* from = static_cast<const char*>(data_);
+  int64_t base = 0;  // the offset of `from`'s byte 0 from data_
+  std::vector<char> staged;
+  if (!device_.is_cpu() && !f.empty()) {
+    staged.resize(size_t(f.end - f.begin));
+    base = f.begin - f.data;
+    detail::copy_bytes(Device::cpu(), staged.data(), device_, static_cast<const char*>(data_) + base, staged.size(),
+                       Stream::default_for(device_));
+    from = staged.data();
+  }
+  const std::vector<int64_t> dense = row_major(shape(), int64_t(element_bytes()));
+  const size_t element = element_bytes();
+  for_each_element(ndim_, shape_, dense.data(), strides_, size(), [&](int64_t to, int64_t at) {
+    std::memcpy(static_cast<char*>(dst) + to, from + (at - base), element);
+  });
 }
 
 bool NdArray::same_shape(const NdArray& o) const {

@@ -138,6 +138,8 @@ TEST_CASE("Warp's array habits: fill, reshape, flatten, slices, subarrays and tr
   CHECK(grid.to_vector<float>() == std::vector<float>{0, 7, 2, 3, 7, 5});
   grid.transpose()[2].zero();
   CHECK(grid.to_vector<float>() == std::vector<float>{0, 7, 0, 3, 7, 0});
+  CHECK(grid.transpose()[1].to_vector<float>() == std::vector<float>{7, 7});  // to_vector of any view
+  CHECK(grid.transpose().to_vector<float>() == std::vector<float>{0, 3, 7, 7, 0, 0});
   NdArray points = zeros<vec3f>({4, 2});
   points.transpose()[0].fill(vec3f(1, 2, 3));
   const std::vector<vec3f> filled = points.to_vector<vec3f>();
