@@ -57,8 +57,7 @@ KernelRuntime& runtime_of(const KernelDef& k) {
 const ArrayUses& kernel_array_uses(const KernelDef& kernel) {
   KernelRuntime& r = runtime_of(kernel);
   std::call_once(r.uses_once, [&] {
-    array_uses(kernel.ir(), r.uses.read, r.uses.written);
-    r.uses.atomics = has_atomics(kernel.ir());
+    r.uses = array_uses_of(kernel.ir());
   });
   return r.uses;
 }

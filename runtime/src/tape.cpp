@@ -32,6 +32,9 @@ struct Tape::Step {
   // checkpoint's input (inputs[k]).
   std::vector<detail::WatchedRead> reads;
   std::vector<size_t> read_params;
+  // A launch's reads of arrays in fields of its struct arguments, and what each is called.
+  std::vector<detail::WatchedRead> field_reads;
+  std::vector<std::string> field_read_names;
   // A function's backward.
   std::function<void()> fn;
   // A checkpoint's forward, given the tape it records on.
@@ -44,6 +47,7 @@ struct Tape::Step {
 
   ~Step() {
     for (const detail::WatchedRead& r : reads) detail::unwatch(r);
+    for (const detail::WatchedRead& r : field_reads) detail::unwatch(r);
   }
   /// The array a read was of.
   const NdArray& read_array(size_t k) const {
@@ -147,14 +151,40 @@ namespace detail {
 
 namespace {
 
-/// Who wrote argument `param` of a launch of `kernel`, for an overwritten read's report.
+/// Who wrote argument `param` (or the array in its field `field`) of a launch of `kernel`, for
+/// an overwritten read's report.
 struct LaunchWriter {
   const KernelDef* kernel;
   size_t param;
+  const std::string* field = nullptr;
 };
 std::string describe_launch_write(const void* context) {
   const auto& w = *static_cast<const LaunchWriter*>(context);
-  return "a launch of kernel '" + w.kernel->name() + "', argument '" + w.kernel->params()[w.param].name + "'";
+  return "a launch of kernel '" + w.kernel->name() + "', argument '" + w.kernel->params()[w.param].name + "'" +
+         (w.field ? " (its field '" + *w.field + "')" : "");
+}
+
+/// The array in the field at `path` of struct argument `arg` (its footprint, and the fields'
+/// names joined by dots in `name`); empty when the argument carries no value here.
+MemoryFootprint field_array(const LaunchArg& arg, const std::vector<int64_t>& path, std::string& name) {
+  if (arg.is_array() || arg.absent() || arg.destination() || !arg.type().is_struct()) return {};
+  ir::Type type = arg.type();
+  const unsigned char* bytes = static_cast<const unsigned char*>(arg.bytes());
+  name.clear();
+  for (int64_t index : path) {
+    if (!type.is_struct()) return {};
+    const ir::StructField& f = ir::struct_info(type.struct_id).fields.at(size_t(index));
+    name += (name.empty() ? "" : ".") + f.name;
+    bytes += f.offset;
+    type = f.type;
+  }
+  if (!type.is_array()) return {};
+  kj::array_t<void> a;
+  std::memcpy(static_cast<void*>(&a), bytes, sizeof a);
+  if (!a.data || a.ndim < 1) return {};
+  int64_t shape[kj::kMaxDims];
+  for (int d = 0; d < a.ndim; ++d) shape[d] = a.shape[d];
+  return footprint(reinterpret_cast<intptr_t>(a.data), a.ndim, shape, a.strides, type.element().element_bytes());
 }
 
 }  // namespace
@@ -168,6 +198,13 @@ void after_forward_launch(const KernelDef& kernel, const Dims& dims, const std::
     const LaunchWriter writer{&kernel, p};
     note_write(args[p].array(), describe_launch_write, &writer);
   }
+  if (any_watched())
+    for (const ArrayOrigin& o : uses.field_written) {
+      std::string name;
+      const MemoryFootprint f = o.param < args.size() ? field_array(args[o.param], o.path, name) : MemoryFootprint{};
+      const LaunchWriter writer{&kernel, o.param, &name};
+      note_watched_write(f, describe_launch_write, &writer);
+    }
   if (!options.record_tape) return;
   for (Tape* tape : recording_stack) {
     auto step = std::make_unique<Tape::Step>();
@@ -182,6 +219,13 @@ void after_forward_launch(const KernelDef& kernel, const Dims& dims, const std::
       if (p >= args.size() || !args[p].is_array()) continue;
       step->reads.push_back(watch(footprint_of(args[p].array())));
       step->read_params.push_back(p);
+    }
+    for (const ArrayOrigin& o : uses.field_read) {
+      std::string name;
+      const MemoryFootprint f = o.param < args.size() ? field_array(args[o.param], o.path, name) : MemoryFootprint{};
+      if (f.empty()) continue;
+      step->field_reads.push_back(watch(f));
+      step->field_read_names.push_back("argument '" + kernel.params()[o.param].name + "' (its field '" + name + "')");
     }
     TapeAccess::add(*tape, std::move(step));
   }
@@ -364,15 +408,17 @@ void Tape::check_replayable() const {
   if (in_backward_) throw Error(ErrorKind::User, "Tape::backward: called from within this tape's backward()");
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = *steps_[i];
-    for (size_t k = 0; k < s.reads.size(); ++k) {
+    auto check = [&](const detail::WatchedRead& read, const std::string& name) {
       std::string writer;
-      if (detail::read_state(s.reads[k], &writer) != detail::ReadState::Written) continue;
+      if (detail::read_state(read, &writer) != detail::ReadState::Written) return;
       throw Error(ErrorKind::User,
-                  "Tape::backward: " + s.what(i) + " read its " + s.read_name(k) +
+                  "Tape::backward: " + s.what(i) + " read its " + name +
                       ", which has been overwritten since the step was recorded (last by " + writer +
                       "); its adjoint would replay with the new values and give a wrong gradient. Nothing was run: "
                       "write the new values to another array, or keep a copy of the old ones for the tape");
-    }
+    };
+    for (size_t k = 0; k < s.reads.size(); ++k) check(s.reads[k], s.read_name(k));
+    for (size_t k = 0; k < s.field_reads.size(); ++k) check(s.field_reads[k], "array in " + s.field_read_names[k]);
     if (s.kind == Step::Kind::Launch) {
       const detail::KernelEntry& entry = detail::kernel_entry(*s.kernel, *s.options.device);
       if (!entry.adjoint) throw Error(ErrorKind::User, "Tape::backward: " + s.what(i) + ": " + entry.adjoint_error);

@@ -36,6 +36,11 @@ KJIT_KERNEL(scene_loss, (Value<Scene> s, Array<Double> loss)) {
   Double q = Double(p[0] + 2.0f * p[1] + 3.0f * p[2]);
   atomic_add(loss, 0, (s.a()[i] * s.b()[i] + s.c()[i]) * s.d()[i] + q);
 }
+// Writes the layer's bias through the struct: bias_i = 2 x_i.
+KJIT_KERNEL(set_bias, (Value<Layer> layer, Array<Double> x)) {
+  Int i = tid();
+  layer.bias()[i] = 2.0 * x[i];
+}
 }  // namespace tape_struct_tests
 
 using namespace tape_struct_tests;
@@ -69,6 +74,57 @@ TEST_CASE("a tape adds into the gradients of arrays in struct fields, and zero()
   CHECK(host(bias.grad()) == std::vector<double>(3, 0.0));
   tape.backward(loss);
   for (size_t i = 0; i < 3; ++i) CHECK(host(wa.grad())[i] == 1.25 * x[i]);
+}
+
+TEST_CASE("an array in a struct field read by a recorded launch and overwritten later is reported") {
+  auto setup = [](Tape& tape, Layer& layer, NdArray& wa, NdArray& bias, NdArray& xa, NdArray& loss) {
+    wa = from_vector(std::vector<double>{0.5, -1.5, 2.0}).requires_grad();
+    bias = from_vector(std::vector<double>{0.1, 0.2, 0.3});
+    xa = from_vector(std::vector<double>{1.0, 3.0, -2.0});
+    loss = zeros<double>({1});
+    layer.inner.w = wa;
+    layer.inner.k = 1.25;
+    layer.bias = bias;
+    auto on = tape.record();
+    launch(layer_loss, 3, layer, xa, loss);
+  };
+  const std::string head = "Tape::backward: step 0 (kernel 'tape_struct_tests::layer_loss') read its array in argument "
+                           "'layer' (its field '";
+  const std::string tail = "); its adjoint would replay with the new values and give a wrong gradient. Nothing was "
+                           "run: write the new values to another array, or keep a copy of the old ones for the tape";
+  SUBCASE("a nested field, by a host write of the array assigned to it") {
+    Tape tape;
+    Layer layer;
+    NdArray wa, bias, xa, loss;
+    setup(tape, layer, wa, bias, xa, loss);
+    wa.fill(3.0);
+    CHECK(error_of([&] { tape.backward(loss); }) ==
+          head + "inner.w'), which has been overwritten since the step was recorded (last by NdArray::fill" + tail);
+    CHECK(host(wa.grad()) == std::vector<double>(3, 0.0));  // nothing ran
+  }
+  SUBCASE("a field, by a launch writing it through the struct") {
+    Tape tape;
+    Layer layer;
+    NdArray wa, bias, xa, loss;
+    setup(tape, layer, wa, bias, xa, loss);
+    launch(set_bias, 3, layer, xa);
+    CHECK(error_of([&] { tape.backward(loss); }) ==
+          head + "bias'), which has been overwritten since the step was recorded (last by a launch of kernel "
+                 "'tape_struct_tests::set_bias', argument 'layer' (its field 'bias')" + tail);
+  }
+  SUBCASE("not by writes elsewhere") {
+    Tape tape;
+    Layer layer;
+    NdArray wa, bias, xa, loss;
+    setup(tape, layer, wa, bias, xa, loss);
+    NdArray other_bias = zeros<double>({3});  // a field does not keep its array alive
+    Layer other;
+    other.inner.w = wa;
+    other.bias = other_bias;
+    launch(set_bias, 3, other, xa);  // the same kernel, another bias
+    tape.backward(loss);
+    for (size_t i = 0; i < 3; ++i) CHECK(host(wa.grad())[i] == 1.25 * std::vector<double>{1.0, 3.0, -2.0}[i]);
+  }
 }
 
 TEST_CASE("a struct of a Mesh and five arrays (792 bytes) launches, differentiates and is zeroed") {
