@@ -118,7 +118,7 @@ void fit_ray_tree(BvhState& s) {
   if (!s.indices.device().is_cpu() || !s.indices.is_contiguous())
     idx = (i_host = s.indices.to_vector<int32_t>()).data();
   const Device& device = s.points.device();
-  if (!s.ray_tree.defined() || s.ray_tree.size() != words) s.ray_tree = zeros<int32_t>({words}, device);
+  if (!s.ray_tree.defined() || s.ray_tree.size() != words) s.ray_tree = empty<int32_t>({words}, device);
   if (device.is_cpu()) {
     if (!detail::mesh_ray_tree(s.tree, p, idx, static_cast<int32_t*>(s.ray_tree.data()))) s.ray_tree = NdArray();
     return;

@@ -33,7 +33,7 @@ struct RayTreeWriter {
   int64_t take(int64_t words) {
     const int64_t at = size;
     size = (at + words + kAlign - 1) / kAlign * kAlign;
-    for (int64_t i = at + words; out && i < size; ++i) out[i] = 0;
+    if (out) std::fill(out + at, out + size, 0);  // the padding (the array is not zeroed first)
     return at;
   }
   /// Binary leaf n's faces; returns its reference.

@@ -253,7 +253,7 @@ TEST_CASE("a struct of plain values and an array: the values as attributes, the 
   bad.arg(xla::kF32, {9, 3}, m.points.data()).arg(xla::kF32, {24}, m.indices.data());
   bad.arg(xla::kF32, {0, 3}, nullptr).arg(xla::kF32, {int64_t(h.bounds.size()), 3}, h.bounds.data());
   bad.arg(xla::kS32, {int64_t(h.links.size())}, h.links.data()).arg(xla::kF32, {0, 3}, nullptr);
-  bad.arg(xla::kF32, {4, 3}, q.data());
+  bad.arg(xla::kS32, {0}, nullptr).arg(xla::kF32, {4, 3}, q.data());
   bad.ret(xla::kS32, {4}, face.data()).ret(xla::kF32, {4, 3}, uvr.data());
   bad.attr_string("kjit_kernel", "meshk::closest").attr_scalar("max_dist", xla::kF32, 1.0f);
   o = call(&kjit_xla_launch_cpu, bad.frame());
