@@ -24,7 +24,7 @@ struct BvhState {
   bool winding = false;  // Mesh built with winding-number support: node_winding follows the tree
   NdArray node_winding;
   std::vector<vec3f> lo, hi;  // a Mesh's triangle boxes, kept so that a refit every step allocates nothing
-  NdArray ray_tree;           // a Mesh's ray tree (bvh_rays), rewritten at every build and refit
+  NdArray ray_tree;           // a Mesh's ray tree (bvh_rays), written at its build, dropped at a refit
   std::vector<int32_t> ray_tree_host;  // its words on the host, for a mesh off the cpu
 };
 
@@ -100,8 +100,8 @@ void fit_winding(BvhState& s) {
   s.node_winding = device.is_cpu() ? fresh : fresh.to(device);
 }
 
-/// A mesh: rewrites its ray tree from the tree and the current points (after a build or refit)
-/// and gives it to the mesh's device, in place after a refit. A tree too large for the ray
+/// A mesh at its build: writes its ray tree from the tree and the points and gives it to the
+/// mesh's device (a refit drops it: Mesh::refit). A tree too large for the ray
 /// tree's int32 word references, or whose boxes are not unions of their children's, gets none:
 /// mesh_query_ray then walks the binary tree.
 void fit_ray_tree(BvhState& s) {
@@ -118,7 +118,7 @@ void fit_ray_tree(BvhState& s) {
   if (!s.indices.device().is_cpu() || !s.indices.is_contiguous())
     idx = (i_host = s.indices.to_vector<int32_t>()).data();
   const Device& device = s.points.device();
-  if (!s.ray_tree.defined() || s.ray_tree.size() != words) s.ray_tree = empty<int32_t>({words}, device);
+  s.ray_tree = empty<int32_t>({words}, device);
   if (device.is_cpu()) {
     if (!detail::mesh_ray_tree(s.tree, p, idx, static_cast<int32_t*>(s.ray_tree.data()))) s.ray_tree = NdArray();
     return;
@@ -219,7 +219,10 @@ void Mesh::refit() {
   triangle_boxes(s, s.lo, s.hi);
   fit(s, s.lo, s.hi, s.points.device(), false);
   fit_winding(s);
-  fit_ray_tree(s);
+  // Rewriting the ray tree would triple a refit's cost (about twice the boxes' own work): a
+  // mesh that moves walks the binary tree, the same results, reading its current points.
+  s.ray_tree = NdArray();
+  s.ray_tree_host = {};
 }
 
 void Mesh::release() { state_.reset(); }

@@ -8,8 +8,7 @@
 
 namespace kjit::detail {
 
-/// The int32 words of the ray tree of `tree` (a mesh's BVH): fixed by the tree, so a refit
-/// rewrites the same array.
+/// The int32 words of the ray tree of `tree` (a mesh's BVH).
 int64_t mesh_ray_tree_words(const BvhTree& tree);
 
 /// Writes the ray tree of `tree` over the faces (points, indices: three per face) into `out`

@@ -1,8 +1,8 @@
 // kjit::Mesh's ray tree (the Mesh struct's bvh_rays, which mesh_query_ray walks): the same face,
 // t, u, v, sign and normal, bit for bit, as the binary tree's traversal (the same mesh with
 // bvh_rays left out) on random and adversarial rays — ties between faces at equal t, rays along
-// the axes, through vertices and edges, in face planes — over tiny, huge, degenerate and refit
-// meshes.
+// the axes, through vertices and edges, in face planes — over tiny, huge and degenerate meshes;
+// and a refit mesh's (the tree dropped) on its moved points.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -165,7 +165,7 @@ TEST_CASE("mesh_query_ray through the ray tree: bit-identical to the binary tree
   }
 }
 
-TEST_CASE("mesh_query_ray through the ray tree after refit: the moved points, the binary traversal's results") {
+TEST_CASE("mesh_query_ray after refit: the ray tree dropped, the moved points, the binary traversal's results") {
   std::mt19937 rng(12);
   const SoupMesh m = grid(30, false);
   NdArray points = points_of(m);
@@ -173,15 +173,21 @@ TEST_CASE("mesh_query_ray through the ray tree after refit: the moved points, th
   std::vector<vec3f> starts, dirs;
   adversarial_rays(m, 1.0f, rng, starts, dirs);
   check_same_as_binary(mesh, starts, dirs, 1.0e30f);
-  // Move every point (a shear and a lift), refit: the ray tree's copied vertices follow.
+  REQUIRE(mesh.view().bvh_rays.shape[0] > 0);
+  // Move every point (a shear and a lift), refit: the ray tree (copies of the built vertices)
+  // goes, and rays walk the refit BVH over the moved points.
   std::vector<vec3f> moved = points.to_vector<vec3f>();
   for (vec3f& p : moved) p = vec3f(p.c[0] + 0.3f * p.c[2], p.c[1], p.c[2] * 1.5f + 0.25f);
   points.copy_from(from_vector(moved));
   mesh.refit();
-  const int hits = check_same_as_binary(mesh, starts, dirs, 1.0e30f);
+  CHECK(mesh.view().bvh_rays.data == nullptr);
+  CHECK(mesh.view().bvh_rays.shape[0] == 0);
+  // A mesh built over the moved points has a ray tree again, with the binary walk's results.
+  const Mesh rebuilt(points, from_vector(m.indices));
+  const int hits = check_same_as_binary(rebuilt, starts, dirs, 1.0e30f);
   CHECK(hits > int(starts.size()) / 5);
-  // The hits are on the moved surface: straight down onto the grid's centre area meets z near
-  // the moved height there (0.25 + 1.5 h, |h| <= 0.2).
+  // The refit mesh's hits are on the moved surface: straight down onto the grid's centre area
+  // meets z near the moved height there (0.25 + 1.5 h, |h| <= 0.2).
   const RayResults r = cast(mesh.view(), {vec3f(0.1f, 0.2f, 5.0f)}, {vec3f(0.0f, 0.0f, -1.0f)}, 1.0e30f);
   REQUIRE(r.face[0] >= 0);
   CHECK(5.0f - r.tuv[0].c[0] >= 0.25f - 0.31f);
