@@ -133,29 +133,12 @@ class AdjointEmitter {
   }
 
   /// For each statement of `b`, the values defined in `b` whose adjoints the sweep first
-  /// touches when it reverses that statement: the last statement (in program order) that
-  /// defines or reads them, counting the statements inside its regions.
+  /// touches when it reverses that statement (reverse_rules.hpp).
   std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b) const {
-    std::map<ir::ValueId, size_t> last;
-    for (size_t i = 0; i < b.stmts.size(); ++i) {
-      auto touch = [&](ir::ValueId id) {
-        auto d = def_block_.find(id);
-        if (d != def_block_.end() && d->second == &b) last[id] = i;
-      };
-      const ir::Stmt& top = b.stmts[i];
-      if (top.result != ir::kNoValue) touch(top.result);
-      for (ir::ValueId a : top.args) touch(a);
-      for (const ir::Block& r : top.regions) {
-        ir::for_each_stmt(r, [&](const ir::Stmt& s) {
-          for (ir::ValueId a : s.args) touch(a);
-        });
-        if (r.yield != ir::kNoValue) touch(r.yield);
-      }
-    }
-    std::vector<std::vector<ir::ValueId>> at(b.stmts.size());
-    for (const auto& [id, i] : last)
-      if (rules_.param_of().count(id) == 0) at[i].push_back(id);
-    return at;
+    return codegen::first_touches(b, [&](ir::ValueId id) {
+      auto d = def_block_.find(id);
+      return d != def_block_.end() && d->second == &b && rules_.param_of().count(id) == 0;
+    });
   }
 
   // ----- forward replay --------------------------------------------------------------------
@@ -410,7 +393,11 @@ class AdjointEmitter {
     std::set<std::string> out{"dim", "kj_index"};  // bounds-checked mode's macros use both
     for (int64_t var : span.vars_read) out.insert(checkpoint_name(j, var));
     for (ir::ValueId id : span.inputs) out.insert(v(id));  // made opaque (sweep_span)
-    std::function<void(const ir::Stmt&)> replayed = [&](const ir::Stmt& s) {
+    auto replayed = [&](const ir::Stmt& s) {  // one statement, its regions' arguments and yields
+      for (const ir::Block& r : s.regions) {
+        for (ir::ValueId a : r.args) out.insert(v(a));
+        if (r.yield != ir::kNoValue) out.insert(v(r.yield));
+      }
       if (s.op == ir::Op::Param || s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic || s.op == ir::Op::Print ||
           (s.op == ir::Op::Call && s.type.is_void()))
         return;  // not replayed: the forward launch had their effects
@@ -420,14 +407,9 @@ class AdjointEmitter {
       if (s.op == ir::Op::For || s.op == ir::Op::While) {
         const AdjointLoop& L = loops_.of(s);
         out.insert("kj_overflow");
-        for (const char* what : {"n", "stride", "count", "ovf", "k"}) out.insert(L.name(what));
+        for (const char* what : {"n", "stride", "count", "ovf"}) out.insert(L.name(what));
         for (int64_t var : L.state) out.insert({L.ckpt(n_, var), n_.var(var)});
         for (int64_t var : L.readonly) out.insert({L.ro(n_, var), n_.var(var)});
-      }
-      for (const ir::Block& r : s.regions) {
-        for (ir::ValueId a : r.args) out.insert(v(a));
-        if (r.yield != ir::kNoValue) out.insert(v(r.yield));
-        for (const ir::Stmt& t : r.stmts) replayed(t);
       }
     };
     std::function<void(const ir::Stmt&)> reversed = [&](const ir::Stmt& s) {
@@ -451,13 +433,14 @@ class AdjointEmitter {
                                                                  s.atomic_op() == ir::AtomicOp::Sub));
       for (size_t i = 0; i < s.args.size(); ++i) {
         const ir::ValueId a = s.args[i];
-        const bool field_array = fn_.type_of(a).is_array() && rules_.has_adj_array(a) && !rules_.param_of().count(a);
-        if (fn_.type_of(a).is_array() && rules_.has_adj_array(a)) out.insert(rules_.adj_array(a));
-        if (field_array || !indices_only || (i > 0 && i + 1 < s.args.size())) out.insert(v(a));  // grad_view(v)
+        const bool adj_array = fn_.type_of(a).is_array() && rules_.has_adj_array(a);
+        if (adj_array) out.insert(rules_.adj_array(a));
+        const bool field_array = adj_array && !rules_.param_of().count(a);  // its adjoint array: grad_view(v)
+        if (field_array || !indices_only || (i > 0 && i + 1 < s.args.size())) out.insert(v(a));
       }
     };
     for (size_t i = span.begin; i < span.end; ++i) {
-      replayed(fn_.body.stmts[i]);
+      for_each_within(fn_.body.stmts[i], replayed);
       reversed(fn_.body.stmts[i]);
     }
     return out;

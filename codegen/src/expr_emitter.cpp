@@ -211,9 +211,25 @@ std::string ExprEmitter::tangent_call(const ir::Stmt& s) {
   return out + "))";
 }
 
+std::string ExprEmitter::function_adjoint(const ir::Stmt& s) const {
+  const ir::Function& f = *n_.fn.callees.at(size_t(s.bits));  // the callee (ops.def)
+  const size_t operands = s.outs.size();
+  size_t next = operands;  // the result, the adjoint arrays, the result's adjoint follow
+  std::string out = "adj_" + function_name(f) + "(dim, kj_index";
+  for (size_t k = 0; k < operands; ++k) out += ", " + n_.value(s.args[k]);
+  if (!f.result_type().is_void()) out += ", " + n_.value(s.args[next++]);
+  for (size_t k = 0; k < operands; ++k) {
+    const ir::Type& t = n_.fn.type_of(s.args[k]);
+    if (t.is_differentiable()) out += ", " + (t.is_array() ? n_.value(s.args[next++]) : n_.var(s.outs[k]));
+  }
+  if (next < s.args.size()) out += ", " + n_.value(s.args[next]);
+  return out + ")";
+}
+
 std::string ExprEmitter::call_adjoint(const ir::Stmt& s) const {
-  const size_t operands = s.args.size() - 2;  // then the result and its adjoint
   const ir::Op of = s.adjoint_of();
+  if (of == ir::Op::CallFunc) return function_adjoint(s);
+  const size_t operands = s.args.size() - 2;  // then the result and its adjoint
   std::vector<size_t> order(operands);
   for (size_t k = 0; k < operands; ++k) order[k] = k;
   std::string out;

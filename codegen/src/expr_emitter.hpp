@@ -83,7 +83,8 @@ class ExprEmitter {
   /// The comment an own-element adjoint add carries.
   static constexpr const char* kOwnAddComment = "  // own element: plain add";
   /// The call of adjoint rule CallAdjoint `s` ("kj::adj_sin_ref(v3, v4, var7, v9)"): the
-  /// forward operands, the result, the adjoint variables it adds into, the result's adjoint.
+  /// forward operands, the result, the adjoint variables it adds into, the result's adjoint
+  /// (a device function's adjoint: as the adjoint emitter calls it).
   std::string call_adjoint(const ir::Stmt& s) const;
   /// The call of device function CallFunc `s` (`replay`: its side-effect-free variant), or of
   /// the gradient GradFunc `s` takes (grad_<name>).
@@ -96,6 +97,9 @@ class ExprEmitter {
 
  private:
   std::string call(const ir::Stmt& s);
+  /// CallAdjoint `s` of a device function call: adj_<name>(dim, kj_index, operands, result,
+  /// each differentiable operand's adjoint array or variable, the result's adjoint).
+  std::string function_adjoint(const ir::Stmt& s) const;
   /// A TangentCall: the builtin's prelude tangent function, or its forward function on duals.
   std::string tangent_call(const ir::Stmt& s);
   /// Whether anything reads `s`'s result (the use counts of the function, found once).

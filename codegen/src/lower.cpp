@@ -84,11 +84,12 @@ class Lowering {
 
  private:
   /// The one predicate of the reverse transform's increments: whether it builds this kernel's
-  /// adjoint (else the adjoint emitter writes it). First increment: a kernel with an adjoint,
-  /// swept back in one span, without loops, of statements the transform has rules for
-  /// (reverse_transform_gap: no branches, device functions, ...); its body only, which the
-  /// scalar printer prints (a cpu lane function for its adjoint, where it has one for its
-  /// atomics, is still the lane emitter's).
+  /// adjoint (else the adjoint emitter writes it): a kernel with an adjoint, swept back in one
+  /// span, without loops, of statements the transform has rules for (reverse_transform_gap:
+  /// straight-line code, branches, device function calls; no print() of values, ...); its
+  /// body only, which the scalar printer prints (a cpu lane function for its adjoint, where it
+  /// has one for its atomics, is still the lane emitter's; a device function's own adjoint is
+  /// still the emitter's).
   bool by_reverse_transform(const LoweredFunction& l) const {
     return options_.enable_adjoint && options_.reverse_transform && l.adjoint_obstacle.empty() &&
            l.sweep_spans.size() == 1 && l.adjoint_loops.list.empty() && reverse_transform_gap(l.jumps_lowered).empty();

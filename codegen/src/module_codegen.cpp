@@ -56,8 +56,9 @@ bool has_checks(const ir::Function& fn) {
   return any;
 }
 
-/// The body of an adjoint kernel the reverse transform built, by the forward printer: its
-/// parameters from `kernel_params` on are the adjoints, named as the entry's ("adj_p_x").
+/// The body of an adjoint kernel the reverse transform built, by the forward printer as a
+/// replay (device functions called through their replays): its parameters from
+/// `kernel_params` on are the adjoints, named as the entry's ("adj_p_x").
 void emit_adjoint_ir(SourceWriter& w, const ir::Function& adjoint, size_t kernel_params, const FunctionNames* functions) {
   Names names(adjoint);
   ir::for_each_stmt(adjoint.body, [&](const ir::Stmt& s) {
@@ -65,7 +66,7 @@ void emit_adjoint_ir(SourceWriter& w, const ir::Function& adjoint, size_t kernel
   });
   ExprEmitter ex(names, functions);
   w.line("// the reverse transform's adjoint: forward replay (no stores, atomics or prints), then the reverse sweep", 1);
-  emit_forward_block(w, ex, names, adjoint.body, 1);
+  emit_forward_block(w, ex, names, adjoint.body, 1, ForwardMode::Replay);
 }
 
 /// Bounds-checked mode: from here on, every element access, component access and integer

@@ -19,13 +19,49 @@ std::string adj_name(const Names& n, const AdjTarget& t) {
   return t.var ? n.adj_var(t.id) : n.adj_value(ir::ValueId(t.id));
 }
 
-ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex)
-    : fn_(fn), names_(names), ex_(ex), owned_(fn) {
+AdjointFacts::AdjointFacts(const ir::Function& fn) : fn_(fn) {
   ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
     if (s.op == ir::Op::Param) param_of_[s.result] = s.param();
     if (s.op == ir::Op::Extract && s.type.is_array() && s.type.is_differentiable()) field_arrays_.insert(s.result);
   });
 }
+
+bool AdjointFacts::has_rule(const ir::Stmt& s) const {
+  switch (s.op) {
+    case ir::Op::Call: {
+      const BuiltinCodegen& g = builtin_codegen(s.builtin());
+      return g.adjoint && ir::builtin_info(s.builtin()).differentiable && differentiable(s.result);
+    }
+    case ir::Op::Cast: return differentiable(s.result) && differentiable(s.args[0]);
+    case ir::Op::Construct:
+      if (!differentiable(s.result)) return false;
+      for (ir::ValueId a : s.args)
+        if (differentiable(a)) return true;
+      return false;
+    case ir::Op::Extract:  // a struct's field flows back into the struct's adjoint
+      return differentiable(s.result) &&
+             (fn_.type_of(s.args[0]).shape == ir::Shape::Struct || differentiable(s.args[0]));
+    case ir::Op::Insert: return differentiable(s.result);
+    case ir::Op::LoadVar: case ir::Op::StoreVar: case ir::Op::DeclVar: return var_differentiable(s.var());
+    case ir::Op::ArrayLoad: return differentiable(s.result) && has_adj_array(s.args[0]);
+    case ir::Op::ArrayStore: case ir::Op::ArrayAtomic:
+      return differentiable(s.args.back()) && has_adj_array(s.args[0]);
+    case ir::Op::Print: return s.prints_values();
+    case ir::Op::CallFunc: return function_has_adjoint(*fn_.callees.at(s.callee()));
+    case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
+    case ir::Op::ArrayShape:  // no derivative flows through constants, parameters' values, indices, shapes
+    case ir::Op::If: case ir::Op::For: case ir::Op::While:  // their regions are reversed
+      return false;
+    case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::TangentCall: case ir::Op::GradFunc:
+    case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
+      return true;  // none can be reversed: rule() says which and why
+  }
+  return false;
+}
+
+ReverseRules::ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex)
+    : AdjointFacts(fn), names_(names), ex_(ex), owned_(fn) {}
 
 std::string ReverseRules::adj_array(ir::ValueId array) const {
   auto p = param_of_.find(array);
@@ -34,12 +70,12 @@ std::string ReverseRules::adj_array(ir::ValueId array) const {
   return "kj::grad_view(" + names_.value(array) + ")";
 }
 
-bool ReverseRules::differentiable(ir::ValueId v) const {
+bool AdjointFacts::differentiable(ir::ValueId v) const {
   const ir::Type& t = fn_.type_of(v);
   return !t.is_array() && t.is_differentiable();
 }
 
-bool ReverseRules::var_differentiable(int64_t var) const {
+bool AdjointFacts::var_differentiable(int64_t var) const {
   return fn_.vars.at(size_t(var)).type.is_differentiable();
 }
 
@@ -60,13 +96,13 @@ std::string ReverseRules::component(const std::string& value, const ir::Type& t,
 
 ReverseRule ReverseRules::rule(const ir::Stmt& s) {
   ReverseRule r;
+  if (!has_rule(s)) return r;
   auto v = [&](ir::ValueId id) { return names_.value(id); };
   auto adj = [&](ir::ValueId id) { return names_.adj_value(id); };
   using K = RuleStep::Kind;
   switch (s.op) {
     case ir::Op::Call: {
       const BuiltinCodegen& g = builtin_codegen(s.builtin());
-      if (!g.adjoint || !ir::builtin_info(s.builtin()).differentiable || !differentiable(s.result)) break;
       RuleStep c{K::Call, {}, {rule_by_reference(g.adjoint) + "("}};
       for (ir::ValueId a : s.args) c.text.back() += v(a) + ", ";
       c.text.back() += v(s.result);
@@ -86,12 +122,10 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       break;
     }
     case ir::Op::Cast:
-      if (differentiable(s.result) && differentiable(s.args[0]))
-        r.steps.push_back({K::Call, {value_target(s.args[0])},
-                           {"kj::adj_cast(" + v(s.args[0]) + ", " + v(s.result) + ", ", ", " + adj(s.result) + ")"}});
+      r.steps.push_back({K::Call, {value_target(s.args[0])},
+                         {"kj::adj_cast(" + v(s.args[0]) + ", " + v(s.result) + ", ", ", " + adj(s.result) + ")"}});
       break;
     case ir::Op::Construct:
-      if (s.args.empty() || !differentiable(s.result)) break;
       for (size_t i = 0; i < s.args.size(); ++i)
         if (differentiable(s.args[i]))
           r.steps.push_back(step(K::Add, value_target(s.args[i]), component(adj(s.result), s.type, int(i))));
@@ -99,19 +133,15 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     case ir::Op::Extract: {
       const ir::Type& whole = fn_.type_of(s.args[0]);
       if (whole.shape == ir::Shape::Struct) {
-        if (differentiable(s.result))
-          r.steps.push_back({K::Call, {value_target(s.args[0])},
-                             {"", "." + field_name(whole, s.field()) + " += " + adj(s.result)}});
+        r.steps.push_back({K::Call, {value_target(s.args[0])}, {"", "." + field_name(whole, s.field()) + " += " + adj(s.result)}});
         break;
       }
-      if (!differentiable(s.result) || !differentiable(s.args[0])) break;
       std::string call = "kj::adj_extract(" + v(s.args[0]);
       for (size_t i = 1; i < s.args.size(); ++i) call += ", " + v(s.args[i]);
       r.steps.push_back({K::Call, {value_target(s.args[0])}, {call + ", " + v(s.result) + ", ", ", " + adj(s.result) + ")"}});
       break;
     }
     case ir::Op::Insert:
-      if (!differentiable(s.result)) break;
       if (s.type.shape == ir::Shape::Struct) {
         const std::string f = field_name(s.type, s.field());
         if (differentiable(s.args[1])) r.steps.push_back(step(K::Add, value_target(s.args[1]), adj(s.result) + "." + f));
@@ -125,19 +155,16 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       }
       break;
     case ir::Op::LoadVar:
-      if (var_differentiable(s.var())) r.steps.push_back(step(K::Add, var_target(s.var()), adj(s.result)));
+      r.steps.push_back(step(K::Add, var_target(s.var()), adj(s.result)));
       break;
     case ir::Op::StoreVar:
-      if (var_differentiable(s.var())) {
-        r.steps.push_back(step(K::Add, value_target(s.args[0]), names_.adj_var(s.var())));
-        r.steps.push_back(step(K::Zero, var_target(s.var())));
-      }
+      r.steps.push_back(step(K::Add, value_target(s.args[0]), names_.adj_var(s.var())));
+      r.steps.push_back(step(K::Zero, var_target(s.var())));
       break;
     case ir::Op::DeclVar:
-      if (var_differentiable(s.var())) r.steps.push_back(step(K::Zero, var_target(s.var())));
+      r.steps.push_back(step(K::Zero, var_target(s.var())));
       break;
     case ir::Op::ArrayLoad: {
-      if (!differentiable(s.result) || !has_adj_array(s.args[0])) break;
       const std::string a = adj_array(s.args[0]);
       std::string elem = "kj::elem(" + a;
       for (size_t i = 1; i < s.args.size(); ++i) elem += ", " + v(s.args[i]);
@@ -151,7 +178,6 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     }
     case ir::Op::ArrayStore: {
       ir::ValueId value = s.args.back();
-      if (!differentiable(value) || !has_adj_array(s.args[0])) break;
       const std::string a = adj_array(s.args[0]);
       std::string elem = "kj::elem(" + a;
       for (size_t i = 1; i + 1 < s.args.size(); ++i) elem += ", " + v(s.args[i]);
@@ -161,7 +187,6 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     }
     case ir::Op::ArrayAtomic: {
       ir::ValueId value = s.args.back();
-      if (!differentiable(value) || !has_adj_array(s.args[0])) break;
       const std::string a = adj_array(s.args[0]);
       std::string idx;
       for (size_t i = 1; i + 1 < s.args.size(); ++i) idx += ", " + v(s.args[i]);
@@ -190,13 +215,12 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       break;
     }
     case ir::Op::Print:  // print(): the adjoints of the printed values
-      if (s.prints_values()) r.steps.push_back({K::Effect, {}, {ex_.print(s, true)}});
+      r.steps.push_back({K::Effect, {}, {ex_.print(s, true)}});
       break;
     case ir::Op::CallFunc: {
       // The adjoint of a device function (see function_codegen.hpp for the signature):
       // arguments, result, the adjoint of each differentiable argument, adj_ret.
       const ir::Function& f = *fn_.callees.at(s.callee());
-      if (!function_has_adjoint(f)) break;
       RuleStep c{K::Call, {}, {"adj_" + ex_.function_name(f) + "(dim, kj_index"}};
       for (ir::ValueId a : s.args) c.text.back() += ", " + v(a);
       if (!s.type.is_void()) c.text.back() += ", " + v(s.result);
@@ -273,6 +297,28 @@ bool ReverseWork::has_work(const ir::Block& b) {
   bool any = false;
   for (const ir::Stmt& s : b.stmts) any = any || has_work(s);
   return blocks_[&b] = any;
+}
+
+std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b,
+                                                    const std::function<bool(ir::ValueId)>& declared_here) {
+  std::map<ir::ValueId, size_t> last;
+  for (size_t i = 0; i < b.stmts.size(); ++i) {
+    auto touch = [&](ir::ValueId id) {
+      if (declared_here(id)) last[id] = i;
+    };
+    const ir::Stmt& top = b.stmts[i];
+    if (top.result != ir::kNoValue) touch(top.result);
+    for (ir::ValueId a : top.args) touch(a);
+    for (const ir::Block& r : top.regions) {
+      ir::for_each_stmt(r, [&](const ir::Stmt& s) {
+        for (ir::ValueId a : s.args) touch(a);
+      });
+      if (r.yield != ir::kNoValue) touch(r.yield);
+    }
+  }
+  std::vector<std::vector<ir::ValueId>> at(b.stmts.size());
+  for (const auto& [id, i] : last) at[i].push_back(id);
+  return at;
 }
 
 void write_scalar_rule(SourceWriter& w, const ReverseRule& r, const Names& n, int indent, const ir::SourceLoc& loc) {

@@ -54,34 +54,49 @@ struct ReverseRule {
   bool empty() const { return steps.empty(); }
 };
 
-/// Reverse rules of the statements of one lowered function.
-class ReverseRules {
+/// Which values, variables and arrays of one lowered function have adjoints, and which of its
+/// statements have a reverse rule: facts of the IR alone, read by the emitters' rules and by
+/// the reverse transform alike.
+class AdjointFacts {
  public:
-  ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex);
+  explicit AdjointFacts(const ir::Function& fn);
 
   bool differentiable(ir::ValueId v) const;
   bool var_differentiable(int64_t var) const;
-  /// Whether `array` has an adjoint array — a parameter's, or the gradient buffer of an array
-  /// a struct field holds (arrays built in the kernel from an address have none) — and its
-  /// name.
+  /// Whether `array` has an adjoint array: a parameter's, or the gradient buffer of an array
+  /// a struct field holds (arrays built in the kernel from an address have none).
   bool has_adj_array(ir::ValueId array) const { return param_of_.count(array) || field_arrays_.count(array); }
-  std::string adj_array(ir::ValueId array) const;
   /// The parameter index of each Param value.
   const std::map<ir::ValueId, size_t>& param_of() const { return param_of_; }
+  /// Whether `s` has a reverse rule (ReverseRules::rule(s) is not empty): it adds to an
+  /// adjoint or an adjoint array, or prints adjoints. Control flow has none (its regions are
+  /// reversed); statements an adjoint cannot contain have one, which rule() refuses.
+  bool has_rule(const ir::Stmt& s) const;
+
+ protected:
+  const ir::Function& fn_;
+  std::map<ir::ValueId, size_t> param_of_;
+  std::set<ir::ValueId> field_arrays_;  ///< arrays read out of struct fields
+};
+
+/// Reverse rules of the statements of one lowered function.
+class ReverseRules : public AdjointFacts {
+ public:
+  ReverseRules(const ir::Function& fn, const Names& names, ExprEmitter& ex);
+
+  /// The name of `array`'s adjoint array (has_adj_array).
+  std::string adj_array(ir::ValueId array) const;
   /// Whether every read of `array` is at the thread's own launch index (OwnedArrays).
   bool owned(ir::ValueId array) { return owned_(array); }
 
-  /// The rule of `s` (control flow has none: its regions are reversed).
+  /// The rule of `s` (empty unless has_rule(s)).
   ReverseRule rule(const ir::Stmt& s);
 
  private:
   std::string component(const std::string& value, const ir::Type& t, int i) const;
 
-  const ir::Function& fn_;
   const Names& names_;
   ExprEmitter& ex_;
-  std::map<ir::ValueId, size_t> param_of_;
-  std::set<ir::ValueId> field_arrays_;  ///< arrays read out of struct fields
   OwnedArrays owned_;
 };
 
@@ -112,6 +127,14 @@ class ReverseWork {
   Tracked tracked_;
   std::map<const ir::Block*, bool> blocks_;
 };
+
+/// For each statement of `b`, the values whose adjoints a sweep first touches when it reverses
+/// that statement: the last statement (in program order) that defines or reads them, counting
+/// the statements inside its regions; of the values `declared_here` says the sweep declares
+/// the adjoints of in `b` (those `b` defines, but parameters). Both scalar adjoints (the
+/// emitter's text, the reverse transform's IR) declare each adjoint there, zero.
+std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b,
+                                                    const std::function<bool(ir::ValueId)>& declared_here);
 
 /// Writes `r` as one thread runs it, each step adding into its adjoint directly.
 void write_scalar_rule(SourceWriter& w, const ReverseRule& r, const Names& n, int indent, const ir::SourceLoc& loc);

@@ -1,38 +1,46 @@
-// The reverse transform (reverse_transform.hpp): a loop-free kernel's adjoint as IR.
+// The reverse transform (reverse_transform.hpp): a loop-free kernel's adjoint as IR, branches
+// and device function calls included.
 #include "reverse_transform.hpp"
 
 #include <map>
 #include <vector>
 
+#include "adjoint_emitter.hpp"
 #include "builtin_codegen.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/builder.hpp"
 #include "kjit/ir/structs.hpp"
 #include "kjit/ir/type.hpp"
 #include "own_index.hpp"
+#include "reverse_rules.hpp"
 
 namespace kjit::codegen {
 
 namespace {
 
-/// A value with an adjoint: not an array (arrays have adjoint arrays), of a floating kind.
-bool differentiable(const ir::Function& fn, ir::ValueId v) {
-  const ir::Type& t = fn.type_of(v);
-  return !t.is_array() && t.is_differentiable();
-}
+/// Where a value is defined: its statement, in its block.
+struct Def {
+  const ir::Block* block;
+  const ir::Stmt* stmt;
+};
 
-/// The array parameter each Param value of `fn` is.
-std::map<ir::ValueId, size_t> param_values(const ir::Function& fn) {
-  std::map<ir::ValueId, size_t> out;
-  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param) out[s.result] = s.param();
-  });
+/// Where each value of block `b` and its regions is defined.
+void find_defs(const ir::Block& b, std::map<ir::ValueId, Def>& out) {
+  for (const ir::Stmt& s : b.stmts) {
+    if (s.result != ir::kNoValue) out[s.result] = Def{&b, &s};
+    for (const ir::Block& r : s.regions) find_defs(r, out);
+  }
+}
+std::map<ir::ValueId, Def> find_defs(const ir::Block& b) {
+  std::map<ir::ValueId, Def> out;
+  find_defs(b, out);
   return out;
 }
 
 class ReverseTransform {
  public:
-  explicit ReverseTransform(const ir::Function& in) : in_(in), b_(out_), params_(param_values(in)), owned_(in) {}
+  explicit ReverseTransform(const ir::Function& in)
+      : in_(in), b_(out_), facts_(in), params_(facts_.param_of()), owned_(in), defs_(find_defs(in.body)) {}
 
   ir::Function run() {
     out_.name = in_.name + ".adjoint";
@@ -41,6 +49,7 @@ class ReverseTransform {
     out_.vars = in_.vars;
     out_.values = in_.values;
     out_.strings = in_.strings;
+    out_.callees = in_.callees;
     out_.launch_ndim = in_.launch_ndim;
     out_.loc = in_.loc;
     ir::Block& body = out_.body;
@@ -57,17 +66,16 @@ class ReverseTransform {
         adj_var_of_var_[int64_t(var)] = declare_zero(body, new_var(in_.vars[var].type, in_.vars[var].loc), in_.vars[var].loc);
     }
     for (const auto& [value, index] : params_)
-      if (differentiable(in_, value)) declare_adjoint(body, value, in_.loc);
-    for (const ir::Stmt& s : in_.body.stmts) replay(s, body);
-    const std::vector<std::vector<ir::ValueId>> touches = first_touches();
-    for (size_t i = in_.body.stmts.size(); i-- > 0;) {
-      const ir::Stmt& s = in_.body.stmts[i];
-      for (ir::ValueId id : touches[i]) declare_adjoint(body, id, s.loc);
-      reverse(s, body);
-    }
+      if (facts_.differentiable(value)) declare_adjoint(body, value, in_.loc);
+    // The sweep first: it names the values of branches it reads, which the replay keeps.
+    ir::Block sweep;
+    reverse(in_.body, sweep);
+    for (const auto& [value, var] : kept_) b_.add(body, ir::Op::DeclVar, ir::Type::void_type(), {}, var, out_.vars.at(size_t(var)).loc);
+    replay(in_.body, body);
+    for (ir::Stmt& s : sweep.stmts) body.stmts.push_back(std::move(s));
     // Hand the value parameters' adjoints back: the entry point sums them over the launch.
     for (const auto& [value, index] : params_) {
-      if (!differentiable(in_, value)) continue;
+      if (!facts_.differentiable(value)) continue;
       ir::ValueId adj = b_.load(body, adj_of(value), in_.loc);
       const ir::Type sum = ir::adjoint_sum_type(in_.type_of(value));
       if (sum != in_.type_of(value)) adj = b_.add(body, ir::Op::Cast, sum, {adj}, 0, in_.loc);
@@ -97,7 +105,7 @@ class ReverseTransform {
 
   /// The adjoint variable of `id`, zero, unless it has one.
   void declare_adjoint(ir::Block& b, ir::ValueId id, const ir::SourceLoc& loc) {
-    if (!differentiable(in_, id) || adj_.count(id)) return;
+    if (!facts_.differentiable(id) || adj_.count(id)) return;
     adj_[id] = declare_zero(b, new_var(in_.type_of(id), loc), loc);
   }
 
@@ -106,40 +114,74 @@ class ReverseTransform {
     KJIT_CHECK(it != adj_.end(), "the reverse transform reached %" + std::to_string(id) + " before its adjoint");
     return it->second;
   }
-  int64_t adj_or_none(ir::ValueId id) const { return differentiable(in_, id) ? adj_of(id) : -1; }
+  int64_t adj_or_none(ir::ValueId id) const { return facts_.differentiable(id) ? adj_of(id) : -1; }
 
-  /// For each top-level statement, the values defined there whose adjoints the sweep first
-  /// touches when it reverses it: the last statement that defines or reads them (the
-  /// emitter's first_touches, for a body without regions). Parameters' are declared first.
-  std::vector<std::vector<ir::ValueId>> first_touches() const {
-    std::map<ir::ValueId, size_t> last;
-    const std::vector<ir::Stmt>& stmts = in_.body.stmts;
-    for (size_t i = 0; i < stmts.size(); ++i) {
-      if (stmts[i].result != ir::kNoValue) last[stmts[i].result] = i;
-      for (ir::ValueId a : stmts[i].args) last[a] = i;
+  /// The forward value `id` where the sweep reads it. The replay's values of the top level are
+  /// in scope in the sweep; those of a branch are not (the sweep's branch is another block):
+  /// the replay keeps each such value the sweep reads in a variable of its own, declared at
+  /// the top, and the sweep's branch that reverses the value's block loads it once, first (a
+  /// constant is written there again instead). The emitter declares every value at the top of
+  /// the function instead: the same values, so the same bits.
+  ir::ValueId val(ir::ValueId id) {
+    const Def& def = defs_.at(id);
+    if (def.block == &in_.body) return id;
+    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+      if (scope->forward != def.block) continue;
+      auto copy = scope->copies.find(id);
+      if (copy != scope->copies.end()) return copy->second;
+      const ir::SourceLoc& loc = def.stmt->loc;
+      if (def.stmt->op == ir::Op::Const) {
+        scope->loads.push_back(b_.make(ir::Op::Const, def.stmt->type, {}, def.stmt->imm, loc, def.stmt->bits));
+      } else {
+        if (!kept_.count(id)) kept_[id] = new_var(in_.type_of(id), loc);
+        scope->loads.push_back(b_.make(ir::Op::LoadVar, in_.type_of(id), {}, kept_.at(id), loc));
+      }
+      return scope->copies[id] = scope->loads.back().result;
     }
-    std::vector<std::vector<ir::ValueId>> at(stmts.size());
-    for (const auto& [id, i] : last)
-      if (!params_.count(id)) at[i].push_back(id);
-    return at;
+    KJIT_CHECK(false, "the reverse transform reached %" + std::to_string(id) + " outside the branch that defines it");
+    return id;
   }
 
-  /// The forward statement without its effects (the forward launch did those).
+  /// For each statement of forward block `b`, the values defined in `b` whose adjoints the
+  /// sweep first touches when it reverses it (reverse_rules.hpp, as the emitter's).
+  /// Parameters' are declared first.
+  std::vector<std::vector<ir::ValueId>> first_touches(const ir::Block& b) const {
+    return codegen::first_touches(b, [&](ir::ValueId id) { return defs_.at(id).block == &b && !params_.count(id); });
+  }
+
+  /// Forward block `b` without its effects (the forward launch did those), each value the
+  /// sweep reads out of a branch kept (val).
+  void replay(const ir::Block& b, ir::Block& out) {
+    for (const ir::Stmt& s : b.stmts) {
+      replay(s, out);
+      auto kept = kept_.find(s.result);
+      if (s.result != ir::kNoValue && kept != kept_.end()) b_.store(out, kept->second, s.result, s.loc);
+    }
+  }
+
   void replay(const ir::Stmt& s, ir::Block& out) {
     switch (s.op) {
       case ir::Op::DeclVar:  // declared above
       case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: case ir::Op::Print:
         return;
-      case ir::Op::Call:
-        if (!s.type.is_void()) out.stmts.push_back(s);  // a void builtin is a side effect
+      case ir::Op::Call:  // a void builtin is a side effect
+      case ir::Op::CallFunc:  // printed as a replay: through the function's replay, a void one not at all
+        if (!s.type.is_void()) out.stmts.push_back(s);
         return;
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
       case ir::Op::Cast: case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert:
       case ir::Op::LoadVar: case ir::Op::StoreVar: case ir::Op::ArrayLoad: case ir::Op::ArrayShape:
         out.stmts.push_back(s);
         return;
-      case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break: case ir::Op::Continue:
-      case ir::Op::Return: case ir::Op::CallFunc: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
+      case ir::Op::If: {
+        ir::Stmt c = ir::Builder::shell(s);
+        replay(s.regions[0], c.regions[0]);
+        replay(s.regions[1], c.regions[1]);
+        out.stmts.push_back(std::move(c));
+        return;
+      }
+      case ir::Op::For: case ir::Op::While: case ir::Op::Break: case ir::Op::Continue:
+      case ir::Op::Return: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
       case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
       case ir::Op::AccumParam:
         break;
@@ -147,11 +189,49 @@ class ReverseTransform {
     KJIT_CHECK(false, std::string("the reverse transform has no replay of ") + ir::op_name(s.op));
   }
 
+  /// Forward block `b` swept back into `out`, last statement first, each value's adjoint
+  /// declared where the sweep first touches it.
+  void reverse(const ir::Block& b, ir::Block& out) {
+    const std::vector<std::vector<ir::ValueId>> touches = first_touches(b);
+    for (size_t i = b.stmts.size(); i-- > 0;) {
+      for (ir::ValueId id : touches[i]) declare_adjoint(out, id, b.stmts[i].loc);
+      if (has_work(b.stmts[i])) reverse(b.stmts[i], out);
+    }
+  }
+
+  /// An If swept back: the same condition (the replay's value), each side's sweep in its
+  /// side; the else side only where it has work (as the emitter writes it).
+  void reverse_if(const ir::Stmt& s, ir::Block& out) {
+    ir::Stmt r = b_.make(ir::Op::If, ir::Type::void_type(), {val(s.args[0])}, s.imm, s.loc);
+    for (size_t side = 0; side < 2; ++side) {
+      if (side == 1 && !has_work(s.regions[1])) break;
+      scopes_.push_back(Scope{&s.regions[side], {}, {}});
+      reverse(s.regions[side], r.regions[side]);
+      std::vector<ir::Stmt>& stmts = r.regions[side].stmts;
+      stmts.insert(stmts.begin(), scopes_.back().loads.begin(), scopes_.back().loads.end());
+      scopes_.pop_back();
+    }
+    out.stmts.push_back(std::move(r));
+  }
+
+  /// Whether reversing `s` does anything: it has a reverse rule (AdjointFacts, the emitters'
+  /// own test), or a side of its branch has. A statement without work is not swept.
+  bool has_work(const ir::Stmt& s) const {
+    if (s.op == ir::Op::If) return has_work(s.regions[0]) || has_work(s.regions[1]);
+    return facts_.has_rule(s);
+  }
+  bool has_work(const ir::Block& b) const {
+    for (const ir::Stmt& s : b.stmts)
+      if (has_work(s)) return true;
+    return false;
+  }
+
   /// A call of an adjoint rule that adds into `outs` (one per operand of `s`, -1 for none).
   void call_adjoint(const ir::Stmt& s, ir::Block& out, std::vector<int64_t> outs, bool strong_zero) {
     const ir::ValueId adj_ret = b_.load(out, adj_of(s.result), s.loc);
-    std::vector<ir::ValueId> args = s.args;
-    args.push_back(s.result);
+    std::vector<ir::ValueId> args;
+    for (ir::ValueId a : s.args) args.push_back(val(a));
+    args.push_back(val(s.result));
     args.push_back(adj_ret);
     ir::Stmt call = b_.make(ir::Op::CallAdjoint, ir::Type::void_type(), std::move(args), int64_t(s.op), s.loc,
                             s.op == ir::Op::Call ? uint64_t(s.builtin()) : 0);
@@ -163,6 +243,26 @@ class ReverseTransform {
     ir::Stmt sz = b_.make(ir::Op::StrongZero, ir::Type::void_type(), {adj_ret}, 0, s.loc);
     sz.regions[0].stmts.push_back(std::move(call));
     out.stmts.push_back(std::move(sz));
+  }
+
+  /// A device function call's adjoint, as the emitter calls it: the function's adjoint with
+  /// the call's operands, its result, its arrays' adjoint arrays and its result's adjoint,
+  /// adding into its operands' adjoint variables (ops.def's CallAdjoint of a CallFunc).
+  void call_function_adjoint(const ir::Stmt& s, ir::Block& out) {
+    std::vector<ir::ValueId> args;
+    std::vector<int64_t> outs;
+    for (ir::ValueId a : s.args) {
+      args.push_back(val(a));
+      outs.push_back(adj_or_none(a));
+    }
+    if (!s.type.is_void()) args.push_back(val(s.result));
+    for (ir::ValueId a : s.args)
+      if (in_.type_of(a).is_array() && in_.type_of(a).is_differentiable()) args.push_back(adj_array_.at(a));
+    if (!s.type.is_void() && facts_.differentiable(s.result)) args.push_back(b_.load(out, adj_of(s.result), s.loc));
+    ir::Stmt call = b_.make(ir::Op::CallAdjoint, ir::Type::void_type(), std::move(args), int64_t(ir::Op::CallFunc), s.loc,
+                            uint64_t(s.callee()));
+    call.outs = std::move(outs);
+    out.stmts.push_back(std::move(call));
   }
 
   ir::ValueId index_constant(ir::Block& out, int i, const ir::SourceLoc& loc) {
@@ -190,110 +290,106 @@ class ReverseTransform {
     return b_.add(out, ir::Op::Extract, ir::Type::scalar_of(t.scalar), std::move(args), 0, loc);
   }
 
-  /// The statement's reverse rule (the reverse rules' scalar form, as IR).
+  /// The reverse rule of `s`, which has work (the reverse rules' scalar form, as IR).
   void reverse(const ir::Stmt& s, ir::Block& out) {
     const ir::SourceLoc& loc = s.loc;
     switch (s.op) {
       case ir::Op::Call: {
-        if (s.type.is_void()) break;
-        const BuiltinCodegen& g = builtin_codegen(s.builtin());
-        if (!g.adjoint || !ir::builtin_info(s.builtin()).differentiable || !differentiable(in_, s.result)) break;
         std::vector<int64_t> outs;
         for (ir::ValueId a : s.args) outs.push_back(adj_or_none(a));
         // Strong zero: as the reverse rules (user structs come from no builtin; linear rules
         // have no partial that could be inf).
-        call_adjoint(s, out, std::move(outs), s.type.shape != ir::Shape::Struct && !g.adjoint_linear);
-        break;
+        const bool linear = builtin_codegen(s.builtin()).adjoint_linear;
+        call_adjoint(s, out, std::move(outs), s.type.shape != ir::Shape::Struct && !linear);
+        return;
       }
       case ir::Op::Cast:
-        if (differentiable(in_, s.result) && differentiable(in_, s.args[0])) call_adjoint(s, out, {adj_of(s.args[0])}, false);
-        break;
+        call_adjoint(s, out, {adj_of(s.args[0])}, false);
+        return;
       case ir::Op::Construct: {
-        if (s.args.empty() || !differentiable(in_, s.result)) break;
         const ir::ValueId adj = b_.load(out, adj_of(s.result), loc);
         for (size_t i = 0; i < s.args.size(); ++i) {
-          if (!differentiable(in_, s.args[i])) continue;
+          if (!facts_.differentiable(s.args[i])) continue;
           b_.add(out, ir::Op::AccumVar, ir::Type::void_type(), {component(out, adj, s.type, i, loc)}, adj_of(s.args[i]), loc);
         }
-        break;
+        return;
       }
-      case ir::Op::Extract:
-        if (differentiable(in_, s.result) && differentiable(in_, s.args[0])) {
-          std::vector<int64_t> outs(s.args.size(), -1);
-          outs[0] = adj_of(s.args[0]);
-          call_adjoint(s, out, std::move(outs), false);
-        }
-        break;
-      case ir::Op::Insert:
-        if (differentiable(in_, s.result)) {
-          std::vector<int64_t> outs(s.args.size(), -1);
-          outs[0] = adj_of(s.args[0]);
-          outs[1] = adj_of(s.args[1]);
-          call_adjoint(s, out, std::move(outs), false);
-        }
-        break;
+      case ir::Op::Extract: case ir::Op::Insert: {  // into the whole's adjoint, and an Insert's part's
+        std::vector<int64_t> outs(s.args.size(), -1);
+        outs[0] = adj_of(s.args[0]);
+        if (s.op == ir::Op::Insert) outs[1] = adj_of(s.args[1]);
+        call_adjoint(s, out, std::move(outs), false);
+        return;
+      }
       case ir::Op::LoadVar:
-        if (adj_var_of_var_.count(s.var()))
-          b_.add(out, ir::Op::AccumVar, ir::Type::void_type(), {b_.load(out, adj_of(s.result), loc)},
-                 adj_var_of_var_.at(s.var()), loc);
-        break;
-      case ir::Op::StoreVar:
-        if (adj_var_of_var_.count(s.var())) {
-          const int64_t adj_var = adj_var_of_var_.at(s.var());
+        b_.add(out, ir::Op::AccumVar, ir::Type::void_type(), {b_.load(out, adj_of(s.result), loc)},
+               adj_var_of_var_.at(s.var()), loc);
+        return;
+      case ir::Op::StoreVar: case ir::Op::DeclVar: {
+        const int64_t adj_var = adj_var_of_var_.at(s.var());
+        if (s.op == ir::Op::StoreVar)
           b_.add(out, ir::Op::AccumVar, ir::Type::void_type(), {b_.load(out, adj_var, loc)}, adj_of(s.args[0]), loc);
-          b_.store(out, adj_var, zero(out, out_.vars.at(size_t(adj_var)).type, loc), loc);
-        }
-        break;
-      case ir::Op::DeclVar:
-        if (adj_var_of_var_.count(s.var())) {
-          const int64_t adj_var = adj_var_of_var_.at(s.var());
-          b_.store(out, adj_var, zero(out, out_.vars.at(size_t(adj_var)).type, loc), loc);
-        }
-        break;
+        b_.store(out, adj_var, zero(out, out_.vars.at(size_t(adj_var)).type, loc), loc);
+        return;
+      }
       case ir::Op::ArrayLoad: {
-        if (!differentiable(in_, s.result) || !adj_array_.count(s.args[0])) break;
         std::vector<ir::ValueId> args{adj_array_.at(s.args[0])};
-        args.insert(args.end(), s.args.begin() + 1, s.args.end());
+        for (size_t i = 1; i < s.args.size(); ++i) args.push_back(val(s.args[i]));
         args.push_back(b_.load(out, adj_of(s.result), loc));
         b_.add(out, ir::Op::AdjArrayAdd, ir::Type::void_type(), std::move(args), 0, loc, owned_(s.args[0]) ? 1 : 0);
-        break;
+        return;
       }
       case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: {
-        const ir::ValueId value = s.args.back();
-        if (!differentiable(in_, value) || !adj_array_.count(s.args[0])) break;
         const bool sub = s.op == ir::Op::ArrayAtomic && s.atomic_op() == ir::AtomicOp::Sub;
-        std::vector<ir::ValueId> args(s.args.begin(), s.args.end() - 1);
-        args[0] = adj_array_.at(s.args[0]);
-        b_.add(out, ir::Op::AdjArrayRead, ir::Type::void_type(), std::move(args), adj_of(value), loc, sub ? 1 : 0);
-        break;
+        std::vector<ir::ValueId> args{adj_array_.at(s.args[0])};
+        for (size_t i = 1; i + 1 < s.args.size(); ++i) args.push_back(val(s.args[i]));
+        b_.add(out, ir::Op::AdjArrayRead, ir::Type::void_type(), std::move(args), adj_of(s.args.back()), loc, sub ? 1 : 0);
+        return;
       }
+      case ir::Op::If:
+        reverse_if(s, out);
+        return;
+      case ir::Op::CallFunc:
+        call_function_adjoint(s, out);
+        return;
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
-      case ir::Op::ArrayShape: case ir::Op::Print:  // (print() of values is a gap)
-        break;  // no derivative flows through constants, parameters' values, indices, shapes
-      case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break: case ir::Op::Continue:
-      case ir::Op::Return: case ir::Op::CallFunc: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
+      case ir::Op::ArrayShape: case ir::Op::Print:
+      case ir::Op::For: case ir::Op::While: case ir::Op::Break: case ir::Op::Continue:
+      case ir::Op::Return: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
       case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
       case ir::Op::AccumParam:
-        KJIT_CHECK(false, std::string("the reverse transform has no rule for ") + ir::op_name(s.op));
-        break;
+        break;  // no work (has_work)
     }
+    KJIT_CHECK(false, std::string("the reverse transform has no rule for ") + ir::op_name(s.op));
   }
+
+  /// A branch's forward block and, where its sweep reads them, the values it defines (val).
+  struct Scope {
+    const ir::Block* forward;
+    std::map<ir::ValueId, ir::ValueId> copies;  ///< value -> its load at the top of the sweep's block
+    std::vector<ir::Stmt> loads;
+  };
 
   const ir::Function& in_;
   ir::Function out_;
   ir::Builder b_;
-  const std::map<ir::ValueId, size_t> params_;   ///< Param values and their parameter index
+  const AdjointFacts facts_;
+  const std::map<ir::ValueId, size_t>& params_;  ///< Param values and their parameter index
   OwnedArrays owned_;
   std::map<ir::ValueId, ir::ValueId> adj_array_;  ///< array parameter -> its adjoint array
   std::map<ir::ValueId, int64_t> adj_;            ///< value -> its adjoint variable
   std::map<int64_t, int64_t> adj_var_of_var_;     ///< variable -> its adjoint variable
+  const std::map<ir::ValueId, Def> defs_;  ///< where each forward value is defined
+  std::map<ir::ValueId, int64_t> kept_;  ///< a branch's value the sweep reads -> the variable keeping it
+  std::vector<Scope> scopes_;            ///< the branches the sweep is in, innermost last
 };
 
 }  // namespace
 
 std::string reverse_transform_gap(const ir::Function& fn) {
   if (fn.is_function) return "a device function";
-  const std::map<ir::ValueId, size_t> params = param_values(fn);
+  const AdjointFacts facts(fn);
+  const std::map<ir::ValueId, size_t>& params = facts.param_of();
   std::string gap;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (!gap.empty()) return;
@@ -301,20 +397,24 @@ std::string reverse_transform_gap(const ir::Function& fn) {
     const bool array_access = s.op == ir::Op::ArrayLoad || s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic;
     if (array_access && fn.type_of(s.args[0]).is_differentiable() && !params.count(s.args[0]))
       return note("an array that is no parameter");
+    if (s.op == ir::Op::CallFunc)  // (an array of a struct field's adjoint array is kj::grad_view's)
+      for (ir::ValueId a : s.args)
+        if (fn.type_of(a).is_array() && fn.type_of(a).is_differentiable() && !params.count(a))
+          return note("an array that is no parameter passed to a device function");
     switch (s.op) {
-      case ir::Op::If: case ir::Op::For: case ir::Op::While: return note("control flow");
-      case ir::Op::CallFunc: return note("a device function call");
+      case ir::Op::For: case ir::Op::While: return note("a loop");
       case ir::Op::GradFunc: return note("a gradient (refused by adjoint_obstacle)");
       case ir::Op::Print: if (s.prints_values()) note("print() of values"); return;
       case ir::Op::Extract: case ir::Op::Insert:
         if (fn.type_of(s.args[0]).shape == ir::Shape::Struct) note("a struct's field");
         return;
       case ir::Op::ArrayAtomic:
-        if (s.atomic_op() != ir::AtomicOp::Add && s.atomic_op() != ir::AtomicOp::Sub && differentiable(fn, s.args.back()))
+        if (s.atomic_op() != ir::AtomicOp::Add && s.atomic_op() != ir::AtomicOp::Sub && facts.differentiable(s.args.back()))
           note(std::string("atomic_") + ir::atomic_op_name(s.atomic_op()));
         return;
       case ir::Op::TangentCall: return note("a tangent");
       case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: return note("a jump");
+      case ir::Op::If: case ir::Op::CallFunc:
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Call:
       case ir::Op::Cast: case ir::Op::Construct: case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar:
       case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayShape:

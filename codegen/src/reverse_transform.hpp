@@ -1,7 +1,8 @@
 // Reverse mode as an IR->IR transform: a kernel's adjoint built as an ordinary IR function
 // (replay, then the reverse sweep over adjoint variables) that the scalar printer prints like
-// any kernel. It covers what the first increment of the transform covers (lower.cpp's one
-// predicate); the adjoint emitter writes every other kernel's adjoint.
+// any kernel. It covers the loop-free kernels lower.cpp's one predicate hands it (straight-line
+// code, branches, device function calls); the adjoint emitter writes every other kernel's
+// adjoint.
 #pragma once
 
 #include <string>
@@ -11,19 +12,22 @@
 namespace kjit::codegen {
 
 /// What of jump-lowered kernel `fn` the transform has no rule for yet ("" when it covers all
-/// of it): control flow (branches, loops), device function calls, print() of values, struct
-/// components, atomic min/max on differentiable values, arrays without an adjoint parameter
-/// (struct fields, addresses).
+/// of it): loops, print() of values, struct components, atomic min/max on differentiable
+/// values, arrays without an adjoint parameter (struct fields, addresses) read, written or
+/// passed to a device function.
 std::string reverse_transform_gap(const ir::Function& fn);
 
 /// The adjoint kernel of jump-lowered kernel `fn` (reverse_transform_gap(fn) must be ""). Its
 /// parameters are the kernel's, then one per parameter for its adjoint (named "adj_" + the
 /// name): an array's adjoint array is read by Param statements numbered from
 /// fn.params.size(); a value's adjoint is the sum AccumParam adds to (the entry point sums it
-/// over the launch). Its body replays the kernel without effects, then sweeps back last
-/// statement first, each value's and variable's adjoint a local variable of its own, zeroed
-/// where the sweep first touches it, with the same additions in the same order as the adjoint
-/// emitter writes (so the same bits).
+/// over the launch). Its body replays the kernel without effects (device functions through
+/// their replays, when printed as a replay), then sweeps back last statement first, a branch
+/// as a branch on the replay's condition, each value's and variable's adjoint a local variable
+/// of its own, zeroed where the sweep first touches it (inside a branch for the branch's
+/// values), with the same additions in the same order as the adjoint emitter writes (so the
+/// same bits). A value a branch defines and its sweep reads is kept in a variable by the
+/// replay and loaded at the top of the sweep's branch.
 ir::Function reverse_transform(const ir::Function& fn);
 
 }  // namespace kjit::codegen

@@ -31,6 +31,23 @@ std::string listing(const std::vector<codegen::PassSnapshot>& snapshots) {
 
 }  // namespace
 
+namespace branch_tests {
+using namespace kjit::dsl;
+KJIT_MODULE(codegen_branches)
+/// Branches without a loop: nested, with else sides, a variable stored in each side and a
+/// value (w) defined in a side whose sweep reads it.
+KJIT_KERNEL(branchy, (Array<double> x, Array<double> out)) {
+  Int i = tid();
+  Double v = x[i];
+  Var<Double> y = 0.0;
+  If(v > 0.5, [&] {
+    Double w = v * v;
+    If(w > 2.0, [&] { y = sin(w); }).Else([&] { y = w * 3.0; });
+  }).Else([&] { y = exp(v); });
+  out[i] = y;
+}
+}  // namespace branch_tests
+
 TEST_CASE("the IR after each pass of the example kernels matches the golden files") {
   for (const char* module : {"saxpy", "springs", "loops"}) {
     INFO("module " << module);
@@ -73,10 +90,10 @@ TEST_CASE("the pass list: traced first, every kernel lowered once, analyses only
 }
 
 TEST_CASE("the reverse transform builds the loop-free kernels' adjoints, behind its one predicate") {
-  // First increment: a kernel without loops or branches, swept back in one span, gets its
-  // adjoint from the reverse transform (a pass, its IR verified), printed by the scalar printer;
-  // damp (a loop and a branch) keeps the adjoint emitter's, and so does every kernel with
-  // CodegenOptions::reverse_transform off (KJIT_REVERSE_IR=0).
+  // A kernel without loops, swept back in one span, gets its adjoint from the reverse transform
+  // (a pass, its IR verified), printed by the scalar printer; damp (a loop and a branch) keeps
+  // the adjoint emitter's, and so does every kernel with CodegenOptions::reverse_transform off
+  // (KJIT_REVERSE_IR=0).
   auto passes_of = [](const KernelDef& k, const codegen::CodegenOptions& o) {
     std::vector<std::string> passes;
     for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&k.ir()}, o)) passes.push_back(s.pass);
@@ -112,4 +129,27 @@ TEST_CASE("the reverse transform builds the loop-free kernels' adjoints, behind 
   const std::string springs = text_of("springs", o);
   CHECK(springs.find(marker) != std::string::npos);
   CHECK(springs.find("kj::adj_length_ref(", springs.find("kjit_demo__springs_adj_body")) != std::string::npos);
+  // Branches too: the sweep's branches test the replay's conditions, and w, which the inner
+  // branch's sweep reads, is kept in a variable by the replay and loaded in the sweep's side.
+  (void)branch_tests::branchy.def().ir();
+  CHECK(passes_of(branch_tests::branchy.def(), o).back() == "reverse_transform");
+  std::string ir;
+  for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&branch_tests::branchy.def().ir()}, o))
+    if (s.pass == "reverse_transform") ir = s.ir;
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = ir.find(what); at != std::string::npos; at = ir.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(" if %") == 4);  // two replayed, two swept back
+  CHECK(count("call_adjoint sin ") == 1);
+  CHECK(count("call_adjoint exp ") == 1);
+  CHECK(count("call_adjoint mul ") == 2);  // v * v, w * 3.0
+  CHECK(count(" = const 3 ") == 2);  // in the replay and again in the sweep's side, not kept
+  const std::string branchy = text_of("codegen_branches", o);
+  const size_t adj = branchy.find("kjit_branch_tests__branchy_adj_body");
+  REQUIRE(adj != std::string::npos);
+  CHECK(branchy.find(marker, adj) != std::string::npos);
+  CHECK(branchy.find("kj::adj_sin_ref(", adj) != std::string::npos);
+  CHECK(branchy.find("kj::adj_exp_ref(", adj) != std::string::npos);
 }

@@ -1,10 +1,12 @@
 // fuzz_main.cpp — kjit_autodiff_fuzz: the randomized differential tester for long runs.
 //   kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] [--no-shrink] [--no-tangents]
-//                      [--avoid-known] [--straight-line] [--dump-source DIR] [--generate-only] [--dump-values DIR]
+//                      [--avoid-known] [--straight-line] [--no-loops] [--no-calls] [--dump-source DIR] [--generate-only] [--dump-values DIR]
 //                      [--print S] [--verbose]
 // --straight-line generates programs without branches, loops, jumps or device function calls
 // (GenOptions::straight_line): with KJIT_REVERSE_IR=1 on one side of a --dump-values run, the
-// differential test of the reverse transform's adjoints against the adjoint emitter's.
+// differential test of the reverse transform's adjoints against the adjoint emitter's;
+// --no-loops (branches and returns, no loop) and --no-calls (no device function call) the
+// same for what its later increments cover.
 // --dump-source DIR writes the generated text of every module the run builds into DIR (created
 // if missing): <seed>.cu and, with tangents, <seed>.tangent.cu for a module of one program
 // (--batch 1), <first>-<last>.cu for a batch (CheckOptions::dump_source). --generate-only
@@ -60,6 +62,8 @@ int main(int argc, char** argv) {
       if (has("minmax")) o.gen.atomic_minmax = false;
     }
     else if (a == "--straight-line") o.gen.straight_line = true;
+    else if (a == "--no-loops") o.gen.loops = false;
+    else if (a == "--no-calls") o.gen.calls = false;
     else if (a == "--dump-source") o.dump_source = next();
     else if (a == "--generate-only") o.generate_only = true;
     else if (a == "--dump-values") o.dump_values = next();
@@ -69,7 +73,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: kjit_autodiff_fuzz --seed S --count N [--jobs J] [--batch B] [--no-nvrtc] [--adjoint-span S] "
                    "[--no-shrink] [--no-tangents] [--avoid-known] [--avoid mat,grad2,grada,jumps,minmax] [--opt O] [--threads N] "
-                   "[--straight-line] [--dump-source DIR] [--generate-only] [--dump-values DIR] [--print SEED] [--verbose]\n"
+                   "[--straight-line] [--no-loops] [--no-calls] [--dump-source DIR] [--generate-only] [--dump-values DIR] [--print SEED] [--verbose]\n"
                    "  --dump-source DIR  write each module's generated text to DIR/<seed>.cu (and <seed>.tangent.cu; "
                    "<first>-<last>.cu for a batch of several programs)\n"
                    "  --generate-only    generate the modules' texts only: compile, launch and check nothing\n"

@@ -195,7 +195,7 @@ class Gen {
       if (fi.takes_array && !o_.custom_grad_array) continue;
       ok.push_back(int(f));
     }
-    if (ok.empty() || o_.straight_line) return leaf(ty);
+    if (ok.empty() || o_.straight_line || !o_.calls) return leaf(ty);
     int f = ok[pick(ok.size())];
     std::vector<Expr> args;
     for (Ty t : kFuncs[size_t(f)].params) args.push_back(t == Ty::I ? (chance(0.5) ? tid() : int_expr(2)) : expr(t, d + 1));
@@ -291,7 +291,7 @@ class Gen {
       if (chance(0.4)) { s.has_else = true; nested(s.els, depth); }
       return s;
     }
-    if (r < 70 && can_nest) {
+    if (r < 70 && can_nest && o_.loops) {
       bool is_for = chance(0.65);
       s.k = is_for ? Stmt::For : Stmt::While;
       s.i0 = next_loop_++;

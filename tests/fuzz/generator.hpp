@@ -18,8 +18,10 @@ struct GenOptions {
   bool refusable = true;        ///< now and then a store in a loop, which kjit must refuse to differentiate
   int max_stmts = 22;           ///< statement budget
   /// Straight-line programs only: no branches, loops, jumps or device function calls (what
-  /// the reverse transform's first increment builds adjoints of; see fuzz_tests.cpp).
+  /// the reverse transform's first increment built adjoints of; reverse_ir_differential.cpp).
   bool straight_line = false;
+  bool loops = true;  ///< For and While (off: branches and returns, no loop: the reverse transform's second increment)
+  bool calls = true;  ///< device function calls
 };
 
 /// The program of `seed` (deterministic: the same seed gives the same program everywhere).

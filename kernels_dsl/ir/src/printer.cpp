@@ -111,7 +111,9 @@ class Printer : public StmtVisitor<Printer, std::string> {
   }
   std::string visit_CallAdjoint(const Stmt& s) {
     std::string out = std::string("call_adjoint ") +
-                      (s.adjoint_of() == Op::Call ? builtin_info(s.adjoint_builtin()).name : op_name(s.adjoint_of())) + " " +
+                      (s.adjoint_of() == Op::Call       ? builtin_info(s.adjoint_builtin()).name
+                       : s.adjoint_of() == Op::CallFunc ? "adj_" + fn_.callees.at(size_t(s.bits))->name  // (ops.def)
+                                                        : op_name(s.adjoint_of())) + " " +
                       args(s, 0) + " into";
     for (int64_t var : s.outs) out += var < 0 ? " -" : " $" + std::to_string(var);
     return out;

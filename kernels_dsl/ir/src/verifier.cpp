@@ -95,6 +95,40 @@ class Verifier {
     return true;
   }
 
+  /// A CallAdjoint's adjoint variables: in scope, each typed as its operand.
+  void adjoint_outs(const Stmt& s) {
+    for (size_t k = 0; k < s.outs.size(); ++k) {
+      const int64_t var = s.outs[k];
+      if (var < 0) continue;
+      if (size_t(var) >= fn_.vars.size() || !var_live_[size_t(var)]) problem(s, "adjoint variable " + std::to_string(var) + " is not in scope");
+      else if (fn_.vars[size_t(var)].type != type(s.args[k])) problem(s, "adjoint variable typed unlike its operand");
+    }
+  }
+
+  /// A CallAdjoint of a device function call (callee bits): the call's operands, its result,
+  /// the adjoint arrays of its differentiable arrays, its result's adjoint (ops.def).
+  void function_adjoint(const Stmt& s) {
+    if (s.bits >= fn_.callees.size()) return problem(s, "no such device function");
+    const Function& callee = *fn_.callees[size_t(s.bits)];
+    const Type result = callee.result_type();
+    const bool adj_result = !result.is_array() && result.is_differentiable();
+    size_t expected = callee.params.size() + !result.is_void() + adj_result;
+    for (const Param& p : callee.params) expected += p.type.is_array() && p.type.is_differentiable();
+    if (s.outs.size() != callee.params.size() || s.args.size() != expected) {
+      return problem(s, "expects the call's operands, its result, its arrays' adjoint arrays and its result's adjoint, "
+                        "and one adjoint variable per operand of " + callee.name);
+    }
+    size_t next = callee.params.size();
+    for (size_t k = 0; k < callee.params.size(); ++k)
+      if (type(s.args[k]) != callee.params[k].type) problem(s, "argument " + std::to_string(k) + " of " + callee.name + " typed differently");
+    if (!result.is_void() && type(s.args[next++]) != result) problem(s, "result of " + callee.name + " typed differently");
+    for (const Param& p : callee.params)
+      if (p.type.is_array() && p.type.is_differentiable() && type(s.args[next++]) != p.type)
+        problem(s, "an adjoint array typed unlike its array");
+    if (adj_result && type(s.args[next]) != result) problem(s, "the result's adjoint is typed differently");
+    adjoint_outs(s);
+  }
+
   void array_access(const Stmt& s, size_t extra) {
     if (s.args.empty() || !type(s.args[0]).is_array()) {
       problem(s, "first operand is not an array");
@@ -281,20 +315,19 @@ class Verifier {
           problem(s, "accumulated value's type differs from the variable");
         break;
       case Op::CallAdjoint: {
+        const Op of = Op(s.imm);
+        if (of == Op::CallFunc) {
+          function_adjoint(s);
+          break;
+        }
         if (s.args.size() < 2 || s.outs.size() != s.args.size() - 2) {
           problem(s, "expects the operands, the result and its adjoint, and one adjoint variable per operand");
           break;
         }
-        const Op of = Op(s.imm);
         if (of != Op::Call && of != Op::Cast && of != Op::Extract && of != Op::Insert) problem(s, "no rule of that kind");
         if (of == Op::Call && s.bits >= uint64_t(kBuiltinCount)) problem(s, "no such builtin");
         if (type(s.args[s.args.size() - 2]) != type(s.args.back())) problem(s, "the result's adjoint is typed differently");
-        for (size_t k = 0; k < s.outs.size(); ++k) {
-          const int64_t var = s.outs[k];
-          if (var < 0) continue;
-          if (size_t(var) >= fn_.vars.size() || !var_live_[size_t(var)]) problem(s, "adjoint variable " + std::to_string(var) + " is not in scope");
-          else if (fn_.vars[size_t(var)].type != type(s.args[k])) problem(s, "adjoint variable typed unlike its operand");
-        }
+        adjoint_outs(s);
         break;
       }
       case Op::StrongZero:
