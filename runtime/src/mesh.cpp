@@ -101,10 +101,15 @@ void fit_winding(BvhState& s) {
 }
 
 /// A mesh at its build: writes its ray tree from the tree and the points and gives it to the
-/// mesh's device (a refit drops it: Mesh::refit). A tree too large for the ray
+/// mesh's device (a refit drops it: Mesh::refit). A mesh of fewer faces than
+/// mesh_ray_tree_min_faces() (cache-resident: the binary walk is faster), a tree too large for the ray
 /// tree's int32 word references, or whose boxes are not unions of their children's, gets none:
 /// mesh_query_ray then walks the binary tree.
 void fit_ray_tree(BvhState& s) {
+  if (s.indices.size() / 3 < detail::mesh_ray_tree_min_faces()) {
+    s.ray_tree = NdArray();
+    return;
+  }
   const int64_t words = detail::mesh_ray_tree_words(s.tree);
   if (words > INT32_MAX) {
     s.ray_tree = NdArray();

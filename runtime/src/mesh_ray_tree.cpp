@@ -3,7 +3,11 @@
 #include "mesh_ray_tree.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include "kjit/error.hpp"
 
 namespace kjit::detail {
 namespace {
@@ -99,6 +103,17 @@ struct RayTreeWriter {
 };
 
 }  // namespace
+
+int64_t mesh_ray_tree_min_faces() {
+  const char* env = std::getenv("KJIT_MESH_RAY_TREE_MIN_FACES");
+  if (!env) return int64_t(1) << 17;
+  char* end = nullptr;
+  const long long v = std::strtoll(env, &end, 10);
+  if (end == env || *end != '\0' || v < 0)
+    throw Error(ErrorKind::User, std::string("KJIT_MESH_RAY_TREE_MIN_FACES='") + env +
+                                     "' is not a non-negative integer (the fewest faces a kjit::Mesh writes a ray tree for)");
+  return int64_t(v);
+}
 
 int64_t mesh_ray_tree_words(const BvhTree& tree) {
   RayTreeWriter w{tree, nullptr, nullptr, nullptr};

@@ -2,9 +2,12 @@
 // t, u, v, sign and normal, bit for bit, as the binary tree's traversal (the same mesh with
 // bvh_rays left out) on random and adversarial rays — ties between faces at equal t, rays along
 // the axes, through vertices and edges, in face planes — over tiny, huge and degenerate meshes;
-// and a refit mesh's (the tree dropped) on its moved points.
+// and a refit mesh's (the tree dropped) on its moved points. These meshes are small: the cases
+// lower the size rule (KJIT_MESH_RAY_TREE_MIN_FACES) to give them a ray tree; the rule's own
+// case checks its default and its errors.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -98,6 +101,12 @@ struct RayResults {
   std::vector<float> sign;
 };
 
+/// Sets KJIT_MESH_RAY_TREE_MIN_FACES for its lifetime (unset again after).
+struct MinFaces {
+  explicit MinFaces(const char* v) { setenv("KJIT_MESH_RAY_TREE_MIN_FACES", v, 1); }
+  ~MinFaces() { unsetenv("KJIT_MESH_RAY_TREE_MIN_FACES"); }
+};
+
 /// meshk::ray over the rays with the mesh's kernel-side struct `view`.
 RayResults cast(const dsl::Mesh& view, const std::vector<vec3f>& starts, const std::vector<vec3f>& dirs, float max_t) {
   const int n = int(starts.size());
@@ -136,6 +145,7 @@ int check_same_as_binary(const Mesh& mesh, const std::vector<vec3f>& starts, con
 }  // namespace
 
 TEST_CASE("mesh_query_ray through the ray tree: bit-identical to the binary tree's traversal on adversarial rays") {
+  const MinFaces every_mesh("0");
   std::mt19937 rng(11);
   struct Case {
     std::string name;
@@ -166,6 +176,7 @@ TEST_CASE("mesh_query_ray through the ray tree: bit-identical to the binary tree
 }
 
 TEST_CASE("mesh_query_ray after refit: the ray tree dropped, the moved points, the binary traversal's results") {
+  const MinFaces every_mesh("0");
   std::mt19937 rng(12);
   const SoupMesh m = grid(30, false);
   NdArray points = points_of(m);
@@ -192,4 +203,32 @@ TEST_CASE("mesh_query_ray after refit: the ray tree dropped, the moved points, t
   REQUIRE(r.face[0] >= 0);
   CHECK(5.0f - r.tuv[0].c[0] >= 0.25f - 0.31f);
   CHECK(5.0f - r.tuv[0].c[0] <= 0.25f + 0.31f);
+}
+
+TEST_CASE("the ray tree's size rule: meshes below KJIT_MESH_RAY_TREE_MIN_FACES (default 131,072) walk the binary tree") {
+  const SoupMesh m = grid(30, false);  // 1,800 faces
+  const Mesh plain(points_of(m), from_vector(m.indices));
+  CHECK(plain.view().bvh_rays.data == nullptr);
+  {
+    const MinFaces at("1800");
+    const Mesh with(points_of(m), from_vector(m.indices));
+    CHECK(with.view().bvh_rays.shape[0] > 0);
+  }
+  {
+    const MinFaces above("1801");
+    const Mesh without(points_of(m), from_vector(m.indices));
+    CHECK(without.view().bvh_rays.data == nullptr);
+  }
+  for (const char* bad : {"-1", "many", "12k", ""}) {
+    CAPTURE(bad);
+    const MinFaces rule(bad);
+    try {
+      Mesh mesh(points_of(m), from_vector(m.indices));
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::User);
+      CHECK(std::string(e.what()) == std::string("KJIT_MESH_RAY_TREE_MIN_FACES='") + bad +
+                                         "' is not a non-negative integer (the fewest faces a kjit::Mesh writes a ray tree for)");
+    }
+  }
 }
