@@ -292,8 +292,8 @@ KJ_FUNC bool ray_triangle(const WoopRay<S>& ray, const vec_t<3, float>& a, const
   return ray_triangle_woop(ray, a, b, c, t, u, v, det) && t >= S(0) && t < tmax;
 }
 
-// The ray tree (the Mesh struct's bvh_rays, kjit/dsl/mesh.hpp; kjit::Mesh writes it at every
-// build and refit): the binary tree taken two levels at a time, for the first-hit ray query.
+// The ray tree (the Mesh struct's bvh_rays, kjit/dsl/mesh.hpp; kjit::Mesh writes it at the build
+// of a large mesh): the binary tree taken two levels at a time, for the first-hit ray query.
 // Int32 words, floats as their bit patterns; nodes and leaves start on 16-word (64-byte)
 // boundaries. Word 0: the root's reference. A reference r > 0 is the node at word r, r < 0 the
 // leaf at word -r - 1, 0 none. A node (32 words, two cache lines) stands for an inner node of

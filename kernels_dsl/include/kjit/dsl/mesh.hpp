@@ -29,9 +29,9 @@ namespace kjit::dsl {
 /// vec3f per node (its triangles' summed area vectors, their area-weighted centre, and the
 /// radius of a ball about that centre holding them in x), for mesh_query_point_sign_winding_number.
 /// bvh_rays is the same tree two levels a node with the leaves' vertices copied in, which
-/// mesh_query_ray walks instead when it is there (kjit::Mesh writes it at every build and refit;
-/// empty: the binary tree; the same faces either way). Its layout is internal to kjit::Mesh
-/// and the prelude.
+/// mesh_query_ray walks instead when it is there (kjit::Mesh writes it at the build of a mesh
+/// of 131,072 faces or more and drops it at a refit; empty: the binary tree; the same faces
+/// either way). Its layout is internal to kjit::Mesh and the prelude.
 KJIT_STRUCT(Mesh, (Array<Vec3f>, points), (Array<int>, indices), (Array<Vec3f>, velocities),
             (Array<Vec3f>, bvh_bounds), (Array<int>, bvh_nodes), (Array<Vec3f>, bvh_winding),
             (Array<int>, bvh_rays));
