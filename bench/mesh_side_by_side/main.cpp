@@ -2,8 +2,8 @@
 // over the points and triangles that script writes, and times the build, closest-point queries
 // and ray casts (median of `reps` after one warm-up), writing the query results for the script
 // to compare with Warp's.
-// Usage: bench_mesh_side_by_side WHAT DIR REPS   (WHAT: build, closest or ray; prints
-// "ms_median ms_min")
+// Usage: bench_mesh_side_by_side WHAT DIR REPS   (WHAT: build, closest, ray, or ray_binary: the
+// rays through the binary BVH, the mesh's ray tree left out; prints "ms_median ms_min")
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -56,7 +56,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) { std::fprintf(stderr, "usage: %s build|closest|ray DIR REPS\n", argv[0]); return 2; }
+  if (argc != 4) { std::fprintf(stderr, "usage: %s build|closest|ray|ray_binary DIR REPS\n", argv[0]); return 2; }
   const std::string what = argv[1], dir = argv[2];
   const int reps = std::atoi(argv[3]);
   using kjit::vec3f;
@@ -82,14 +82,17 @@ int main(int argc, char** argv) {
       }
       write_file(dir + "/kjit_face.bin", face.to_vector<int32_t>());
       write_file(dir + "/kjit_uv.bin", uv.to_vector<kjit::vec2f>());
-    } else if (what == "ray") {
+    } else if (what == "ray" || what == "ray_binary") {
       kjit::NdArray s = kjit::from_vector(read_file<vec3f>(dir + "/starts.bin"));
       kjit::NdArray d = kjit::from_vector(read_file<vec3f>(dir + "/dirs.bin"));
       const int64_t n = s.size();
       kjit::NdArray face = kjit::zeros<int32_t>({n}), t = kjit::zeros<float>({n});
+      kjit::dsl::Mesh binary = mesh.view();
+      binary.bvh_rays = kjit::NdArray();
       for (int r = 0; r <= reps; ++r) {
         auto t0 = std::chrono::steady_clock::now();
-        kjit::launch(mesh_bench::ray, n, mesh, s, d, face, t);
+        if (what == "ray") kjit::launch(mesh_bench::ray, n, mesh, s, d, face, t);
+        else kjit::launch(mesh_bench::ray, n, binary, s, d, face, t);
         if (r) times.push_back(ms_since(t0));
       }
       write_file(dir + "/kjit_face.bin", face.to_vector<int32_t>());

@@ -180,6 +180,24 @@ KJ_FUNC kj_int32 mesh_closest_face(const array_t<vec_t<3, float> >& points, cons
   return mesh_closest_walk(points, indices, bounds, nodes, p, max_dist, plain);
 }
 
+/// One axis of the ray/box slab test: narrows [t0, t1] to where the ray (origin o, 1/d inv on
+/// this axis) lies between lo and hi. bvh_box_enter and ray_boxes_enter share it, so that the
+/// ray tree's boxes give the binary tree's entry parameters bit for bit.
+template <class S>
+KJ_FUNC void ray_slab(S lo, S hi, S o, S inv, S tmax, S& t0, S& t1) {
+  S a = (lo - o) * inv, b = (hi - o) * inv;
+  if (a != a) a = -tmax - S(1);  // 0 * inf: the ray runs in the box's face plane
+  if (b != b) b = tmax + S(1);
+  t0 = mesh_max(t0, mesh_min(a, b));
+  // Each slab's exit widened by 1 + 2 gamma(3) of float32 (Ize, "Robust BVH Ray Traversal"):
+  // the rounded slab distances could otherwise shut out a box that a ray through a vertex or
+  // edge on its boundary only touches, and the watertight test would never see its faces.
+  t1 = mesh_min(t1, mesh_max(a, b) * S(1.00000072));
+}
+
+/// What a box test returns for a box the ray misses within [0, tmax]: past tmax.
+template <class S> KJ_FUNC S ray_box_missed(S tmax) { return tmax + (tmax > S(0) ? tmax : S(1)); }
+
 /// Ray parameter at which the ray (o, 1/d per axis) enters node n's box, or a value past
 /// `tmax` when it misses the box within [0, tmax].
 template <class S>
@@ -188,17 +206,8 @@ KJ_FUNC S bvh_box_enter(const array_t<vec_t<3, float> >& bounds, kj_int32 n, con
   const vec_t<3, float>& lo = elem(bounds, 2 * kj_int64(n));
   const vec_t<3, float>& hi = elem(bounds, 2 * kj_int64(n) + 1);
   S t0 = S(0), t1 = tmax;
-  for (int i = 0; i < 3; ++i) {
-    S a = (S(lo.c[i]) - o.c[i]) * inv.c[i], b = (S(hi.c[i]) - o.c[i]) * inv.c[i];
-    if (a != a) a = -tmax - S(1);  // 0 * inf: the ray runs in the box's face plane
-    if (b != b) b = tmax + S(1);
-    t0 = mesh_max(t0, mesh_min(a, b));
-    // Each slab's exit widened by 1 + 2 gamma(3) of float32 (Ize, "Robust BVH Ray Traversal"):
-    // the rounded slab distances could otherwise shut out a box that a ray through a vertex or
-    // edge on its boundary only touches, and the watertight test would never see its faces.
-    t1 = mesh_min(t1, mesh_max(a, b) * S(1.00000072));
-  }
-  return t0 <= t1 ? t0 : tmax + (tmax > S(0) ? tmax : S(1));
+  for (int i = 0; i < 3; ++i) ray_slab(S(lo.c[i]), S(hi.c[i]), o.c[i], inv.c[i], tmax, t0, t1);
+  return t0 <= t1 ? t0 : ray_box_missed(tmax);
 }
 
 /// |x| for the dominant-axis choice (a comparison, so -0 and 0 are alike).
@@ -283,22 +292,197 @@ KJ_FUNC bool ray_triangle(const WoopRay<S>& ray, const vec_t<3, float>& a, const
   return ray_triangle_woop(ray, a, b, c, t, u, v, det) && t >= S(0) && t < tmax;
 }
 
+// The ray tree (the Mesh struct's bvh_rays, kjit/dsl/mesh.hpp; kjit::Mesh writes it at the build
+// of a large mesh): the binary tree taken two levels at a time, for the first-hit ray query.
+// Int32 words, floats as their bit patterns; nodes and leaves start on 16-word (64-byte)
+// boundaries. Word 0: the root's reference. A reference r > 0 is the node at word r, r < 0 the
+// leaf at word -r - 1, 0 none. A node (32 words, two cache lines) stands for an inner node of
+// the binary tree with children A and B: its four slots hold A's children then B's (a child
+// that is a leaf stands for itself in its pair's first slot, the second slot empty with the
+// same box), their boxes as four-lane rows lower x, y, z, upper x, y, z (words 0-23), and the
+// slots' references (24-27). A's box is the union of its slots' boxes (the builder's boxes
+// are unions, exactly). A leaf: its face count, then per face its index and its three
+// vertices (10 words), in the binary leaf's order.
+constexpr int kRayBoxWords = 24;
+constexpr int kRayRefs = 24;  // where a node's slot references start
+constexpr int kRayFaceWords = 10;
+/// The deepest the ray tree's traversal stack gets: a node popped pushes at most four slots,
+/// and the tree is at most 25 nodes deep (the binary tree's 48 levels, two at a time).
+constexpr int kRayStack = 96;
+
+/// The floats whose bit patterns words w[0, N) hold.
+template <int N> struct RayFloats {
+  float f[N];
+  KJ_FUNC explicit RayFloats(const kj_int32* w) {
+    kj_int32 bits[N];
+    for (int i = 0; i < N; ++i) bits[i] = w[i];
+    copy_bytes(f, bits);
+  }
+};
+
+/// Asks the cpu for the cache lines of the words [w, w + 16 * lines) ahead of their use: the
+/// slots a node pushes load side by side instead of one after another when popped.
+KJ_FUNC void ray_prefetch(const kj_int32* w, int lines) {
+#if !KJ_CUDA
+  for (int i = 0; i < lines; ++i) __builtin_prefetch(w + 16 * i);
+#else
+  (void)w, (void)lines;
+#endif
+}
+
+/// Where the ray (o, 1/d per axis) enters each of N boxes stored as rows of N lanes (lower x,
+/// y, z, upper x, y, z), or past tmax for a box it misses: bvh_box_enter's operations, lane by
+/// lane.
+template <int N, class S>
+KJ_FUNC void ray_boxes_enter(const float* rows, const vec_t<3, S>& o, const vec_t<3, S>& inv, S tmax, S* enter) {
+  S t0[N], t1[N];
+  for (int j = 0; j < N; ++j) { t0[j] = S(0); t1[j] = tmax; }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < N; ++j) ray_slab(S(rows[i * N + j]), S(rows[(3 + i) * N + j]), o.c[i], inv.c[i], tmax, t0[j], t1[j]);
+  for (int j = 0; j < N; ++j) enter[j] = t0[j] <= t1[j] ? t0[j] : ray_box_missed(tmax);
+}
+
+/// Where the ray enters the four slots' boxes of the ray tree node at `node` and its two pairs'
+/// boxes (the unions of their slots'): ray_boxes_enter's operations.
+template <class S>
+KJ_FUNC void ray_node_enter(const kj_int32* node, const vec_t<3, S>& o, const vec_t<3, S>& inv, S tmax, S* slot, S* pair) {
+  const RayFloats<kRayBoxWords> box(node);
+  float pairs[12];
+  for (int i = 0; i < 3; ++i)
+    for (int p = 0; p < 2; ++p) {
+      pairs[i * 2 + p] = mesh_min(box.f[i * 4 + 2 * p], box.f[i * 4 + 2 * p + 1]);
+      pairs[(3 + i) * 2 + p] = mesh_max(box.f[(3 + i) * 4 + 2 * p], box.f[(3 + i) * 4 + 2 * p + 1]);
+    }
+  ray_boxes_enter<4>(box.f, o, inv, tmax, slot);
+  ray_boxes_enter<2>(pairs, o, inv, tmax, pair);
+}
+
+#if !KJ_CUDA && defined(__GNUC__)
+// The float node test on four-lane vectors: the slots' rows as stored, and the pairs' (lanes 0
+// and 2 of each row's lane-swapped min or max with itself). The scalar test of six boxes was
+// most of a cache-resident mesh's walk (Warp's 12,200-face bunny: 1.6x the binary traversal's
+// time). Same operations lane by lane; the selects are bit blends, so min, max and the NaN
+// replacements give the scalar code's values exactly.
+typedef float RayF4 __attribute__((vector_size(16)));
+typedef kj_int32 RayI4 __attribute__((vector_size(16)));
+/// m ? a : b lane by lane (m's lanes all ones or all zeros, as comparisons give).
+KJ_FUNC RayF4 ray_pick(RayI4 m, RayF4 a, RayF4 b) { return (RayF4)((m & (RayI4)a) | (~m & (RayI4)b)); }
+KJ_FUNC RayF4 ray_splat(float x) { return RayF4{x, x, x, x}; }
+KJ_FUNC RayF4 ray_min(RayF4 a, RayF4 b) { return ray_pick(a < b, a, b); }  // mesh_min
+KJ_FUNC RayF4 ray_max(RayF4 a, RayF4 b) { return ray_pick(a < b, b, a); }  // mesh_max
+KJ_FUNC RayF4 ray_swap_pairs(RayF4 a) { return RayF4{a[1], a[0], a[3], a[2]}; }
+/// ray_slab on four lanes: t0, t1 narrowed by the slab between lo and hi.
+KJ_FUNC void ray_slab4(RayF4 lo, RayF4 hi, float o, float inv, float tmax, RayF4& t0, RayF4& t1) {
+  const RayF4 vo = ray_splat(o), vinv = ray_splat(inv);
+  RayF4 a = (lo - vo) * vinv, b = (hi - vo) * vinv;
+  a = ray_pick(a != a, ray_splat(-tmax - 1.0f), a);
+  b = ray_pick(b != b, ray_splat(tmax + 1.0f), b);
+  t0 = ray_max(t0, ray_min(a, b));
+  t1 = ray_min(t1, ray_max(a, b) * ray_splat(1.00000072f));
+}
+KJ_FUNC void ray_node_enter(const kj_int32* node, const vec_t<3, float>& o, const vec_t<3, float>& inv, float tmax,
+                            float* slot, float* pair) {
+  RayF4 s0 = ray_splat(0.0f), s1 = ray_splat(tmax), p0 = s0, p1 = s1;
+  for (int i = 0; i < 3; ++i) {
+    RayF4 lo, hi;
+    __builtin_memcpy(&lo, node + 4 * i, sizeof lo);
+    __builtin_memcpy(&hi, node + 4 * (3 + i), sizeof hi);
+    ray_slab4(lo, hi, o.c[i], inv.c[i], tmax, s0, s1);
+    ray_slab4(ray_min(lo, ray_swap_pairs(lo)), ray_max(hi, ray_swap_pairs(hi)), o.c[i], inv.c[i], tmax, p0, p1);
+  }
+  const RayF4 missed = ray_splat(ray_box_missed(tmax));
+  const RayF4 es = ray_pick(s0 <= s1, s0, missed), ep = ray_pick(p0 <= p1, p0, missed);
+  for (int j = 0; j < 4; ++j) slot[j] = es[j];
+  pair[0] = ep[0];
+  pair[1] = ep[2];
+}
+#endif
+
+/// Pushes ray tree reference r entered at t, and prefetches what it refers to.
+template <class S>
+KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, S t, kj_int32* stack, S* enter, int& top) {
+  ray_prefetch(r < 0 ? words + (-kj_int64(r) - 1) : words + r, r < 0 ? 3 : 2);
+  stack[top] = r;
+  enter[top++] = t;
+}
+
+/// mesh_first_hit's traversal over the ray tree `words`, from the root (entered at t_root): the
+/// binary traversal's visits in its order, so the same face wins ties. That traversal pops the
+/// nearer child first (the left one at equal entry), skips a box entered past the nearest hit
+/// so far, and tests the children of a popped box with that hit as the bound. Here a node tests
+/// its pairs' and its four slots' boxes at once and pushes the slots: the farther pair's, then
+/// the nearer pair's, each pair's farther slot under its nearer. A slot's box lies in its
+/// pair's, so it is entered no sooner: skipping slots entered past the nearest hit when popped
+/// skips what skipping their pair's box did, and a box entered within a smaller bound has the
+/// same entry parameter whatever the bound, so the slots visited come in the same order.
+template <class S>
+KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const WoopRay<S>& ray, const vec_t<3, S>& o,
+                                    const vec_t<3, S>& inv, S best, S t_root) {
+  kj_int32 face = -1;
+  kj_int32 stack[kRayStack];
+  S enter[kRayStack];
+  int top = 0;
+  if (t_root <= best) ray_push(words, words[0], t_root, stack, enter, top);
+  while (top > 0) {
+    --top;
+    const kj_int32 ref = stack[top];
+    if (enter[top] > best) continue;
+    if (ref < 0) {
+      const kj_int32* leaf = words + (-kj_int64(ref) - 1);
+      for (kj_int32 k = 0; k < leaf[0]; ++k) {
+        const kj_int32* w = leaf + 1 + kRayFaceWords * k;
+        const RayFloats<9> v(w + 1);
+        vec_t<3, float> a, b, c;
+        for (int i = 0; i < 3; ++i) a.c[i] = v.f[i], b.c[i] = v.f[3 + i], c.c[i] = v.f[6 + i];
+        S t;
+        if (ray_triangle(ray, a, b, c, best, t)) {
+          best = t;
+          face = w[0];
+        }
+      }
+      continue;
+    }
+    const kj_int32* node = words + ref;
+    S slot[4], pair[2];  // A's and B's boxes (pairs) are unions of their slots'
+    ray_node_enter(node, o, inv, best, slot, pair);
+    const int near_pair = pair[0] <= pair[1] ? 0 : 1;
+    for (int h = 0; h < 2; ++h) {
+      const int p = h == 0 ? 1 - near_pair : near_pair;
+      if (!(pair[p] <= best)) continue;
+      const kj_int32 r0 = node[kRayRefs + 2 * p], r1 = node[kRayRefs + 2 * p + 1];
+      if (r1 == 0) {  // the child is a leaf
+        ray_push(words, r0, pair[p], stack, enter, top);
+        continue;
+      }
+      const S e0 = slot[2 * p], e1 = slot[2 * p + 1];
+      const bool first0 = e0 <= e1;
+      const S near_t = first0 ? e0 : e1, far_t = first0 ? e1 : e0;
+      if (far_t <= best) ray_push(words, first0 ? r1 : r0, far_t, stack, enter, top);
+      if (near_t <= best) ray_push(words, first0 ? r0 : r1, near_t, stack, enter, top);
+    }
+  }
+  return face;
+}
+
 /// The face the ray o + t d (t in [0, max_t)) meets first, or -1. Warp's mesh_query_ray's
-/// discrete part.
+/// discrete part. With a ray tree (`rays` not empty, dense) it walks that, else the binary
+/// tree: the same face either way.
 template <class S>
 KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
                                 const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
-                                const vec_t<3, S>& o, const vec_t<3, S>& d, S max_t) {
+                                const array_t<kj_int32>& rays, const vec_t<3, S>& o, const vec_t<3, S>& d, S max_t) {
   if (!nodes.data || !(max_t > S(0))) return -1;
   vec_t<3, S> inv;
   for (int i = 0; i < 3; ++i) inv.c[i] = S(1) / d.c[i];
   const WoopRay<S> ray(o, d);
   S best = max_t;
+  const S t_root = bvh_box_enter(bounds, 0, o, inv, best);
+  if (rays.data && rays.ndim == 1 && rays.shape[0] > 0 && rays.strides[0] == kj_int64(sizeof(kj_int32)))
+    return ray_tree_first_hit(rays.data, ray, o, inv, best, t_root);
   kj_int32 face = -1;
   kj_int32 stack[kBvhStack];
   S enter[kBvhStack];  // where the ray enters each stacked box: skipped once a hit is nearer
   int top = 0;
-  const S t_root = bvh_box_enter(bounds, 0, o, inv, best);
   if (t_root <= best) { stack[top] = 0; enter[top++] = t_root; }
   while (top > 0) {
     --top;

@@ -125,7 +125,7 @@ template <class S>
 KJ_FUNC int mesh_ray_enters_behind(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
                                    const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
                                    const vec_t<3, S>& o, const vec_t<3, S>& d) {
-  const kj_int32 f = mesh_first_hit(points, indices, bounds, nodes, o, d, S(kMeshRayFar));
+  const kj_int32 f = mesh_first_hit(points, indices, bounds, nodes, array_t<kj_int32>(), o, d, S(kMeshRayFar));
   if (f < 0) return 0;
   S t, u, v, det;  // the side the watertight test saw (the face was hit, so det is not 0)
   return ray_triangle_woop(WoopRay<S>(o, d), mesh_face_point(points, indices, f, 0), mesh_face_point(points, indices, f, 1),

@@ -3,9 +3,11 @@
 #include "kjit/runtime/mesh.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "bvh_build.hpp"
+#include "mesh_ray_tree.hpp"
 #include "mesh_winding.hpp"
 #include "kjit/error.hpp"
 #include "kjit/runtime/internal/mesh_bvh_into.hpp"
@@ -22,6 +24,8 @@ struct BvhState {
   bool winding = false;  // Mesh built with winding-number support: node_winding follows the tree
   NdArray node_winding;
   std::vector<vec3f> lo, hi;  // a Mesh's triangle boxes, kept so that a refit every step allocates nothing
+  NdArray ray_tree;           // a Mesh's ray tree (bvh_rays), written at its build, dropped at a refit
+  std::vector<int32_t> ray_tree_host;  // its words on the host, for a mesh off the cpu
 };
 
 }  // namespace kjit::detail
@@ -94,6 +98,42 @@ void fit_winding(BvhState& s) {
   }
   NdArray fresh = from_vector(w);
   s.node_winding = device.is_cpu() ? fresh : fresh.to(device);
+}
+
+/// A mesh at its build: writes its ray tree from the tree and the points and gives it to the
+/// mesh's device (a refit drops it: Mesh::refit). A mesh of fewer faces than
+/// mesh_ray_tree_min_faces() (cache-resident: the binary walk is faster), a tree too large for the ray
+/// tree's int32 word references, or whose boxes are not unions of their children's, gets none:
+/// mesh_query_ray then walks the binary tree.
+void fit_ray_tree(BvhState& s) {
+  if (s.indices.size() / 3 < detail::mesh_ray_tree_min_faces()) {
+    s.ray_tree = NdArray();
+    return;
+  }
+  const int64_t words = detail::mesh_ray_tree_words(s.tree);
+  if (words > INT32_MAX) {
+    s.ray_tree = NdArray();
+    return;
+  }
+  std::vector<vec3f> p_host;
+  std::vector<int32_t> i_host;
+  const vec3f* p = static_cast<const vec3f*>(s.points.data());
+  const int32_t* idx = static_cast<const int32_t*>(s.indices.data());
+  if (!s.points.device().is_cpu() || !s.points.is_contiguous()) p = (p_host = s.points.to_vector<vec3f>()).data();
+  if (!s.indices.device().is_cpu() || !s.indices.is_contiguous())
+    idx = (i_host = s.indices.to_vector<int32_t>()).data();
+  const Device& device = s.points.device();
+  s.ray_tree = empty<int32_t>({words}, device);
+  if (device.is_cpu()) {
+    if (!detail::mesh_ray_tree(s.tree, p, idx, static_cast<int32_t*>(s.ray_tree.data()))) s.ray_tree = NdArray();
+    return;
+  }
+  s.ray_tree_host.resize(size_t(words));
+  if (!detail::mesh_ray_tree(s.tree, p, idx, s.ray_tree_host.data())) {
+    s.ray_tree = NdArray();
+    return;
+  }
+  s.ray_tree.copy_from(NdArray::view(s.ray_tree_host.data(), ir_type_of<int32_t>(), {words}, Device::cpu()));
 }
 
 const BvhState& live(const std::shared_ptr<BvhState>& s, const char* what) {
@@ -174,6 +214,7 @@ Mesh::Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocit
   triangle_boxes(*s, lo, hi);
   fit(*s, lo, hi, points.device(), true);
   fit_winding(*s);
+  fit_ray_tree(*s);
   state_ = std::move(s);
 }
 
@@ -183,6 +224,10 @@ void Mesh::refit() {
   triangle_boxes(s, s.lo, s.hi);
   fit(s, s.lo, s.hi, s.points.device(), false);
   fit_winding(s);
+  // Rewriting the ray tree would triple a refit's cost (about twice the boxes' own work): a
+  // mesh that moves walks the binary tree, the same results, reading its current points.
+  s.ray_tree = NdArray();
+  s.ray_tree_host = {};
 }
 
 void Mesh::release() { state_.reset(); }
@@ -202,6 +247,7 @@ dsl::Mesh Mesh::view() const {
   v.bvh_bounds = s.node_bounds;
   v.bvh_nodes = s.node_links;
   if (s.node_winding.defined()) v.bvh_winding = s.node_winding;
+  if (s.ray_tree.defined()) v.bvh_rays = s.ray_tree;
   return v;
 }
 

@@ -109,11 +109,12 @@ TEST_CASE("the signature flattens nested structs depth first, each leaf named by
   CHECK(j["params"][7]["field_of"]["field"] == "pull.k");
   CHECK_FALSE(j["params"][8].contains("field_of"));
 
-  // A kjit::dsl::Mesh inside a struct flattens the same way: t.weight, then the mesh's six arrays.
+  // A kjit::dsl::Mesh inside a struct flattens the same way: t.weight, then the mesh's seven arrays.
   nlohmann::json t = nlohmann::json::parse(ffi::detail::kernel_info("tests::structs::target_loss").json);
-  REQUIRE(t["params"].size() == 9);
+  REQUIRE(t["params"].size() == 10);
   CHECK(t["params"][1]["name"] == "t.mesh.points");
   CHECK(t["params"][6]["name"] == "t.mesh.bvh_winding");
+  CHECK(t["params"][7]["name"] == "t.mesh.bvh_rays");
   CHECK(t["params"][1]["field_of"]["structs"] == nlohmann::json::array({"tests::structs::Target", "kjit::dsl::Mesh"}));
 }
 

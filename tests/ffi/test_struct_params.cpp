@@ -67,8 +67,8 @@ HandlerBvh handler_bvh(Grid& m) {
   return h;
 }
 
-/// The mesh's six fields as operands: points, indices, velocities (empty), bvh_bounds, bvh_nodes,
-/// bvh_winding (empty: no winding-number support).
+/// The mesh's seven fields as operands: points, indices, velocities (empty), bvh_bounds, bvh_nodes,
+/// bvh_winding (empty: no winding-number support), bvh_rays (empty: rays walk the binary tree).
 void mesh_args(FrameBuilder& b, Grid& m, HandlerBvh& h) {
   b.arg(xla::kF32, {int64_t(m.points.size()), 3}, m.points.data());
   b.arg(xla::kS32, {int64_t(m.indices.size())}, m.indices.data());
@@ -76,6 +76,7 @@ void mesh_args(FrameBuilder& b, Grid& m, HandlerBvh& h) {
   b.arg(xla::kF32, {int64_t(h.bounds.size()), 3}, h.bounds.data());
   b.arg(xla::kS32, {int64_t(h.links.size())}, h.links.data());
   b.arg(xla::kF32, {0, 3}, nullptr);
+  b.arg(xla::kS32, {0}, nullptr);
 }
 
 }  // namespace
@@ -118,9 +119,9 @@ TEST_CASE("the mesh BVH handler refuses bad indices, NaN points and wrong result
 TEST_CASE("the signature flattens a value struct of arrays and plain values into its fields") {
   const auto& k = ffi::detail::kernel_info("meshk::closest");
   nlohmann::json j = nlohmann::json::parse(k.json);
-  REQUIRE(j["params"].size() == 10);  // mesh's six fields, pts, max_dist, face, uvr
-  const char* fields[] = {"points", "indices", "velocities", "bvh_bounds", "bvh_nodes", "bvh_winding"};
-  for (int f = 0; f < 6; ++f) {
+  REQUIRE(j["params"].size() == 11);  // mesh's seven fields, pts, max_dist, face, uvr
+  const char* fields[] = {"points", "indices", "velocities", "bvh_bounds", "bvh_nodes", "bvh_winding", "bvh_rays"};
+  for (int f = 0; f < 7; ++f) {
     const auto& p = j["params"][f];
     CHECK(p["name"] == std::string("mesh.") + fields[f]);
     CHECK(p["kind"] == "array");
@@ -132,8 +133,9 @@ TEST_CASE("the signature flattens a value struct of arrays and plain values into
   CHECK(j["params"][0]["loads"] == true);
   CHECK(j["params"][0]["differentiable"] == true);
   CHECK(j["params"][1]["differentiable"] == false);
-  CHECK(j["params"][6]["name"] == "pts");
-  CHECK_FALSE(j["params"][6].contains("field_of"));
+  CHECK(j["params"][6]["differentiable"] == false);
+  CHECK(j["params"][7]["name"] == "pts");
+  CHECK_FALSE(j["params"][7].contains("field_of"));
   nlohmann::json a = nlohmann::json::parse(ffi::detail::kernel_info("tests::structs::affine").json);
   CHECK(a["params"][1]["name"] == "a.scale");
   CHECK(a["params"][1]["kind"] == "value");
@@ -251,7 +253,7 @@ TEST_CASE("a struct of plain values and an array: the values as attributes, the 
   bad.arg(xla::kF32, {9, 3}, m.points.data()).arg(xla::kF32, {24}, m.indices.data());
   bad.arg(xla::kF32, {0, 3}, nullptr).arg(xla::kF32, {int64_t(h.bounds.size()), 3}, h.bounds.data());
   bad.arg(xla::kS32, {int64_t(h.links.size())}, h.links.data()).arg(xla::kF32, {0, 3}, nullptr);
-  bad.arg(xla::kF32, {4, 3}, q.data());
+  bad.arg(xla::kS32, {0}, nullptr).arg(xla::kF32, {4, 3}, q.data());
   bad.ret(xla::kS32, {4}, face.data()).ret(xla::kF32, {4, 3}, uvr.data());
   bad.attr_string("kjit_kernel", "meshk::closest").attr_scalar("max_dist", xla::kF32, 1.0f);
   o = call(&kjit_xla_launch_cpu, bad.frame());

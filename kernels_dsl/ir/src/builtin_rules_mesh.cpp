@@ -25,6 +25,13 @@ KJIT_RULE(mesh_ray_query) {
   return fail(error, fn, "a mesh's points, indices, node bounds and node links, a ray's start and direction (3-vectors) and a length of their scalar type", a, n);
 }
 
+KJIT_RULE(mesh_first_hit_query) {
+  if (n == 8 && mesh_arrays(a) && int_array(a[4]) && vec_of(a[5], 3) &&
+      a[6] == a[5] && a[7] == scalar_like(a[5]))
+    return Type::scalar_of(Scalar::I32);
+  return fail(error, fn, "a mesh's points, indices, node bounds, node links and ray tree, a ray's start and direction (3-vectors) and a length of their scalar type", a, n);
+}
+
 KJIT_RULE(mesh_sign_query) {
   if (n == 5 && mesh_arrays(a) && vec_of(a[4], 3)) return scalar_like(a[4]);
   return fail(error, fn, "a mesh's points, indices, node bounds and node links and a 3-vector point", a, n);

@@ -26,8 +26,9 @@ def mesh(points: Any, indices: Any, velocities: Any = None) -> dict[str, Any]:
     indices[3f], [3f + 1], [3f + 2]) over ``points`` (float32, (P, 3)), with optional per-point
     ``velocities`` (float32, (P, 3); absent: an empty array), as the dict a kernel's Mesh
     parameter takes: points, indices, velocities, bvh_bounds ((2 C, 3) float32), bvh_nodes
-    ((2 C + F,) int32), C = 2 F - 1, and bvh_winding (empty: the winding-number queries refuse
-    this mesh, their launch failing with the error C++ gives a mesh built without that support). The BVH is built on the host (on a GPU: copied there and
+    ((2 C + F,) int32), C = 2 F - 1, bvh_winding (empty: the winding-number queries refuse
+    this mesh, their launch failing with the error C++ gives a mesh built without that support)
+    and bvh_rays (empty: mesh_query_ray walks the binary tree, with the same results). The BVH is built on the host (on a GPU: copied there and
     back, synchronizing the stream) with kjit::Mesh's builder, at every call: under jit, once per
     execution. Works under jit and vmap (one build per batch item); differentiable in points
     and velocities through the kernels that read them (the tree itself has no gradient)."""
@@ -54,4 +55,4 @@ def mesh(points: Any, indices: Any, velocities: Any = None) -> dict[str, Any]:
                              vmap_method="sequential")
     bounds, nodes = build(jax.lax.stop_gradient(points), indices)
     return {"points": points, "indices": indices, "velocities": velocities, "bvh_bounds": bounds, "bvh_nodes": nodes,
-            "bvh_winding": jnp.zeros((0, 3), jnp.float32)}
+            "bvh_winding": jnp.zeros((0, 3), jnp.float32), "bvh_rays": jnp.zeros((0,), jnp.int32)}

@@ -92,7 +92,7 @@ class MeshTests(unittest.TestCase):
 
     def test_mesh_dict_and_bvh_sizes(self) -> None:
         m = kj.mesh(self.points, self.indices)
-        self.assertEqual(sorted(m), ["bvh_bounds", "bvh_nodes", "bvh_winding", "indices", "points", "velocities"])
+        self.assertEqual(sorted(m), ["bvh_bounds", "bvh_nodes", "bvh_rays", "bvh_winding", "indices", "points", "velocities"])
         faces = len(self.indices) // 3
         self.assertEqual(m["bvh_bounds"].shape, (2 * (2 * faces - 1), 3))
         self.assertEqual(m["bvh_nodes"].shape, (2 * (2 * faces - 1) + faces,))
@@ -236,18 +236,20 @@ class StructErrorTests(unittest.TestCase):
         del missing["bvh_bounds"]
         with self.assertRaisesRegex(ValueError, re.escape(
                 f"{pre}: missing field 'bvh_bounds' (its fields: points, indices, velocities, bvh_bounds, bvh_nodes, "
-                "bvh_winding)")):
+                "bvh_winding, bvh_rays)")):
             closest(missing, q, 1.0)
         with self.assertRaisesRegex(ValueError, re.escape(f"{pre}: no field named 'normals'")):
             closest({**m, "normals": q}, q, 1.0)
         with self.assertRaisesRegex(ValueError, re.escape(
-                f"{pre}: expected its 6 fields (points, indices, velocities, bvh_bounds, bvh_nodes, bvh_winding) in order, "
+                f"{pre}: expected its 7 fields (points, indices, velocities, bvh_bounds, bvh_nodes, bvh_winding, bvh_rays) in "
+                "order, "
                 "got 2")):
             closest((m["points"], m["indices"]), q, 1.0)
         with self.assertRaisesRegex(TypeError, re.escape(f"{pre}: expected a dict of its fields")):
             closest(m["points"], q, 1.0)
         # The tuple in field order works, an absent (None) optional array is empty.
-        f1, _ = closest(tuple(m[k] for k in ("points", "indices", "velocities", "bvh_bounds", "bvh_nodes", "bvh_winding")), q, 1.0)
+        f1, _ = closest(tuple(m[k] for k in ("points", "indices", "velocities", "bvh_bounds", "bvh_nodes", "bvh_winding",
+                                        "bvh_rays")), q, 1.0)
         f2, _ = closest({**m, "velocities": None}, q, 1.0)
         np.testing.assert_array_equal(np.asarray(f1), np.asarray(f2))
         with self.assertRaisesRegex(ValueError, "kjit.jax.mesh: indices has 4 entries"):

@@ -28,8 +28,13 @@ namespace kjit::dsl {
 /// bvh_winding is empty unless the mesh was built with winding-number support: then three
 /// vec3f per node (its triangles' summed area vectors, their area-weighted centre, and the
 /// radius of a ball about that centre holding them in x), for mesh_query_point_sign_winding_number.
+/// bvh_rays is the same tree two levels a node with the leaves' vertices copied in, which
+/// mesh_query_ray walks instead when it is there (kjit::Mesh writes it at the build of a mesh
+/// of 131,072 faces or more and drops it at a refit; empty: the binary tree; the same faces
+/// either way). Its layout is internal to kjit::Mesh and the prelude.
 KJIT_STRUCT(Mesh, (Array<Vec3f>, points), (Array<int>, indices), (Array<Vec3f>, velocities),
-            (Array<Vec3f>, bvh_bounds), (Array<int>, bvh_nodes), (Array<Vec3f>, bvh_winding));
+            (Array<Vec3f>, bvh_bounds), (Array<int>, bvh_nodes), (Array<Vec3f>, bvh_winding),
+            (Array<int>, bvh_rays));
 
 /// A BVH over boxes as kernels see it (launched with a kjit::Bvh): the user's boxes
 /// [lowers[i], uppers[i]] and the tree's node arrays, laid out as Mesh's.
@@ -227,8 +232,8 @@ inline Value<MeshQueryRay> mesh_query_ray(const Value<Mesh>& m, const Vec3f& sta
                                           Operand<float> max_t) {
   Loc loc = max_t.loc;
   Int found = detail::call<int32_t>(ir::Builtin::MeshFirstHit, loc, m.points(loc).id(), m.indices(loc).id(),
-                                    m.bvh_bounds(loc).id(), m.bvh_nodes(loc).id(), start.use(loc), dir.use(loc),
-                                    max_t.id);
+                                    m.bvh_bounds(loc).id(), m.bvh_nodes(loc).id(), m.bvh_rays(loc).id(), start.use(loc),
+                                    dir.use(loc), max_t.id);
   Bool hit = found >= 0;
   Int f = where(hit, found, 0);
   return detail::ray_face_result(hit, f, start, dir, detail::mesh_vertex(m, f, 0, loc),

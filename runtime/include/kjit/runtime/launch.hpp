@@ -80,7 +80,7 @@ class LaunchArg {
   const Device& object_device() const { return object_device_; }
 
   /// The largest value: a struct of fourteen array fields (a 6x6 float64 matrix is 288 bytes;
-  /// kjit::dsl::Mesh, six arrays, 432; Warp's diffray RenderMesh, a Mesh and five arrays, 792).
+  /// kjit::dsl::Mesh, seven arrays, 504; Warp's diffray RenderMesh, a Mesh and five arrays, 864).
   static constexpr size_t kMaxValueBytes = 1024;
 
  private:

@@ -62,7 +62,8 @@ class Mesh {
   /// mesh_query_point_sign_winding_number needs.
   Mesh(const NdArray& points, const NdArray& indices, const NdArray& velocities = NdArray(),
        bool support_winding_number = false);
-  /// Recomputes the BVH's boxes from the current points (a User error on NaN points).
+  /// Recomputes the BVH's boxes from the current points (a User error on NaN points). The ray
+  /// tree of the build is dropped: mesh_query_ray then walks the BVH (the same results).
   void refit();
   /// Frees the BVH; the mesh is empty afterwards and launches refuse it.
   void release();
