@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "adjoint_loops.hpp"
 #include "kjit/ir/ir.hpp"
 
 namespace kjit::codegen {
@@ -28,6 +29,6 @@ std::string reverse_transform_gap(const ir::Function& fn);
 /// values), with the same additions in the same order as the adjoint emitter writes (so the
 /// same bits). A value a branch defines and its sweep reads is kept in a variable by the
 /// replay and loaded at the top of the sweep's branch.
-ir::Function reverse_transform(const ir::Function& fn);
+ir::Function reverse_transform(const ir::Function& fn, const AdjointLoops& loops);
 
 }  // namespace kjit::codegen

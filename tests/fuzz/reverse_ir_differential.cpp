@@ -1,7 +1,7 @@
 // reverse_ir_differential.cpp — the differential test of the reverse transform: the adjoints it
 // builds (codegen's reverse_transform, printed by the scalar printer) against the adjoint
 // emitter's (KJIT_REVERSE_IR=0), bit for bit, over random programs of what it covers:
-// straight-line ones, and ones with branches.
+// straight-line ones, ones with branches, and ones with loops.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -123,5 +123,11 @@ TEST_CASE("the reverse transform's adjoints are the adjoint emitter's, bit for b
     gen.loops = false;
     const uint64_t count = programs(24);
     compare(gen, 710001, count, count * 3 / 4);
+  }
+  SUBCASE("programs with loops") {
+    // The default programs: For and While loops, nested, with variables carried across
+    // iterations (checkpointed), branches, jumps (lowered to flags) and calls inside.
+    const uint64_t count = programs(24);
+    compare(gen, 720001, count, count / 2);
   }
 }
