@@ -97,7 +97,8 @@ class ReverseBuilder {
   void reverse_if(const ir::Stmt& s, ir::Block& out);
 
   /// Whether reversing `s` does anything: it has a reverse rule (AdjointFacts, the emitters'
-  /// own test), or a side of its branch has. A statement without work is not swept.
+  /// own test), or a side of its branch or its loop's body (not a While's condition) has. A
+  /// statement without work is not swept.
   bool has_work(const ir::Stmt& s) const;
   bool has_work(const ir::Block& b) const;
 
