@@ -141,7 +141,7 @@ TEST_CASE("the reverse transform's adjoints are the adjoint emitter's, bit for b
   SUBCASE("programs with loops") {
     // The default programs: For and While loops, nested, with variables carried across
     // iterations (checkpointed), branches, jumps (lowered to flags) and calls inside.
-    const uint64_t count = programs(24);
+    const uint64_t count = programs(16);
     compare(gen, 720001, count, count / 2, count / 8);
   }
 }
