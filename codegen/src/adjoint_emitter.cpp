@@ -111,14 +111,8 @@ class AdjointEmitter {
     if (!loops_.list.empty()) {
       w_.line("bool kj_overflow = false;", 1);
     }
-    const std::string C = std::to_string(o_.loop_checkpoints);
     for (const AdjointLoop& L : loops_.list) {
-      w_.line("kj_int32 " + L.name("n") + " = 0, " + L.name("stride") + " = 1, " + L.name("count") +
-                  " = 0; bool " + L.name("ovf") + " = false;", 1);
-      for (int64_t var : L.state) {
-        w_.line(var_type(var) + " " + L.ckpt(n_, var) + "[" + C + "];", 1);
-        w_.line(var_type(var) + " " + L.seg(n_, var) + "[" + C + "];", 1);
-      }
+      emit_loop_declarations(w_, L, n_, o_.loop_checkpoints, 1);
       for (int64_t var : L.readonly) w_.line(var_type(var) + " " + L.ro(n_, var) + ";", 1);
     }
   }
@@ -187,7 +181,7 @@ class AdjointEmitter {
         case ir::Op::CallFunc: case ir::Op::TangentCall:  // handled above
         case ir::Op::GradFunc:  // refused by adjoint_obstacle (function_has_adjoint for functions)
         case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-        case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
+        case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
           KJIT_CHECK(false, std::string("adjoint replay reached ") + ir::op_name(s.op));
           break;
       }
@@ -205,8 +199,7 @@ class AdjointEmitter {
   void replay_loop(const ir::Stmt& s, int indent) {
     const AdjointLoop& L = loops_.of(s);
     const ir::SourceLoc& loc = s.loc;
-    const std::string n = L.name("n"), stride = L.name("stride"), count = L.name("count"), ovf = L.name("ovf");
-    w_.user_line(n + " = 0; " + stride + " = 1; " + count + " = 0; " + ovf + " = false;", indent, loc);
+    w_.user_line(loop_start(L), indent, loc);
     for (int64_t var : L.readonly) w_.user_line(L.ro(n_, var) + " = " + n_.var(var) + ";", indent, loc);
     if (s.op == ir::Op::For) {
       const std::string i = v(s.regions[0].args.at(0));
@@ -220,10 +213,9 @@ class AdjointEmitter {
       w_.user_line("if (!" + v(s.regions[0].yield) + ") break;", indent + 1, loc);
     }
     const int in = indent + 1;
-    emit_checkpoint_step(w_, L, n_, o_.loop_checkpoints, live_, {ovf + " = true; kj_overflow = true;",
-                         "kj::report_status(dim, " + std::to_string(L.id + 1) + ");"}, in, loc);
+    emit_checkpoint_step(w_, L, n_, o_.loop_checkpoints, live_, loop_overflow(L, "kj_overflow"), in, loc);
     replay(s.regions[s.op == ir::Op::For ? 0 : 1], in);
-    w_.user_line("++" + n + ";", in, loc);
+    w_.user_line("++" + L.name("n") + ";", in, loc);
     w_.user_line("}", indent, loc);
   }
 
@@ -502,7 +494,7 @@ class AdjointEmitter {
         KJIT_CHECK(false, "the adjoint reached grad(" + fn_.callees.at(s.callee())->name + ")");
         break;
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-      case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
         KJIT_CHECK(false, std::string("the adjoint reached the reverse transform's ") + ir::op_name(s.op));
         break;
     }

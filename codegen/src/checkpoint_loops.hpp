@@ -25,6 +25,17 @@ using StateCopy = std::function<std::string(const std::string& dst, const std::s
 /// `dst = src;`
 std::string assign_state(const std::string& dst, const std::string& src);
 
+/// The declarations of `L`'s counters and of its state's checkpoint and segment slots
+/// (`checkpoints` each) at the top of the scalar adjoint.
+void emit_loop_declarations(SourceWriter& w, const AdjointLoop& L, const Names& n, int checkpoints, int indent);
+
+/// `L`'s counters set back before the loop runs in the replay.
+std::string loop_start(const AdjointLoop& L);
+
+/// What the scalar adjoint runs when `L` passes its bound: marks the loop and the thread
+/// (`thread_flag`), and reports status L.id + 1 (the thread's whole reverse sweep is skipped).
+std::vector<std::string> loop_overflow(const AdjointLoop& L, const std::string& thread_flag);
+
 /// The start of an iteration of `L` in the forward replay: keeps at most `checkpoints` (C)
 /// copies of the changing state, one every `stride` iterations, the stride doubling (and every
 /// other checkpoint dropped) when they run out. Past C*C iterations the bound is exceeded: the

@@ -301,7 +301,7 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
     case ir::Op::CallFunc: case ir::Op::GradFunc:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
       break;
   }
   KJIT_CHECK(false, std::string("not an expression: ") + ir::op_name(s.op));

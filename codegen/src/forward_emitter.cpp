@@ -2,12 +2,25 @@
 #include "forward_emitter.hpp"
 
 #include "adjoint_emitter.hpp"
+#include "checkpoint_loops.hpp"
 #include "kjit/error.hpp"
 
 namespace kjit::codegen {
 
+namespace {
+/// The adjoint loop a Checkpoint or ReverseSegments statement names, numbered as the module's.
+AdjointLoop loop_of(const ir::Stmt& s, const LoopCheckpoints* loops) {
+  KJIT_CHECK(loops != nullptr, std::string("forward codegen reached an adjoint loop's ") + ir::op_name(s.op));
+  KJIT_CHECK(loops->checkpoints >= 2 && loops->checkpoints % 2 == 0, "loop_checkpoints must be an even number >= 2");
+  AdjointLoop L;
+  L.id = loops->first_loop + int(s.loop());
+  L.state.assign(s.outs.begin() + (s.op == ir::Op::Checkpoint ? 1 : 0), s.outs.end());
+  return L;
+}
+}  // namespace
+
 void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const ir::Block& block,
-                        int indent, ForwardMode mode) {
+                        int indent, ForwardMode mode, const LoopCheckpoints* loops) {
   const bool without_effects = mode == ForwardMode::Replay;
   // In a user adjoint, accesses to an array go through this guard (see ForwardMode).
   auto guarded = [&](const ir::Stmt& s) {
@@ -65,10 +78,10 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         break;
       case ir::Op::If:
         w.user_line("if (" + n.value(s.args[0]) + ") {", indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode, loops);
         if (!s.regions[1].stmts.empty()) {
           w.user_line("} else {", indent, loc);
-          emit_forward_block(w, ex, n, s.regions[1], indent + 1, mode);
+          emit_forward_block(w, ex, n, s.regions[1], indent + 1, mode, loops);
         }
         w.user_line("}", indent, loc);
         break;
@@ -77,15 +90,15 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         const std::string begin = n.value(s.args[0]), end = n.value(s.args[1]), step = n.value(s.args[2]);
         w.user_line("for (kj_int32 " + i + " = " + begin + "; " + for_condition(i, end, step) + "; " + i + " += " + step + ") {",
                     indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode, loops);
         w.user_line("}", indent, loc);
         break;
       }
       case ir::Op::While:
         w.user_line("for (;;) {", indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode, loops);
         w.user_line("if (!" + n.value(s.regions[0].yield) + ") break;", indent + 1, loc);
-        emit_forward_block(w, ex, n, s.regions[1], indent + 1, mode);
+        emit_forward_block(w, ex, n, s.regions[1], indent + 1, mode, loops);
         w.user_line("}", indent, loc);
         break;
       case ir::Op::Break: w.user_line("break;", indent, loc); break;
@@ -110,7 +123,7 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         });
         const StrongZeroText text = strong_zero_parts(n.value(s.args[0]), accumulators);
         w.user_line(text.open.substr(0, text.open.find_last_not_of(' ') + 1), indent, loc);
-        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode);
+        emit_forward_block(w, ex, n, s.regions[0], indent + 1, mode, loops);
         w.user_line(text.close.substr(text.close.find_first_not_of(' ')), indent, loc);
         break;
       }
@@ -129,6 +142,32 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
       case ir::Op::AccumParam:
         w.user_line(n.adj_param(s.param()) + " += " + n.value(s.args[0]) + ";", indent, loc);
         break;
+      case ir::Op::Checkpoint: {
+        const AdjointLoop L = loop_of(s, loops);
+        switch (s.checkpoint_part()) {
+          case ir::CheckpointPart::Declare:
+            emit_loop_declarations(w, L, n, loops->checkpoints, indent);
+            break;
+          case ir::CheckpointPart::Start:  // the loop follows
+            w.user_line(loop_start(L), indent, loc);
+            w.user_line("KJ_NO_UNROLL", indent, loc);
+            break;
+          case ir::CheckpointPart::Step:
+            emit_checkpoint_step(w, L, n, loops->checkpoints, [&](int64_t var) { return n.var(var); },
+                                 loop_overflow(L, n.var(s.outs.at(0))), indent, loc);
+            w.user_line("++" + L.name("n") + ";", indent, loc);
+            break;
+        }
+        break;
+      }
+      case ir::Op::ReverseSegments: {
+        const AdjointLoop L = loop_of(s, loops);
+        auto region = [&](size_t r) {
+          return [&, r](int in) { emit_forward_block(w, ex, n, s.regions[r], in, mode, loops); };
+        };
+        emit_reverse_segments(w, L, n, [&](int64_t var) { return n.var(var); }, indent, loc, region(0), region(1));
+        break;
+      }
       case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
       case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:
       case ir::Op::ArrayLoad: case ir::Op::ArrayShape: case ir::Op::Param:

@@ -16,8 +16,17 @@ enum class ForwardMode {
   UserAdjoint,
 };
 
-/// Writes the statements of `block` at `indent`, forward, in `mode`.
+/// How an adjoint kernel the reverse transform built checkpoints its loops (its Checkpoint
+/// and ReverseSegments statements): `checkpoints` slots per state variable, and the module's
+/// numbering of its loops (loop k reports status first_loop + k + 1 past its bound).
+struct LoopCheckpoints {
+  int checkpoints = 0;
+  int first_loop = 0;
+};
+
+/// Writes the statements of `block` at `indent`, forward, in `mode` (`loops`: for an adjoint
+/// kernel's loops).
 void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const ir::Block& block,
-                        int indent, ForwardMode mode = ForwardMode::Run);
+                        int indent, ForwardMode mode = ForwardMode::Run, const LoopCheckpoints* loops = nullptr);
 
 }  // namespace kjit::codegen

@@ -85,14 +85,14 @@ class Lowering {
  private:
   /// The one predicate of the reverse transform's increments: whether it builds this kernel's
   /// adjoint (else the adjoint emitter writes it): a kernel with an adjoint, swept back in one
-  /// span, without loops, of statements the transform has rules for (reverse_transform_gap:
-  /// straight-line code, branches, device function calls; no print() of values, ...); its
+  /// span, of statements the transform has rules for (reverse_transform_gap: straight-line
+  /// code, branches, loops, device function calls; no print() of values, ...); its
   /// body only, which the scalar printer prints (a cpu lane function for its adjoint, where it
   /// has one for its atomics, is still the lane emitter's; a device function's own adjoint is
   /// still the emitter's).
   bool by_reverse_transform(const LoweredFunction& l) const {
     return options_.enable_adjoint && options_.reverse_transform && l.adjoint_obstacle.empty() &&
-           l.sweep_spans.size() == 1 && l.adjoint_loops.list.empty() && reverse_transform_gap(l.jumps_lowered).empty();
+           l.sweep_spans.size() == 1 && reverse_transform_gap(l.jumps_lowered).empty();
   }
 
   /// The passes, in order, for `fn` (and first for every function it reaches).
@@ -130,7 +130,7 @@ class Lowering {
         analysed(who, "adjoint_loops", [&] { return loops_text(l.adjoint_loops); });
       }
       if (kernel && by_reverse_transform(l)) {
-        l.adjoint_ir = reverse_transform(l.jumps_lowered);
+        l.adjoint_ir = reverse_transform(l.jumps_lowered, l.adjoint_loops);
         changed(who, "reverse_transform", *l.adjoint_ir);
       }
     });

@@ -59,14 +59,19 @@ bool has_checks(const ir::Function& fn) {
 /// The body of an adjoint kernel the reverse transform built, by the forward printer as a
 /// replay (device functions called through their replays): its parameters from
 /// `kernel_params` on are the adjoints, named as the entry's ("adj_p_x").
-void emit_adjoint_ir(SourceWriter& w, const ir::Function& adjoint, size_t kernel_params, const FunctionNames* functions) {
+void emit_adjoint_ir(SourceWriter& w, const ir::Function& adjoint, size_t kernel_params, const FunctionNames* functions,
+                     const LoopCheckpoints& loops) {
   Names names(adjoint);
   ir::for_each_stmt(adjoint.body, [&](const ir::Stmt& s) {
     if (s.op == ir::Op::Param && s.param() >= kernel_params) names.values.at(s.result) = names.adj_param(s.param() - kernel_params);
+    if (s.op != ir::Op::ReverseSegments) return;
+    AdjointLoop loop;  // the iteration, as the segments' loops name it
+    loop.id = loops.first_loop + int(s.loop());
+    for (const ir::Block& r : s.regions) names.values.at(r.args.at(0)) = loop.name("k");
   });
   ExprEmitter ex(names, functions);
   w.line("// the reverse transform's adjoint: forward replay (no stores, atomics or prints), then the reverse sweep", 1);
-  emit_forward_block(w, ex, names, adjoint.body, 1, ForwardMode::Replay);
+  emit_forward_block(w, ex, names, adjoint.body, 1, ForwardMode::Replay, &loops);
 }
 
 /// Bounds-checked mode: from here on, every element access, component access and integer
@@ -216,7 +221,7 @@ GeneratedModule generate_module(const std::string& module_name,
         const LoweredFunction& lowered = plan.lowered.of(*fn);
         if (lowered.adjoint_ir) {  // built by the reverse transform: printed as any kernel is
           open_body_function(w, adj + "_body", adj_params);
-          emit_adjoint_ir(w, *lowered.adjoint_ir, fn->params.size(), &plan.names);
+          emit_adjoint_ir(w, *lowered.adjoint_ir, fn->params.size(), &plan.names, {options.loop_checkpoints, first});
         } else {
           emit_adjoint_kernel_body(w, lowered, options, first, &plan.names, adj + "_span",
                                    [&] { open_body_function(w, adj + "_body", adj_params); });

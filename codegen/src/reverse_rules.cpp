@@ -54,7 +54,7 @@ bool AdjointFacts::has_rule(const ir::Stmt& s) const {
       return false;
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::TangentCall: case ir::Op::GradFunc:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
       return true;  // none can be reversed: rule() says which and why
   }
   return false;
@@ -255,7 +255,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       KJIT_CHECK(false, "the adjoint reached grad(" + fn_.callees.at(s.callee())->name + ")");
       break;
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam:  // they are adjoints already
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:  // they are adjoints already
       KJIT_CHECK(false, std::string("the adjoint reached the reverse transform's ") + ir::op_name(s.op));
       break;
   }

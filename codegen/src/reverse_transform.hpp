@@ -1,18 +1,19 @@
 // Reverse mode as an IR->IR transform: a kernel's adjoint built as an ordinary IR function
 // (replay, then the reverse sweep over adjoint variables) that the scalar printer prints like
-// any kernel. It covers the loop-free kernels lower.cpp's one predicate hands it (straight-line
-// code, branches, device function calls); the adjoint emitter writes every other kernel's
-// adjoint.
+// any kernel. It covers the kernels lower.cpp's one predicate hands it (straight-line code,
+// branches, loops, device function calls, swept back in one span); the adjoint emitter writes
+// every other kernel's adjoint.
 #pragma once
 
 #include <string>
 
+#include "adjoint_loops.hpp"
 #include "kjit/ir/ir.hpp"
 
 namespace kjit::codegen {
 
 /// What of jump-lowered kernel `fn` the transform has no rule for yet ("" when it covers all
-/// of it): loops, print() of values, struct components, atomic min/max on differentiable
+/// of it): print() of values, struct components, atomic min/max on differentiable
 /// values, arrays without an adjoint parameter (struct fields, addresses) read, written or
 /// passed to a device function.
 std::string reverse_transform_gap(const ir::Function& fn);
@@ -27,7 +28,11 @@ std::string reverse_transform_gap(const ir::Function& fn);
 /// of its own, zeroed where the sweep first touches it (inside a branch for the branch's
 /// values), with the same additions in the same order as the adjoint emitter writes (so the
 /// same bits). A value a branch defines and its sweep reads is kept in a variable by the
-/// replay and loaded at the top of the sweep's branch.
-ir::Function reverse_transform(const ir::Function& fn);
+/// replay and loaded at the top of the sweep's branch. A loop (one of `loops`, the kernel's
+/// AdjointLoops) is replayed keeping checkpoints of what it changes (Checkpoint) and swept back
+/// segment by segment (ReverseSegments), each iteration replayed again as a copy of its body
+/// with values of its own, then swept back, as the emitter's; a thread whose loop passed its
+/// checkpoint bound sweeps nothing back.
+ir::Function reverse_transform(const ir::Function& fn, const AdjointLoops& loops);
 
 }  // namespace kjit::codegen

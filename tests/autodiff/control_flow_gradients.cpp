@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kjit/codegen/codegen.hpp"
+#include "kjit/codegen/passes.hpp"
 #include "gradient_support.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/gradcheck.hpp"
@@ -288,7 +289,9 @@ TEST_CASE("statements without reverse work are not reversed, by both adjoints' o
   // both before the lane function's rule became the one rule).
   std::vector<const ir::Function*> fns;
   for (const KernelDef* k : Registry::get().find_module("autodiff_inert")->kernels()) fns.push_back(&k->ir());
-  const std::string text = codegen::generate_module("autodiff_inert", fns, codegen::CodegenOptions{}).text;
+  codegen::CodegenOptions emitter;  // the adjoint emitter's text (KJIT_REVERSE_IR=0)
+  emitter.reverse_transform = false;
+  const std::string text = codegen::generate_module("autodiff_inert", fns, emitter).text;
   const size_t body = text.find("inert_loops_adj_body");
   REQUIRE(body != std::string::npos);
   const size_t sweep = text.find("// reverse sweep", body);
@@ -297,6 +300,17 @@ TEST_CASE("statements without reverse work are not reversed, by both adjoints' o
   CHECK(reverse.find("for (") == std::string::npos);  // no loop reversed
   CHECK(reverse.find("if (v") == std::string::npos);  // no branch reversed
   CHECK(reverse.find("adj_p_x") != std::string::npos);  // the gradient of x is there
+  // The reverse transform's adjoint (the default) by the same rule: no loop swept back (no
+  // ReverseSegments), the branch only replayed (its If and the loops' overflow guard).
+  std::string ir;
+  for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&inert_tests::inert_loops.def().ir()}, {}))
+    if (s.pass == "reverse_transform") ir = s.ir;
+  REQUIRE(!ir.empty());
+  CHECK(ir.find("reverse_segments") == std::string::npos);
+  size_t ifs = 0;
+  for (size_t at = ir.find(" if %"); at != std::string::npos; at = ir.find(" if %", at + 1)) ++ifs;
+  CHECK(ifs == 2);
+  CHECK(ir.find("adj_array_add") != std::string::npos);  // the gradient of x is there
   // Dense blocks of 16 through the lane function and a tail through the scalar body, in and
   // out of the branch and past the 64 checkpoint slots, against central differences.
   const int threads = 37;

@@ -108,7 +108,7 @@ TEST_CASE("precompile prints a table, honours --module, and filters nothing else
   CHECK(r.out.find("module   target  status") == 0);
   CHECK(r.out.find("saxpy    sm_90   cached") != std::string::npos);
   CHECK(r.out.find("springs  sm_90   cached") != std::string::npos);
-  CHECK(r.out.find("loops") == std::string::npos);
+  CHECK(r.out.find("\nloops ") == std::string::npos);  // no row of loops (the cache's path may hold the word)
   CHECK(r.out.find("2 builds: 0 compiled, 2 cached, 0 failed") != std::string::npos);
   CHECK(r.err.empty());  // not a terminal: no progress line
 }

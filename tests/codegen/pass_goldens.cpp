@@ -48,8 +48,30 @@ KJIT_KERNEL(branchy, (Array<double> x, Array<double> out)) {
 }
 }  // namespace branch_tests
 
+namespace loop_tests {
+using namespace kjit::dsl;
+KJIT_MODULE(codegen_loops)
+/// A While in a For, each carrying a variable across its iterations (checkpointed), a branch
+/// inside, a value read only in the loops (kept at their entry), and a break (a flag).
+KJIT_KERNEL(nested, (Array<double> x, Int n, Array<double> out)) {
+  Int i = tid();
+  Var<Double> y = x[i];
+  Var<Double> scale = x[i] * 0.5;
+  For(0, n, [&](Int k) {
+    Var<Int> m = 0;
+    While([&] { return m < k + 2; }, [&] {
+      y = cos(y) * scale + y * 0.7;
+      If(y > 1.2, [&] { Break(); });
+      m = m + 1;
+    });
+  });
+  out[i] = y;
+}
+}  // namespace loop_tests
+
 TEST_CASE("the IR after each pass of the example kernels matches the golden files") {
-  for (const char* module : {"saxpy", "springs", "loops"}) {
+  (void)loop_tests::nested.def().ir();
+  for (const char* module : {"saxpy", "springs", "loops", "codegen_loops"}) {
     INFO("module " << module);
     std::string text = "# codegen's passes over module " + std::string(module) + "'s kernels\n";
     codegen::CodegenOptions with_adjoint;
@@ -77,7 +99,7 @@ TEST_CASE("the pass list: traced first, every kernel lowered once, analyses only
     passes.push_back(s.pass);
   }
   CHECK(passes == std::vector<std::string>{"traced", "lower_jumps", "adjoint_obstacle", "sweep_spans", "forward_lanes",
-                                           "adjoint_lanes", "adjoint_loops"});
+                                           "adjoint_lanes", "adjoint_loops", "reverse_transform"});
   o.enable_adjoint = false;
   passes.clear();
   for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&damp->ir()}, o)) passes.push_back(s.pass);
@@ -89,11 +111,10 @@ TEST_CASE("the pass list: traced first, every kernel lowered once, analyses only
   CHECK(passes == std::vector<std::string>{"traced", "lower_jumps"});
 }
 
-TEST_CASE("the reverse transform builds the loop-free kernels' adjoints, behind its one predicate") {
-  // A kernel without loops, swept back in one span, gets its adjoint from the reverse transform
-  // (a pass, its IR verified), printed by the scalar printer; damp (a loop and a branch) keeps
-  // the adjoint emitter's, and so does every kernel with CodegenOptions::reverse_transform off
-  // (KJIT_REVERSE_IR=0).
+TEST_CASE("the reverse transform builds the kernels' adjoints, behind its one predicate") {
+  // A kernel swept back in one span gets its adjoint from the reverse transform (a pass, its IR
+  // verified), printed by the scalar printer, damp's (a loop and a branch) too; every kernel
+  // with CodegenOptions::reverse_transform off (KJIT_REVERSE_IR=0) gets the adjoint emitter's.
   auto passes_of = [](const KernelDef& k, const codegen::CodegenOptions& o) {
     std::vector<std::string> passes;
     for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&k.ir()}, o)) passes.push_back(s.pass);
@@ -110,7 +131,7 @@ TEST_CASE("the reverse transform builds the loop-free kernels' adjoints, behind 
   CHECK(passes_of(demo::saxpy.def(), o) ==
         std::vector<std::string>{"traced", "lower_jumps", "adjoint_obstacle", "sweep_spans", "forward_lanes",
                                  "adjoint_loops", "reverse_transform"});
-  CHECK(passes_of(demo::damp.def(), o).back() == "adjoint_loops");
+  CHECK(passes_of(demo::damp.def(), o).back() == "reverse_transform");
   const std::string saxpy = text_of("saxpy", o), loops = text_of("loops", o);
   CHECK(saxpy.find(marker) != std::string::npos);
   CHECK(saxpy.find("// forward replay (no stores") == std::string::npos);
@@ -118,7 +139,15 @@ TEST_CASE("the reverse transform builds the loop-free kernels' adjoints, behind 
   REQUIRE(body != std::string::npos);
   CHECK(saxpy.find("KJ_SZ_IF(", body) != std::string::npos);  // a * x[i]: the product's strong zero
   CHECK(saxpy.find("if (adj_p_y.data) kj::own_add(adj_p_y, kj::elem(adj_p_y, v4), ", body) != std::string::npos);
-  CHECK(loops.find(marker) == std::string::npos);
+  // damp's loop: replayed keeping checkpoints of w (the emitter's kj_ckpt0_ slots, by the same
+  // code), swept back segment by segment, each iteration's w restored, replayed and swept back.
+  const size_t damp = loops.find("kjit_demo__damp_adj_body");
+  REQUIRE(damp != std::string::npos);
+  CHECK(loops.find(marker, damp) != std::string::npos);
+  for (const char* text : {"kj_n0 = 0; kj_stride0 = 1; kj_count0 = 0; kj_ovf0 = false;", "kj_ckpt0_var0[kj_count0] = var0;",
+                           "kj::report_status(dim, 1);", "for (kj_int32 kj_seg0 = kj_count0 - 1;",
+                           "var0 = kj_seg0_var0[kj_k0 - kj_k00];"})
+    CHECK_MESSAGE(loops.find(text, damp) != std::string::npos, text);
   o.reverse_transform = false;
   CHECK(passes_of(demo::saxpy.def(), o).back() == "adjoint_loops");
   CHECK(text_of("saxpy", o).find(marker) == std::string::npos);
@@ -152,4 +181,15 @@ TEST_CASE("the reverse transform builds the loop-free kernels' adjoints, behind 
   CHECK(branchy.find(marker, adj) != std::string::npos);
   CHECK(branchy.find("kj::adj_sin_ref(", adj) != std::string::npos);
   CHECK(branchy.find("kj::adj_exp_ref(", adj) != std::string::npos);
+  // Nested loops: each replayed with its checkpoints, each swept back in segments (the While
+  // inside the For's reversed iteration, after that iteration's replay), their IR verified.
+  CHECK(passes_of(loop_tests::nested.def(), o).back() == "reverse_transform");
+  ir.clear();
+  for (const codegen::PassSnapshot& s : codegen::pass_snapshots({&loop_tests::nested.def().ir()}, o))
+    if (s.pass == "reverse_transform") ir = s.ir;
+  CHECK(count("checkpoint declare loop ") == 2);
+  CHECK(count("reverse_segments loop 0 ") == 1);
+  CHECK(count("reverse_segments loop 1 ") == 1);
+  CHECK(count("checkpoint step loop 1 ") == 3);  // the While replayed forward, then in the For's record and reverse
+  CHECK(count("call_adjoint cos ") == 1);
 }

@@ -1,13 +1,14 @@
 // reverse_ir_differential.cpp — the differential test of the reverse transform: the adjoints it
 // builds (codegen's reverse_transform, printed by the scalar printer) against the adjoint
 // emitter's (KJIT_REVERSE_IR=0), bit for bit, over random programs of what it covers:
-// straight-line ones, and ones with branches.
+// straight-line ones, ones with branches, and ones with loops.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -46,6 +47,15 @@ int transformed(const std::map<std::string, std::string>& texts) {
   return n;
 }
 
+/// Of those, the ones whose adjoint holds a loop: the transform's overflow flag is a variable
+/// of its own ("kj_ovf0 = true; var3 = true;"), the emitter's kj_overflow.
+int transformed_loops(const std::map<std::string, std::string>& texts) {
+  const std::regex flag("kj_ovf[0-9]+ = true; var[0-9]+ = true;");
+  int n = 0;
+  for (const auto& [name, text] : texts) n += std::regex_search(text, flag);
+  return n;
+}
+
 /// The programs a run compares: `count`, or KJIT_REVERSE_IR_DIFF_COUNT's (a longer run by hand).
 uint64_t programs(uint64_t count) {
   const char* env = std::getenv("KJIT_REVERSE_IR_DIFF_COUNT");
@@ -56,8 +66,9 @@ uint64_t programs(uint64_t count) {
 /// adjoints the reverse transform builds, once with KJIT_REVERSE_IR=0 (the adjoint emitter's).
 /// Every byte kjit's launches give back (forward and adjoint outputs, the gradients of a, v, m
 /// and s) must be the same: the same additions in the same order give the same bits. At
-/// least `min_taken` of the programs' adjoints must be the transform's.
-void compare(const fuzz::GenOptions& gen, uint64_t first, uint64_t count, uint64_t min_taken) {
+/// least `min_taken` of the programs' adjoints must be the transform's, `min_loops` of them
+/// with loops.
+void compare(const fuzz::GenOptions& gen, uint64_t first, uint64_t count, uint64_t min_taken, uint64_t min_loops = 0) {
   fuzz::TempCache cache;
   const fs::path root = fs::path(cache.dir()) / "reverse_ir";
   fuzz::CheckOptions o;
@@ -90,6 +101,9 @@ void compare(const fuzz::GenOptions& gen, uint64_t first, uint64_t count, uint64
   MESSAGE(taken << " of " << count << " programs' adjoints built by the reverse transform");
   CHECK(transformed(texts["emitter"]) == 0);
   CHECK(taken >= int(min_taken));
+  const int loops = transformed_loops(texts["transform"]);
+  MESSAGE(loops << " of them with loops");
+  CHECK(loops >= int(min_loops));
   CHECK(runs["transform"].failures == 0);
   CHECK(runs["transform"].passed > int(count) / 2);
   // Every program's values, byte for byte.
@@ -123,5 +137,11 @@ TEST_CASE("the reverse transform's adjoints are the adjoint emitter's, bit for b
     gen.loops = false;
     const uint64_t count = programs(24);
     compare(gen, 710001, count, count * 3 / 4);
+  }
+  SUBCASE("programs with loops") {
+    // The default programs: For and While loops, nested, with variables carried across
+    // iterations (checkpointed), branches, jumps (lowered to flags) and calls inside.
+    const uint64_t count = programs(16);
+    compare(gen, 720001, count, count / 2, count / 8);
   }
 }

@@ -91,6 +91,14 @@ bool Stmt::own_element() const {
   expect_op(*this, {Op::AdjArrayAdd}, "own-element flag");
   return bits == 1;
 }
+int64_t Stmt::loop() const {
+  expect_op(*this, {Op::Checkpoint, Op::ReverseSegments}, "adjoint loop");
+  return imm;
+}
+CheckpointPart Stmt::checkpoint_part() const {
+  expect_op(*this, {Op::Checkpoint}, "checkpoint part");
+  return CheckpointPart(bits);
+}
 int64_t Stmt::axis() const {
   expect_op(*this, {Op::ThreadId, Op::LaunchDim}, "launch axis");
   return imm;

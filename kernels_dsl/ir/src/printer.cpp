@@ -130,6 +130,14 @@ class Printer : public StmtVisitor<Printer, std::string> {
   std::string visit_AccumParam(const Stmt& s) {
     return "accum_param " + fn_.params.at(s.param()).name + " += " + v(s.args[0]);
   }
+  std::string visit_Checkpoint(const Stmt& s) {
+    static const char* const kParts[] = {"declare", "start", "step"};
+    std::string out = std::string("checkpoint ") + kParts[size_t(s.checkpoint_part())] + " loop " +
+                      std::to_string(s.loop()) + " overflow $" + std::to_string(s.outs.at(0)) + " state";
+    for (size_t k = 1; k < s.outs.size(); ++k) out += " $" + std::to_string(s.outs[k]);
+    return out;
+  }
+  std::string visit_ReverseSegments(const Stmt&) { return ""; }
   std::string visit_Print(const Stmt& s) {
     return "print \"" + escape(fn_.strings.at(s.format())) + "\"" + (s.args.empty() ? "" : " ") + args(s, 0);
   }
@@ -192,8 +200,19 @@ class Printer : public StmtVisitor<Printer, std::string> {
         block(s.regions[0], depth + 1);
         line(depth, "}", nullptr);
         return;
+      case Op::ReverseSegments: {
+        std::string state;
+        for (int64_t var : s.outs) state += " $" + std::to_string(var);
+        line(depth, "reverse_segments loop " + std::to_string(s.loop()) + " state" + state + " record " +
+                        v(s.regions[0].args.at(0)) + " {", &s);
+        block(s.regions[0], depth + 1);
+        line(depth, "} reverse " + v(s.regions[1].args.at(0)) + " {", nullptr);
+        block(s.regions[1], depth + 1);
+        line(depth, "}", nullptr);
+        return;
+      }
       case Op::AccumVar: case Op::CallAdjoint: case Op::AdjArrayAdd: case Op::AdjArrayRead:
-      case Op::AccumParam:
+      case Op::AccumParam: case Op::Checkpoint:
       case Op::Const: case Op::Param: case Op::ThreadId: case Op::LaunchDim: case Op::Call:
       case Op::Cast: case Op::Construct: case Op::Extract: case Op::Insert: case Op::DeclVar:
       case Op::LoadVar: case Op::StoreVar: case Op::ArrayLoad: case Op::ArrayStore:

@@ -95,6 +95,8 @@ class Verifier {
     return true;
   }
 
+  bool live_var(int64_t var) const { return var >= 0 && size_t(var) < fn_.vars.size() && var_live_[size_t(var)]; }
+
   /// A CallAdjoint's adjoint variables: in scope, each typed as its operand.
   void adjoint_outs(const Stmt& s) {
     for (size_t k = 0; k < s.outs.size(); ++k) {
@@ -350,6 +352,24 @@ class Verifier {
         else if (!s.args.empty() && type(s.args[0]) != adjoint_sum_type(fn_.params[size_t(s.imm)].type))
           problem(s, "adds a " + type(s.args[0]).str() + " where the parameter's adjoint sum is a " +
                          adjoint_sum_type(fn_.params[size_t(s.imm)].type).str());
+        break;
+      case Op::Checkpoint:
+        expect_args(s, 0);
+        if (s.bits > uint64_t(CheckpointPart::Step)) problem(s, "no such part");
+        if (s.outs.empty() || !live_var(s.outs[0]) || fn_.vars[size_t(s.outs[0])].type != kBool)
+          problem(s, "its overflow flag is no bool variable in scope");
+        for (size_t k = 1; k < s.outs.size(); ++k)
+          if (!live_var(s.outs[k])) problem(s, "state variable " + std::to_string(s.outs[k]) + " is not in scope");
+        break;
+      case Op::ReverseSegments:
+        expect_args(s, 0);
+        for (int64_t var : s.outs)
+          if (!live_var(var)) problem(s, "state variable " + std::to_string(var) + " is not in scope");
+        if (s.regions.size() != 2) { problem(s, "needs record and reverse regions"); break; }
+        for (const Block& r : s.regions) {
+          if (r.args.size() != 1 || type(r.args[0]) != kInt32) problem(s, "each region takes the iteration, an int32");
+          block(r, loop_depth);
+        }
         break;
       case Op::CallFunc: {
         if (s.imm < 0 || size_t(s.imm) >= fn_.callees.size()) { problem(s, "no such device function"); break; }

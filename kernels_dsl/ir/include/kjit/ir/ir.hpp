@@ -45,6 +45,9 @@ bool is_pure(const Stmt& s);
 
 struct Block;
 
+/// The parts of an adjoint loop's checkpointing (ops.def's Checkpoint).
+enum class CheckpointPart : uint8_t { Declare, Start, Step };
+
 /// One statement. Which fields mean what depends on `op` (see ops.def).
 struct Stmt {
   Op op = Op::Const;
@@ -79,6 +82,10 @@ struct Stmt {
   Builtin adjoint_builtin() const;
   /// AdjArrayAdd: the element is the thread's own (a plain add, else an atomic one).
   bool own_element() const;
+  /// Checkpoint, ReverseSegments: the adjoint loop (numbered from 0 in the kernel).
+  int64_t loop() const;
+  /// Checkpoint: which part of the loop's checkpointing.
+  CheckpointPart checkpoint_part() const;
   /// ThreadId: the launch index component (-1: the flat index); LaunchDim: the dimension.
   int64_t axis() const;
   /// ArrayShape: the array's dimension.
