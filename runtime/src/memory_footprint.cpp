@@ -63,11 +63,15 @@ MemoryFootprint footprint(intptr_t data, int ndim, const int64_t* shape, const i
   return f;
 }
 
+MemoryFootprint footprint_of(const kj::array_t<void>& d, int64_t element_bytes) {
+  if (!d.data || d.ndim < 1 || d.ndim > kj::kMaxDims) return {};
+  int64_t shape[kj::kMaxDims];
+  for (int k = 0; k < d.ndim; ++k) shape[k] = d.shape[k];
+  return footprint(reinterpret_cast<intptr_t>(d.data), d.ndim, shape, d.strides, element_bytes);
+}
+
 MemoryFootprint footprint_of(const NdArray& a) {
-  if (!a.defined() || !a.data()) return {};
-  const Shape shape = a.shape();
-  const std::vector<int64_t> strides = a.strides();
-  return footprint(reinterpret_cast<intptr_t>(a.data()), a.ndim(), shape.data(), strides.data(), int64_t(a.element_bytes()));
+  return a.defined() ? footprint_of(a.descriptor(), int64_t(a.element_bytes())) : MemoryFootprint{};
 }
 
 bool shares_memory(const MemoryFootprint& a, const MemoryFootprint& b) {

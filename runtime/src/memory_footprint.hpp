@@ -26,6 +26,9 @@ struct MemoryFootprint {
 /// The footprint of `ndim` extents and byte strides (zero or negative too) from `data`;
 /// empty when an extent is 0.
 MemoryFootprint footprint(intptr_t data, int ndim, const int64_t* shape, const int64_t* strides, int64_t element_bytes);
+/// The footprint of the array a kernel receives as `d` (an array argument's or a struct
+/// field's descriptor), of elements of `element_bytes`; empty for an absent array.
+MemoryFootprint footprint_of(const kj::array_t<void>& d, int64_t element_bytes);
 /// `a`'s footprint.
 MemoryFootprint footprint_of(const NdArray& a);
 

@@ -32,9 +32,9 @@ struct Tape::Step {
   // checkpoint's input (inputs[k]).
   std::vector<detail::WatchedRead> reads;
   std::vector<size_t> read_params;
-  // A launch's reads of arrays in fields of its struct arguments, and what each is called.
+  // A launch's reads of arrays in fields of its struct arguments, and which field each is.
   std::vector<detail::WatchedRead> field_reads;
-  std::vector<std::string> field_read_names;
+  std::vector<detail::ArrayOrigin> field_read_origins;
   // A function's backward.
   std::function<void()> fn;
   // A checkpoint's forward, given the tape it records on.
@@ -151,6 +151,12 @@ namespace detail {
 
 namespace {
 
+/// "argument 'layer'", or with the field (names joined by dots) the array is in: "argument
+/// 'layer' (its field 'inner.w')".
+std::string argument_text(const KernelDef& kernel, size_t param, const std::string* field) {
+  return "argument '" + kernel.params()[param].name + "'" + (field ? " (its field '" + *field + "')" : "");
+}
+
 /// Who wrote argument `param` (or the array in its field `field`) of a launch of `kernel`, for
 /// an overwritten read's report.
 struct LaunchWriter {
@@ -160,8 +166,7 @@ struct LaunchWriter {
 };
 std::string describe_launch_write(const void* context) {
   const auto& w = *static_cast<const LaunchWriter*>(context);
-  return "a launch of kernel '" + w.kernel->name() + "', argument '" + w.kernel->params()[w.param].name + "'" +
-         (w.field ? " (its field '" + *w.field + "')" : "");
+  return "a launch of kernel '" + w.kernel->name() + "', " + argument_text(*w.kernel, w.param, w.field);
 }
 
 /// The array in the field at `path` of struct argument `arg` (its footprint, and the fields'
@@ -181,10 +186,7 @@ MemoryFootprint field_array(const LaunchArg& arg, const std::vector<int64_t>& pa
   if (!type.is_array()) return {};
   kj::array_t<void> a;
   std::memcpy(static_cast<void*>(&a), bytes, sizeof a);
-  if (!a.data || a.ndim < 1) return {};
-  int64_t shape[kj::kMaxDims];
-  for (int d = 0; d < a.ndim; ++d) shape[d] = a.shape[d];
-  return footprint(reinterpret_cast<intptr_t>(a.data), a.ndim, shape, a.strides, type.element().element_bytes());
+  return footprint_of(a, type.element().element_bytes());
 }
 
 }  // namespace
@@ -225,7 +227,7 @@ void after_forward_launch(const KernelDef& kernel, const Dims& dims, const std::
       const MemoryFootprint f = o.param < args.size() ? field_array(args[o.param], o.path, name) : MemoryFootprint{};
       if (f.empty()) continue;
       step->field_reads.push_back(watch(f));
-      step->field_read_names.push_back("argument '" + kernel.params()[o.param].name + "' (its field '" + name + "')");
+      step->field_read_origins.push_back(o);
     }
     TapeAccess::add(*tape, std::move(step));
   }
@@ -418,7 +420,12 @@ void Tape::check_replayable() const {
                       "write the new values to another array, or keep a copy of the old ones for the tape");
     };
     for (size_t k = 0; k < s.reads.size(); ++k) check(s.reads[k], s.read_name(k));
-    for (size_t k = 0; k < s.field_reads.size(); ++k) check(s.field_reads[k], "array in " + s.field_read_names[k]);
+    for (size_t k = 0; k < s.field_reads.size(); ++k) {
+      const detail::ArrayOrigin& o = s.field_read_origins[k];
+      std::string field;
+      detail::field_array(s.args[o.param], o.path, field);
+      check(s.field_reads[k], "array in " + detail::argument_text(*s.kernel, o.param, &field));
+    }
     if (s.kind == Step::Kind::Launch) {
       const detail::KernelEntry& entry = detail::kernel_entry(*s.kernel, *s.options.device);
       if (!entry.adjoint) throw Error(ErrorKind::User, "Tape::backward: " + s.what(i) + ": " + entry.adjoint_error);
