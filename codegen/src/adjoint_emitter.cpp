@@ -26,8 +26,7 @@ class AdjointEmitter {
         rules_(fn_, n_, ex_),
         work_(rules_, [this](const AdjTarget& t) { return t.var ? var_differentiable(t.id) : differentiable(ir::ValueId(t.id)); }),
         o_(o), loops_(fn.adjoint_loops.numbered_from(first_loop)) {
-    KJIT_CHECK(o.loop_checkpoints >= 2 && o.loop_checkpoints % 2 == 0,
-               "loop_checkpoints must be an even number >= 2");
+    check_loop_checkpoints(o.loop_checkpoints);
   }
 
   /// Writes the body (the caller opened its function), or with `open_body` first the

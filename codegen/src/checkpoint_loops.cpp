@@ -4,10 +4,16 @@
 
 #include <set>
 
+#include "kjit/error.hpp"
+
 namespace kjit::codegen {
 
 // Every loop of the adjoint's machinery is KJ_NO_UNROLL: NVVM unrolling the checkpoint copies
 // and segment replays multiplies compile time (damp: ~1 s -> ~0.15 s) for nothing.
+
+void check_loop_checkpoints(int checkpoints) {
+  KJIT_CHECK(checkpoints >= 2 && checkpoints % 2 == 0, "loop_checkpoints must be an even number >= 2");
+}
 
 void emit_loop_declarations(SourceWriter& w, const AdjointLoop& L, const Names& n, int checkpoints, int indent) {
   w.line("kj_int32 " + L.name("n") + " = 0, " + L.name("stride") + " = 1, " + L.name("count") + " = 0; bool " +

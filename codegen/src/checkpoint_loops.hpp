@@ -25,6 +25,10 @@ using StateCopy = std::function<std::string(const std::string& dst, const std::s
 /// `dst = src;`
 std::string assign_state(const std::string& dst, const std::string& src);
 
+/// Throws an Internal error unless `checkpoints` (CodegenOptions::loop_checkpoints) is even
+/// and at least 2, as the segments' halving needs; every printer of checkpointed loops asks.
+void check_loop_checkpoints(int checkpoints);
+
 /// The declarations of `L`'s counters and of its state's checkpoint and segment slots
 /// (`checkpoints` each) at the top of the scalar adjoint.
 void emit_loop_declarations(SourceWriter& w, const AdjointLoop& L, const Names& n, int checkpoints, int indent);

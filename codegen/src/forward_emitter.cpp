@@ -11,7 +11,6 @@ namespace {
 /// The adjoint loop a Checkpoint or ReverseSegments statement names, numbered as the module's.
 AdjointLoop loop_of(const ir::Stmt& s, const LoopCheckpoints* loops) {
   KJIT_CHECK(loops != nullptr, std::string("forward codegen reached an adjoint loop's ") + ir::op_name(s.op));
-  KJIT_CHECK(loops->checkpoints >= 2 && loops->checkpoints % 2 == 0, "loop_checkpoints must be an even number >= 2");
   AdjointLoop L;
   L.id = loops->first_loop + int(s.loop());
   L.state.assign(s.outs.begin() + (s.op == ir::Op::Checkpoint ? 1 : 0), s.outs.end());

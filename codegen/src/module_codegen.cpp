@@ -5,6 +5,7 @@
 #include "adjoint_emitter.hpp"
 #include "adjoint_lanes.hpp"
 #include "adjoint_obstacles.hpp"
+#include "checkpoint_loops.hpp"
 #include "builtin_codegen.hpp"
 #include "entry_points.hpp"
 #include "forward_emitter.hpp"
@@ -69,6 +70,7 @@ void emit_adjoint_ir(SourceWriter& w, const ir::Function& adjoint, size_t kernel
     loop.id = loops.first_loop + int(s.loop());
     for (const ir::Block& r : s.regions) names.values.at(r.args.at(0)) = loop.name("k");
   });
+  check_loop_checkpoints(loops.checkpoints);
   ExprEmitter ex(names, functions);
   w.line("// the reverse transform's adjoint: forward replay (no stores, atomics or prints), then the reverse sweep", 1);
   emit_forward_block(w, ex, names, adjoint.body, 1, ForwardMode::Replay, &loops);
