@@ -48,7 +48,6 @@ ArrayUses array_uses_of(const ir::Function& fn) {
     if (o.path.empty()) uses.written.insert(o.param);
     else uses.field_written.push_back(o);
   }
-  uses.atomics = has_atomics(fn);
   return uses;
 }
 

@@ -31,7 +31,7 @@ struct ArrayUses {
   std::vector<ArrayOrigin> field_read, field_written;
   bool atomics = false;
 };
-/// `fn`'s array uses (as kernel_array_uses describes them).
+/// `fn`'s array uses (as kernel_array_uses describes them), but for `atomics`.
 ArrayUses array_uses_of(const ir::Function& fn);
 
 /// Adds to `read` / `written` the parameters `fn` loads from / stores or atomically updates.

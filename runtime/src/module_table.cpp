@@ -58,6 +58,7 @@ const ArrayUses& kernel_array_uses(const KernelDef& kernel) {
   KernelRuntime& r = runtime_of(kernel);
   std::call_once(r.uses_once, [&] {
     r.uses = array_uses_of(kernel.ir());
+    r.uses.atomics = has_atomics(kernel.ir());
   });
   return r.uses;
 }

@@ -17,6 +17,9 @@ struct Entry {
   std::string writer;
 };
 
+/// The entries' count, read by every launch (any_watched): a plain atomic, no static guard.
+std::atomic<size_t> watched_count{0};
+
 /// Entries by their first byte; a write looks at those starting within `widest` bytes below
 /// its own end (no entry spans more).
 struct Table {
@@ -35,11 +38,7 @@ struct Table {
   void erase(std::multimap<intptr_t, Entry>::iterator it) {
     entries.erase(it);
     if (entries.empty()) widest = 0;
-    watched_count().store(entries.size(), std::memory_order_relaxed);
-  }
-  static std::atomic<size_t>& watched_count() {
-    static std::atomic<size_t> count{0};
-    return count;
+    watched_count.store(entries.size(), std::memory_order_relaxed);
   }
 };
 
@@ -50,7 +49,7 @@ Table& table() {
 
 }  // namespace
 
-bool any_watched() noexcept { return Table::watched_count().load(std::memory_order_relaxed) != 0; }
+bool any_watched() noexcept { return watched_count.load(std::memory_order_relaxed) != 0; }
 
 WatchedRead watch(const MemoryFootprint& read) {
   if (read.empty()) return {};
@@ -61,7 +60,7 @@ WatchedRead watch(const MemoryFootprint& read) {
   if (it == stop) {
     it = t.entries.emplace(read.begin, Entry{read, t.next_life++, 0, 0, {}});
     t.widest = std::max(t.widest, read.end - read.begin);
-    Table::watched_count().store(t.entries.size(), std::memory_order_relaxed);
+    watched_count.store(t.entries.size(), std::memory_order_relaxed);
   }
   ++it->second.watchers;
   return {reinterpret_cast<const void*>(read.begin), it->second.life, it->second.stamp};
