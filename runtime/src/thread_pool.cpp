@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <numeric>
 #include <string>
@@ -17,7 +18,7 @@ struct ThreadPool::Job {
   int64_t chunks;
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
-  int users = 0;                     ///< workers inside run_chunks (guarded by the pool mutex)
+  std::atomic<int> users{0};         ///< workers inside run_chunks (changed under the pool mutex)
   std::condition_variable finished;  ///< waits with the pool mutex
 };
 
@@ -35,6 +36,31 @@ ThreadPool& ThreadPool::global() {
 
 namespace {
 thread_local unsigned t_slot = 0;  ///< ThreadPool::current_slot(): set by each worker
+
+/// How long an idle worker polls for the next job, and a submitter for its job's last chunks,
+/// before sleeping on a condition variable. Waking a sleeping thread costs a futex call and
+/// a trip through the scheduler, tens of microseconds on a virtual machine: against a pooled
+/// launch's 50 µs or more of work (kPoolMinWorkNs) that is most of the second thread's share,
+/// and a caller launching in a loop (a Python training step, a rollout) pays it every time.
+/// Spinning at most this long after a pooled job costs at most a fraction of the job's own
+/// work; the spinner yields as it polls, so a busy machine's other threads keep the core.
+constexpr std::chrono::microseconds kSpin{50};
+
+/// Polls `ready` for up to kSpin; whether it became true.
+template <class Ready>
+bool spin_until(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned i = 1;; ++i) {
+    if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (i % 64 == 0) {
+      if (std::chrono::steady_clock::now() >= until) return ready();
+      std::this_thread::yield();
+    }
+  }
+}
 }  // namespace
 
 unsigned ThreadPool::current_slot() { return t_slot; }
@@ -65,23 +91,31 @@ void ThreadPool::run_chunks(Job& job) {
 void ThreadPool::work(unsigned slot) {
   t_slot = slot;
   for (;;) {
+    spin_until([this] { return queued_.load(std::memory_order_acquire) > 0; });
     Job* job = nullptr;
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      ++sleeping_;
       wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      --sleeping_;
       if (stop_ && queue_.empty()) return;
       job = queue_.front();
       // A job leaves the queue once all its chunks are claimed; until then every worker
       // that wakes helps with it.
       if (job->next.load(std::memory_order_relaxed) >= job->chunks) {
         queue_.pop_front();
+        queue_changed();
         continue;
       }
       ++job->users;  // the submitter waits for users to leave before the job dies
     }
     run_chunks(*job);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!queue_.empty() && queue_.front() == job) queue_.pop_front();
+    if (!queue_.empty() && queue_.front() == job) {
+      queue_.pop_front();
+      queue_changed();
+    }
+    // Under the mutex: the submitter takes it once more before the job dies.
     if (--job->users == 0) job->finished.notify_all();
   }
 }
@@ -106,19 +140,27 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int6
   job.chunk = std::max(grain, (n + int64_t(size()) * 4 - 1) / (int64_t(size()) * 4));
   job.chunk = (job.chunk + align - 1) / align * align;
   job.chunks = (n + job.chunk - 1) / job.chunk;
+  bool sleepers;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(&job);
+    queue_changed();
+    sleepers = sleeping_ > 0;  // spinning workers see queued_; a worker about to sleep sees the queue
   }
-  wake_.notify_all();
+  if (sleepers) wake_.notify_all();
   run_chunks(job);
-  std::unique_lock<std::mutex> lock(mutex_);
   // Every chunk was claimed (run_chunks returned); wait for the workers still running one.
+  auto finished = [&] {
+    return job.users.load(std::memory_order_acquire) == 0 && job.done.load(std::memory_order_acquire) == job.chunks;
+  };
+  spin_until(finished);
+  std::unique_lock<std::mutex> lock(mutex_);
   auto it = std::find(queue_.begin(), queue_.end(), &job);
-  if (it != queue_.end()) queue_.erase(it);
-  job.finished.wait(lock, [&] {
-    return job.users == 0 && job.done.load(std::memory_order_acquire) == job.chunks;
-  });
+  if (it != queue_.end()) {
+    queue_.erase(it);
+    queue_changed();
+  }
+  job.finished.wait(lock, finished);
 }
 
 }  // namespace kjit::detail

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -104,6 +105,31 @@ TEST_CASE("pool chunks start at multiples of 64 indices and cover the range once
       }
       CHECK(at == n);
     }
+  }
+}
+
+TEST_CASE("a pool's jobs from several submitters, back to back and after idle gaps, each run once") {
+  // Workers poll for the next job for a while after each (then sleep): jobs that follow at
+  // once meet polling workers, jobs after a gap sleeping ones; a pool destroyed right after a
+  // job stops its polling workers.
+  for (int round = 0; round < 3; ++round) {
+    ThreadPool pool(3);
+    std::vector<std::thread> submitters;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 3; ++t)
+      submitters.emplace_back([&, t] {
+        for (int job = 0; job < 60; ++job) {
+          const int64_t n = 64 * (1 + (job * 7 + t * 13) % 50);
+          Chunks c;
+          pool.parallel_for(n, 64, &record_chunk, &c);
+          int64_t covered = 0;
+          for (auto [begin, end] : c.seen) covered += end - begin;
+          if (covered != n) ++failures;
+          if (job % 20 == 19) std::this_thread::sleep_for(std::chrono::microseconds(300 * (t + 1)));
+        }
+      });
+    for (std::thread& s : submitters) s.join();
+    CHECK(failures == 0);
   }
 }
 

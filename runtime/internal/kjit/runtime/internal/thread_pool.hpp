@@ -2,6 +2,7 @@
 // hardware threads, the launching thread included (internal).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -45,11 +46,14 @@ class ThreadPool {
   struct Job;
   void work(unsigned slot);
   static void run_chunks(Job& job);
+  void queue_changed() { queued_.store(int(queue_.size()), std::memory_order_release); }
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Job*> queue_;
+  std::atomic<int> queued_{0};  ///< queue_.size(), read without the mutex by idle workers
+  int sleeping_ = 0;            ///< workers waiting on wake_ (guarded by mutex_)
   bool stop_ = false;
 };
 
