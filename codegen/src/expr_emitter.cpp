@@ -118,13 +118,25 @@ std::pair<const char*, const char*> print_spec(ir::Scalar s) {
 }  // namespace
 
 std::string ExprEmitter::print(const ir::Stmt& s, bool adjoint) const {
-  std::string text = "printf(\"" + std::string(adjoint ? "adj " : "") + literal_text(n_.fn.strings.at(s.format())) + "\"";
+  const bool transformed = s.op == ir::Op::CallAdjoint;  // its operands: the adjoints, zeros
+  const size_t format = transformed ? s.adjoint_format() : s.format();
+  std::string text = "printf(\"" + std::string(adjoint ? "adj " : "") + literal_text(n_.fn.strings.at(format)) + "\"";
   for (ir::ValueId a : s.args) {
     const ir::Type& t = n_.fn.type_of(a);
     text += ", " + std::string(print_spec(t.scalar).second);
-    text += adjoint ? (t.is_float() ? n_.adj_value(a) : std::string("0")) : n_.value(a);
+    text += adjoint && !transformed ? (t.is_float() ? n_.adj_value(a) : std::string("0")) : n_.value(a);
   }
   return text + ")";
+}
+
+std::pair<std::string, std::string> atomic_select_adjoint(const std::string& array, const std::string& indices,
+                                                          const std::string& value, const std::string& adj_array) {
+  return {"kj::adj_atomic_select(kj::elem(" + array + indices + "), " + value + ", ",
+          ", &kj::elem(" + adj_array + indices + "))"};
+}
+
+std::string field_adjoint_add(const ir::Type& whole, int64_t field, const std::string& adj) {
+  return "." + field_name(whole, field) + " += " + adj;
 }
 
 std::string ExprEmitter::element(const ir::Stmt& s, size_t count) const {
@@ -229,6 +241,18 @@ std::string ExprEmitter::function_adjoint(const ir::Stmt& s) const {
 std::string ExprEmitter::call_adjoint(const ir::Stmt& s) const {
   const ir::Op of = s.adjoint_of();
   if (of == ir::Op::CallFunc) return function_adjoint(s);
+  if (of == ir::Op::Print) return print(s, true);
+  if (of == ir::Op::ArrayAtomic) {  // the atomic's operands, then the adjoint array (ops.def)
+    const size_t value = s.args.size() - 2;
+    std::string indices;
+    for (size_t k = 1; k < value; ++k) indices += ", " + n_.value(s.args[k]);
+    const std::string& adj_array = n_.value(s.args.back());
+    const auto [before, after] = atomic_select_adjoint(n_.value(s.args[0]), indices, n_.value(s.args[value]), adj_array);
+    return "if (" + adj_array + ".data) " + before + n_.var(s.outs.at(value)) + after;
+  }
+  const ir::Type& whole = n_.fn.type_of(s.args[0]);
+  if (of == ir::Op::Extract && whole.shape == ir::Shape::Struct)
+    return n_.var(s.outs.at(0)) + field_adjoint_add(whole, s.adjoint_field(), n_.value(s.args.back()));
   const size_t operands = s.args.size() - 2;  // then the result and its adjoint
   std::vector<size_t> order(operands);
   for (size_t k = 0; k < operands; ++k) order[k] = k;

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kjit/ir/def_use.hpp"
@@ -51,6 +52,16 @@ const std::string& field_name(const ir::Type& t, int64_t field);
 /// The setter generated for a user struct's field ("kj::demo__Particle__set_mass").
 std::string field_setter(const ir::Type& t, int64_t field);
 
+/// The adjoint of atomic_min/atomic_max of `value` into the element at `indices` (", v3") of
+/// `array`, whose adjoint array is `adj_array`: the text before and after the value's adjoint
+/// (kj::adj_atomic_select: the value that won takes the element's adjoint, per component).
+/// Both adjoint printers (the emitter's rules and the reverse transform's CallAdjoint) write it.
+std::pair<std::string, std::string> atomic_select_adjoint(const std::string& array, const std::string& indices,
+                                                          const std::string& value, const std::string& adj_array);
+/// What follows a struct's adjoint to add `adj`, the adjoint of its field `field`, into it
+/// (".mass += adj_v4"): the rule of Extract of a struct, in both adjoint printers.
+std::string field_adjoint_add(const ir::Type& whole, int64_t field, const std::string& adj);
+
 /// Writes expressions for value-producing statements (the prelude chunks they call were
 /// planned from the IR: prelude_requirements.hpp).
 class ExprEmitter {
@@ -92,7 +103,8 @@ class ExprEmitter {
   /// The name a module gives device function `f`.
   const std::string& function_name(const ir::Function& f) const;
   /// printf(...) of a Print statement (`adjoint`: the adjoints of its arguments, for the
-  /// reverse sweep of print()).
+  /// reverse sweep of print()), or of the reverse transform's CallAdjoint of one (its
+  /// arguments are the adjoints it prints).
   std::string print(const ir::Stmt& s, bool adjoint) const;
 
  private:

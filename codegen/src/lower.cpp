@@ -86,7 +86,7 @@ class Lowering {
   /// The one predicate of the reverse transform's increments: whether it builds this kernel's
   /// adjoint (else the adjoint emitter writes it): a kernel with an adjoint, swept back in one
   /// span, of statements the transform has rules for (reverse_transform_gap: straight-line
-  /// code, branches, loops, device function calls; no print() of values, ...); its
+  /// code, branches, loops, device function calls, struct fields, print(), atomic min/max); its
   /// body only, which the scalar printer prints (a cpu lane function for its adjoint, where it
   /// has one for its atomics, is still the lane emitter's; a device function's own adjoint is
   /// still the emitter's).

@@ -1,6 +1,7 @@
 // The reverse transform's builder: its state while it builds one kernel's adjoint, and its
 // steps, defined by concern: reverse_transform.cpp (the adjoint's frame, straight-line code,
-// branches, device function calls) and reverse_loops.cpp (loops and their checkpoints).
+// branches, device function calls), reverse_loops.cpp (loops and their checkpoints) and
+// reverse_struct_print_atomic.cpp (a struct's fields, print() of values, atomic min/max).
 #pragma once
 
 #include <map>
@@ -118,6 +119,19 @@ class ReverseBuilder {
 
   /// The reverse rule of `s`, which has work (the reverse rules' scalar form, as IR).
   void reverse(const ir::Stmt& s, ir::Block& out);
+
+  // ----- a struct's fields, print() of values, atomic min/max ------------------------------
+  /// An Insert into a struct's field swept back as the emitter's rule: the field's operand
+  /// gains the field of the result's adjoint, the struct's operand the rest of it.
+  void reverse_struct_insert(const ir::Stmt& s, ir::Block& out);
+
+  /// print() of values swept back: the adjoints of the values it printed, printed (a zero for
+  /// one that is not floating), as the emitter prints them (ops.def's CallAdjoint of a Print).
+  void reverse_print(const ir::Stmt& s, ir::Block& out);
+
+  /// atomic_min or atomic_max swept back: the value that won takes the element's adjoint
+  /// (ops.def's CallAdjoint of an ArrayAtomic, kj::adj_atomic_select).
+  void reverse_atomic_select(const ir::Stmt& s, ir::Block& out);
 
   // ----- loops ---------------------------------------------------------------------------
   /// `s` with its operands, result and regions' arguments and yields as `copy` has them (its

@@ -133,7 +133,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     case ir::Op::Extract: {
       const ir::Type& whole = fn_.type_of(s.args[0]);
       if (whole.shape == ir::Shape::Struct) {
-        r.steps.push_back({K::Call, {value_target(s.args[0])}, {"", "." + field_name(whole, s.field()) + " += " + adj(s.result)}});
+        r.steps.push_back({K::Call, {value_target(s.args[0])}, {"", field_adjoint_add(whole, s.field(), adj(s.result))}});
         break;
       }
       std::string call = "kj::adj_extract(" + v(s.args[0]);
@@ -200,12 +200,12 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
           r.steps.push_back(step(K::Sub, value_target(value), elem));
           break;
         case ir::AtomicOp::Min:
-        case ir::AtomicOp::Max:  // one winner per component (see kj::adj_atomic_select)
-          r.steps.push_back({K::Call, {value_target(value)},
-                             {"kj::adj_atomic_select(kj::elem(" + v(s.args[0]) + idx + "), " + v(value) + ", ",
-                              ", &" + elem + ")"}});
+        case ir::AtomicOp::Max: {  // one winner per component (see kj::adj_atomic_select)
+          auto [before, after] = atomic_select_adjoint(v(s.args[0]), idx, v(value), a);
+          r.steps.push_back({K::Call, {value_target(value)}, {std::move(before), std::move(after)}});
           r.atomic = true;
           break;
+        }
         case ir::AtomicOp::And: case ir::AtomicOp::Or: case ir::AtomicOp::Xor:  // integers only
         case ir::AtomicOp::Exch: case ir::AtomicOp::Cas:  // refused on floats (adjoint_obstacles)
           KJIT_CHECK(false, std::string("the adjoint reached atomic_") + ir::atomic_op_name(s.atomic_op()) +

@@ -213,8 +213,9 @@ void ReverseBuilder::call_adjoint(const ir::Stmt& s, ir::Block& out, std::vector
   for (ir::ValueId a : s.args) args.push_back(val(a));
   args.push_back(val(s.result));
   args.push_back(adj_ret);
+  const bool field = s.op == ir::Op::Extract && in_.type_of(s.args[0]).shape == ir::Shape::Struct;
   ir::Stmt call = b_.make(ir::Op::CallAdjoint, ir::Type::void_type(), std::move(args), int64_t(s.op), s.loc,
-                          s.op == ir::Op::Call ? uint64_t(s.builtin()) : 0);
+                          s.op == ir::Op::Call ? uint64_t(s.builtin()) : field ? uint64_t(s.field()) : 0);
   call.outs = std::move(outs);
   if (!strong_zero) {
     out.stmts.push_back(std::move(call));
@@ -289,6 +290,7 @@ void ReverseBuilder::reverse(const ir::Stmt& s, ir::Block& out) {
       return;
     }
     case ir::Op::Extract: case ir::Op::Insert: {  // into the whole's adjoint, and an Insert's part's
+      if (s.op == ir::Op::Insert && s.type.shape == ir::Shape::Struct) return reverse_struct_insert(s, out);
       std::vector<int64_t> outs(s.args.size(), -1);
       outs[0] = adj_of(s.args[0]);
       if (s.op == ir::Op::Insert) outs[1] = adj_of(s.args[1]);
@@ -314,6 +316,8 @@ void ReverseBuilder::reverse(const ir::Stmt& s, ir::Block& out) {
       return;
     }
     case ir::Op::ArrayStore: case ir::Op::ArrayAtomic: {
+      const bool add = s.op == ir::Op::ArrayStore || s.atomic_op() == ir::AtomicOp::Add || s.atomic_op() == ir::AtomicOp::Sub;
+      if (!add) return reverse_atomic_select(s, out);
       const bool sub = s.op == ir::Op::ArrayAtomic && s.atomic_op() == ir::AtomicOp::Sub;
       std::vector<ir::ValueId> args{adj_array_.at(s.args[0])};
       for (size_t i = 1; i + 1 < s.args.size(); ++i) args.push_back(val(s.args[i]));
@@ -329,8 +333,11 @@ void ReverseBuilder::reverse(const ir::Stmt& s, ir::Block& out) {
     case ir::Op::For: case ir::Op::While:
       reverse_loop(s, out);
       return;
+    case ir::Op::Print:
+      reverse_print(s, out);
+      return;
     case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim:
-    case ir::Op::ArrayShape: case ir::Op::Print:
+    case ir::Op::ArrayShape:
     case ir::Op::Break: case ir::Op::Continue:
     case ir::Op::Return: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
     case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
@@ -357,20 +364,13 @@ std::string reverse_transform_gap(const ir::Function& fn) {
           return note("an array that is no parameter passed to a device function");
     switch (s.op) {
       case ir::Op::GradFunc: return note("a gradient (refused by adjoint_obstacle)");
-      case ir::Op::Print: if (s.prints_values()) note("print() of values"); return;
-      case ir::Op::Extract: case ir::Op::Insert:
-        if (fn.type_of(s.args[0]).shape == ir::Shape::Struct) note("a struct's field");
-        return;
-      case ir::Op::ArrayAtomic:
-        if (s.atomic_op() != ir::AtomicOp::Add && s.atomic_op() != ir::AtomicOp::Sub && facts.differentiable(s.args.back()))
-          note(std::string("atomic_") + ir::atomic_op_name(s.atomic_op()));
-        return;
       case ir::Op::TangentCall: return note("a tangent");
       case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: return note("a jump");
       case ir::Op::If: case ir::Op::CallFunc: case ir::Op::For: case ir::Op::While:
       case ir::Op::Const: case ir::Op::Param: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Call:
       case ir::Op::Cast: case ir::Op::Construct: case ir::Op::DeclVar: case ir::Op::LoadVar: case ir::Op::StoreVar:
-      case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayShape:
+      case ir::Op::ArrayLoad: case ir::Op::ArrayStore: case ir::Op::ArrayShape: case ir::Op::ArrayAtomic:
+      case ir::Op::Extract: case ir::Op::Insert: case ir::Op::Print:
         return;
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
       case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:

@@ -13,8 +13,7 @@
 namespace kjit::codegen {
 
 /// What of jump-lowered kernel `fn` the transform has no rule for yet ("" when it covers all
-/// of it): print() of values, struct components, atomic min/max on differentiable
-/// values, arrays without an adjoint parameter (struct fields, addresses) read, written or
+/// of it): arrays without an adjoint parameter (struct fields, addresses) read, written or
 /// passed to a device function.
 std::string reverse_transform_gap(const ir::Function& fn);
 

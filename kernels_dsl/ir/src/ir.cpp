@@ -87,6 +87,14 @@ Builtin Stmt::adjoint_builtin() const {
   expect_op(*this, {Op::CallAdjoint}, "builtin");
   return Builtin(bits);
 }
+int64_t Stmt::adjoint_field() const {
+  expect_op(*this, {Op::CallAdjoint}, "struct field");
+  return int64_t(bits);
+}
+size_t Stmt::adjoint_format() const {
+  expect_op(*this, {Op::CallAdjoint}, "format");
+  return size_t(bits);
+}
 bool Stmt::own_element() const {
   expect_op(*this, {Op::AdjArrayAdd}, "own-element flag");
   return bits == 1;

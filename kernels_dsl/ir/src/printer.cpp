@@ -110,11 +110,15 @@ class Printer : public StmtVisitor<Printer, std::string> {
     return "accum $" + std::to_string(s.var()) + (s.subtracts() ? " -= " : " += ") + v(s.args[0]);
   }
   std::string visit_CallAdjoint(const Stmt& s) {
-    std::string out = std::string("call_adjoint ") +
-                      (s.adjoint_of() == Op::Call       ? builtin_info(s.adjoint_builtin()).name
-                       : s.adjoint_of() == Op::CallFunc ? "adj_" + fn_.callees.at(size_t(s.bits))->name  // (ops.def)
-                                                        : op_name(s.adjoint_of())) + " " +
-                      args(s, 0) + " into";
+    const Op of = s.adjoint_of();
+    std::string rule = of == Op::Call       ? builtin_info(s.adjoint_builtin()).name
+                       : of == Op::CallFunc ? "adj_" + fn_.callees.at(size_t(s.bits))->name  // (ops.def)
+                                            : op_name(of);
+    if (of == Op::Extract && fn_.type_of(s.args[0]).shape == Shape::Struct)  // the field
+      rule += "." + struct_info(fn_.type_of(s.args[0]).struct_id).fields.at(size_t(s.adjoint_field())).name;
+    std::string out = "call_adjoint " + rule + " " + args(s, 0);
+    if (of == Op::Print) return out + " \"" + escape(fn_.strings.at(s.adjoint_format())) + "\"";
+    out += " into";
     for (int64_t var : s.outs) out += var < 0 ? " -" : " $" + std::to_string(var);
     return out;
   }

@@ -322,6 +322,19 @@ class Verifier {
           function_adjoint(s);
           break;
         }
+        if (of == Op::Print) {  // reads the adjoints it prints, adds into none
+          if (!s.outs.empty()) problem(s, "a print's adjoint adds into no adjoint variable");
+          if (s.bits >= fn_.strings.size()) problem(s, "no such format string");
+          break;
+        }
+        if (of == Op::ArrayAtomic) {
+          if (s.args.size() < 3 || s.outs.size() != s.args.size() - 1 || type(s.args.back()) != type(s.args[0])) {
+            problem(s, "expects the atomic's operands and its array's adjoint array, and one adjoint variable per operand");
+            break;
+          }
+          adjoint_outs(s);
+          break;
+        }
         if (s.args.size() < 2 || s.outs.size() != s.args.size() - 2) {
           problem(s, "expects the operands, the result and its adjoint, and one adjoint variable per operand");
           break;
@@ -329,6 +342,9 @@ class Verifier {
         if (of != Op::Call && of != Op::Cast && of != Op::Extract && of != Op::Insert) problem(s, "no rule of that kind");
         if (of == Op::Call && s.bits >= uint64_t(kBuiltinCount)) problem(s, "no such builtin");
         if (type(s.args[s.args.size() - 2]) != type(s.args.back())) problem(s, "the result's adjoint is typed differently");
+        if (of == Op::Extract && type(s.args[0]).shape == Shape::Struct &&
+            s.bits >= struct_info(type(s.args[0]).struct_id).fields.size())
+          problem(s, "no such struct field");
         adjoint_outs(s);
         break;
       }

@@ -80,6 +80,10 @@ struct Stmt {
   Op adjoint_of() const;
   /// CallAdjoint of a Call: the builtin.
   Builtin adjoint_builtin() const;
+  /// CallAdjoint of an Extract of a struct: the field.
+  int64_t adjoint_field() const;
+  /// CallAdjoint of a Print: its format (Function::strings).
+  size_t adjoint_format() const;
   /// AdjArrayAdd: the element is the thread's own (a plain add, else an atomic one).
   bool own_element() const;
   /// Checkpoint, ReverseSegments: the adjoint loop (numbered from 0 in the kernel).
