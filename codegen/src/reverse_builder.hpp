@@ -1,6 +1,7 @@
 // The reverse transform's builder: its state while it builds one kernel's adjoint, and its
 // steps, defined by concern: reverse_transform.cpp (the adjoint's frame, straight-line code,
-// branches, device function calls) and reverse_loops.cpp (loops and their checkpoints).
+// branches, device function calls), reverse_loops.cpp (loops and their checkpoints) and
+// reverse_function.cpp (what a device function's own adjoint adds).
 #pragma once
 
 #include <map>
@@ -25,7 +26,7 @@ struct ForwardDef {
 /// Where each value of block `b` and its regions is defined.
 std::map<ir::ValueId, ForwardDef> forward_defs(const ir::Block& b);
 
-/// Builds the adjoint of one jump-lowered kernel (reverse_transform): the kernel's adjoint
+/// Builds the adjoint of one jump-lowered kernel or device function (reverse_transform): its adjoint
 /// loops (AdjointLoops, the emitter's too) say what each loop checkpoints.
 class ReverseBuilder {
  public:
@@ -118,6 +119,12 @@ class ReverseBuilder {
 
   /// The reverse rule of `s`, which has work (the reverse rules' scalar form, as IR).
   void reverse(const ir::Stmt& s, ir::Block& out);
+
+  // ----- device functions (reverse_function.cpp) -------------------------------------------
+  /// A device function's sweep starts from its result's adjoint, which the caller hands in
+  /// (the adjoint's last parameter, kj_adj_ret): declared, then gains it, first in `sweep`, as
+  /// the emitter writes it. Nothing for a kernel, or a function whose result has no adjoint.
+  void seed_result(ir::Block& sweep);
 
   // ----- loops ---------------------------------------------------------------------------
   /// `s` with its operands, result and regions' arguments and yields as `copy` has them (its
