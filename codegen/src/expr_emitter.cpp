@@ -223,19 +223,39 @@ std::string ExprEmitter::tangent_call(const ir::Stmt& s) {
   return out + "))";
 }
 
+std::vector<std::string> function_adjoint_call(const std::string& name, const std::vector<std::string>& operands,
+                                               const std::string& result, const std::vector<std::string>& adjoints,
+                                               const std::string& adj_ret) {
+  std::vector<std::string> pieces{"adj_" + name + "(dim, kj_index"};
+  for (const std::string& o : operands) pieces.back() += ", " + o;
+  if (!result.empty()) pieces.back() += ", " + result;
+  for (const std::string& a : adjoints) {
+    pieces.back() += ", " + a;
+    if (a.empty()) pieces.push_back("");  // the adjoint variable goes here
+  }
+  if (!adj_ret.empty()) pieces.back() += ", " + adj_ret;
+  pieces.back() += ")";
+  return pieces;
+}
+
 std::string ExprEmitter::function_adjoint(const ir::Stmt& s) const {
   const ir::Function& f = *n_.fn.callees.at(size_t(s.bits));  // the callee (ops.def)
   const size_t operands = s.outs.size();
   size_t next = operands;  // the result, the adjoint arrays, the result's adjoint follow
-  std::string out = "adj_" + function_name(f) + "(dim, kj_index";
-  for (size_t k = 0; k < operands; ++k) out += ", " + n_.value(s.args[k]);
-  if (!f.result_type().is_void()) out += ", " + n_.value(s.args[next++]);
+  std::vector<std::string> texts, adjoints, vars;
+  for (size_t k = 0; k < operands; ++k) texts.push_back(n_.value(s.args[k]));
+  const std::string result = f.result_type().is_void() ? "" : n_.value(s.args[next++]);
   for (size_t k = 0; k < operands; ++k) {
     const ir::Type& t = n_.fn.type_of(s.args[k]);
-    if (t.is_differentiable()) out += ", " + (t.is_array() ? n_.value(s.args[next++]) : n_.var(s.outs[k]));
+    if (!t.is_differentiable()) continue;
+    adjoints.push_back(t.is_array() ? n_.value(s.args[next++]) : "");
+    if (!t.is_array()) vars.push_back(n_.var(s.outs[k]));
   }
-  if (next < s.args.size()) out += ", " + n_.value(s.args[next]);
-  return out + ")";
+  const std::vector<std::string> pieces =
+      function_adjoint_call(function_name(f), texts, result, adjoints, next < s.args.size() ? n_.value(s.args[next]) : "");
+  std::string out = pieces[0];
+  for (size_t i = 0; i < vars.size(); ++i) out += vars[i] + pieces[i + 1];
+  return out;
 }
 
 std::string ExprEmitter::call_adjoint(const ir::Stmt& s) const {

@@ -44,6 +44,16 @@ std::string for_condition(const std::string& i, const std::string& end, const st
 /// The C++ text of a literal of scalar type `t` (from a Const statement).
 std::string const_literal(const ir::Stmt& s);
 
+/// The call of device function `name`'s adjoint, as its adjoint's signature takes them:
+/// adj_<name>(dim, kj_index, the operands, the result (none: ""), the adjoint of each
+/// differentiable operand, the result's adjoint (none: "")), in pieces around the adjoint
+/// variables it adds into (RuleStep::Call's form): `adjoints` holds, per differentiable
+/// operand, its adjoint array's text, or "" for a value's adjoint variable, which goes between
+/// two pieces. The emitter's rule and the reverse transform's CallAdjoint both write it here.
+std::vector<std::string> function_adjoint_call(const std::string& name, const std::vector<std::string>& operands,
+                                               const std::string& result, const std::vector<std::string>& adjoints,
+                                               const std::string& adj_ret);
+
 /// The C++ names of a module's device functions (kjit/dsl/functions.hpp), by IR function.
 using FunctionNames = std::map<const ir::Function*, std::string>;
 

@@ -177,4 +177,23 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
   }
 }
 
+void emit_adjoint_ir(SourceWriter& w, const ir::Function& adjoint, size_t forward_params, const FunctionNames* functions,
+                     const LoopCheckpoints& loops) {
+  Names names(adjoint);
+  ir::for_each_stmt(adjoint.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::Param && s.param() >= forward_params) {
+      const size_t k = s.param() - forward_params;  // the adjoints, then a function's kj_adj_ret
+      names.values.at(s.result) = k < forward_params ? names.adj_param(k) : adjoint.params.at(s.param()).name;
+    }
+    if (s.op != ir::Op::ReverseSegments) return;
+    AdjointLoop loop;  // the iteration, as the segments' loops name it
+    loop.id = loops.first_loop + int(s.loop());
+    for (const ir::Block& r : s.regions) names.values.at(r.args.at(0)) = loop.name("k");
+  });
+  check_loop_checkpoints(loops.checkpoints);
+  ExprEmitter ex(names, functions);
+  w.line("// the reverse transform's adjoint: forward replay (no stores, atomics or prints), then the reverse sweep", 1);
+  emit_forward_block(w, ex, names, adjoint.body, 1, ForwardMode::Replay, &loops);
+}
+
 }  // namespace kjit::codegen

@@ -29,4 +29,12 @@ struct LoopCheckpoints {
 void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const ir::Block& block,
                         int indent, ForwardMode mode = ForwardMode::Run, const LoopCheckpoints* loops = nullptr);
 
+/// The body of an adjoint the reverse transform built (a kernel's or a device function's), by
+/// this printer as a replay (device functions called through their replays): its parameters
+/// from `forward_params` (the forward function's count) on are the adjoints, named as the
+/// adjoint's signature names them ("adj_p_x"), then a device function's result adjoint
+/// (kj_adj_ret).
+void emit_adjoint_ir(SourceWriter& w, const ir::Function& adjoint, size_t forward_params, const FunctionNames* functions,
+                     const LoopCheckpoints& loops);
+
 }  // namespace kjit::codegen

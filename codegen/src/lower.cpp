@@ -84,15 +84,16 @@ class Lowering {
 
  private:
   /// The one predicate of the reverse transform's increments: whether it builds this kernel's
-  /// adjoint (else the adjoint emitter writes it): a kernel with an adjoint, swept back in one
-  /// span, of statements the transform has rules for (reverse_transform_gap: straight-line
-  /// code, branches, loops, device function calls, struct fields, print(), atomic min/max); its
-  /// body only, which the scalar printer prints (a cpu lane function for its adjoint, where it
-  /// has one for its atomics, is still the lane emitter's; a device function's own adjoint is
-  /// still the emitter's).
-  bool by_reverse_transform(const LoweredFunction& l) const {
-    return options_.enable_adjoint && options_.reverse_transform && l.adjoint_obstacle.empty() &&
-           l.sweep_spans.size() == 1 && reverse_transform_gap(l.jumps_lowered).empty();
+  /// or device function's adjoint (else the adjoint emitter writes it): one with an adjoint
+  /// (`reversed`: a kernel without an adjoint obstacle, a function with differentiable
+  /// parameters and no user adjoint), swept back in one span, of statements the transform has
+  /// rules for (reverse_transform_gap: straight-line code, branches, loops, device function
+  /// calls, struct fields, print(), atomic min/max); its body only, which the scalar printer
+  /// prints (a cpu lane function for a kernel's adjoint, where it has one for its atomics, is
+  /// still the lane emitter's).
+  bool by_reverse_transform(const LoweredFunction& l, bool reversed) const {
+    return options_.reverse_transform && reversed && l.sweep_spans.size() == 1 &&
+           reverse_transform_gap(l.jumps_lowered).empty();
   }
 
   /// The passes, in order, for `fn` (and first for every function it reaches).
@@ -129,7 +130,7 @@ class Lowering {
         l.adjoint_loops = AdjointLoops(l.jumps_lowered);
         analysed(who, "adjoint_loops", [&] { return loops_text(l.adjoint_loops); });
       }
-      if (kernel && by_reverse_transform(l)) {
+      if (adjoints && by_reverse_transform(l, reversed)) {
         l.adjoint_ir = reverse_transform(l.jumps_lowered, l.adjoint_loops);
         changed(who, "reverse_transform", *l.adjoint_ir);
       }

@@ -34,8 +34,8 @@ struct LoweredFunction {
   std::optional<LaneAnalysis> forward_lanes, adjoint_lanes;
   /// A kernel's reason for having no adjoint ("" when it has one, or adjoints are off).
   std::string adjoint_obstacle;
-  /// The kernel's adjoint as IR (reverse_transform), where the reverse transform builds it
-  /// (the one predicate in lower.cpp); else the adjoint emitter writes it.
+  /// The kernel's or device function's adjoint as IR (reverse_transform), where the reverse
+  /// transform builds it (the one predicate in lower.cpp); else the adjoint emitter writes it.
   std::optional<ir::Function> adjoint_ir;
 };
 

@@ -57,25 +57,6 @@ bool has_checks(const ir::Function& fn) {
   return any;
 }
 
-/// The body of an adjoint kernel the reverse transform built, by the forward printer as a
-/// replay (device functions called through their replays): its parameters from
-/// `kernel_params` on are the adjoints, named as the entry's ("adj_p_x").
-void emit_adjoint_ir(SourceWriter& w, const ir::Function& adjoint, size_t kernel_params, const FunctionNames* functions,
-                     const LoopCheckpoints& loops) {
-  Names names(adjoint);
-  ir::for_each_stmt(adjoint.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param && s.param() >= kernel_params) names.values.at(s.result) = names.adj_param(s.param() - kernel_params);
-    if (s.op != ir::Op::ReverseSegments) return;
-    AdjointLoop loop;  // the iteration, as the segments' loops name it
-    loop.id = loops.first_loop + int(s.loop());
-    for (const ir::Block& r : s.regions) names.values.at(r.args.at(0)) = loop.name("k");
-  });
-  check_loop_checkpoints(loops.checkpoints);
-  ExprEmitter ex(names, functions);
-  w.line("// the reverse transform's adjoint: forward replay (no stores, atomics or prints), then the reverse sweep", 1);
-  emit_forward_block(w, ex, names, adjoint.body, 1, ForwardMode::Replay, &loops);
-}
-
 /// Bounds-checked mode: from here on, every element access, component access and integer
 /// division the emitters write (forward, replay and adjoint, kernels and device functions)
 /// calls its checked twin in the prelude's bounds chunk. One switch at the preprocessor

@@ -245,8 +245,11 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, const CodegenOptions
     for (size_t i = 0; i < f->params.size() && i < f->out_vars.size(); ++i)
       if (f->out_vars[i] >= 0 && f->params[i].type.is_differentiable() && !f->params[i].type.is_array())
         w.line(n.adj_param(i) + " += " + gn.var(f->out_vars[i]) + ";", 1);
+  } else if (const LoweredFunction& lowered = plan.lowered.of(*f); lowered.adjoint_ir) {  // the reverse transform's
+    emit_adjoint_ir(w, *lowered.adjoint_ir, f->params.size(), &plan.names,
+                    {options.loop_checkpoints, plan.function_first_loop.at(f)});
   } else {
-    emit_adjoint_body(w, plan.lowered.of(*f), options, plan.function_first_loop.at(f), &plan.names);
+    emit_adjoint_body(w, lowered, options, plan.function_first_loop.at(f), &plan.names);
   }
   w.line("}");
 }

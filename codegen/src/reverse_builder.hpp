@@ -1,7 +1,8 @@
 // The reverse transform's builder: its state while it builds one kernel's adjoint, and its
 // steps, defined by concern: reverse_transform.cpp (the adjoint's frame, straight-line code,
-// branches, device function calls), reverse_loops.cpp (loops and their checkpoints) and
-// reverse_struct_print_atomic.cpp (a struct's fields, print() of values, atomic min/max).
+// branches, device function calls), reverse_loops.cpp (loops and their checkpoints),
+// reverse_struct_print_atomic.cpp (a struct's fields, print() of values, atomic min/max) and
+// reverse_function.cpp (what a device function's own adjoint adds).
 #pragma once
 
 #include <map>
@@ -26,7 +27,7 @@ struct ForwardDef {
 /// Where each value of block `b` and its regions is defined.
 std::map<ir::ValueId, ForwardDef> forward_defs(const ir::Block& b);
 
-/// Builds the adjoint of one jump-lowered kernel (reverse_transform): the kernel's adjoint
+/// Builds the adjoint of one jump-lowered kernel or device function (reverse_transform): its adjoint
 /// loops (AdjointLoops, the emitter's too) say what each loop checkpoints.
 class ReverseBuilder {
  public:
@@ -132,6 +133,12 @@ class ReverseBuilder {
   /// atomic_min or atomic_max swept back: the value that won takes the element's adjoint
   /// (ops.def's CallAdjoint of an ArrayAtomic, kj::adj_atomic_select).
   void reverse_atomic_select(const ir::Stmt& s, ir::Block& out);
+
+  // ----- device functions (reverse_function.cpp) -------------------------------------------
+  /// A device function's sweep starts from its result's adjoint, which the caller hands in
+  /// (the adjoint's last parameter, kj_adj_ret): declared, then gains it, first in `sweep`, as
+  /// the emitter writes it. Nothing for a kernel, or a function whose result has no adjoint.
+  void seed_result(ir::Block& sweep);
 
   // ----- loops ---------------------------------------------------------------------------
   /// `s` with its operands, result and regions' arguments and yields as `copy` has them (its

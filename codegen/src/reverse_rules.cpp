@@ -218,25 +218,25 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       r.steps.push_back({K::Effect, {}, {ex_.print(s, true)}});
       break;
     case ir::Op::CallFunc: {
-      // The adjoint of a device function (see function_codegen.hpp for the signature):
-      // arguments, result, the adjoint of each differentiable argument, adj_ret.
+      // The adjoint of a device function (function_adjoint_call): arguments, result, the
+      // adjoint of each differentiable argument, adj_ret.
       const ir::Function& f = *fn_.callees.at(s.callee());
-      RuleStep c{K::Call, {}, {"adj_" + ex_.function_name(f) + "(dim, kj_index"}};
-      for (ir::ValueId a : s.args) c.text.back() += ", " + v(a);
-      if (!s.type.is_void()) c.text.back() += ", " + v(s.result);
+      RuleStep c{K::Call, {}, {}};
+      std::vector<std::string> operands, adjoints;
       for (ir::ValueId a : s.args) {
+        operands.push_back(v(a));
         const ir::Type& t = fn_.type_of(a);
         if (!t.is_differentiable()) continue;
         if (t.is_array()) {
-          c.text.back() += ", " + (has_adj_array(a) ? adj_array(a) : t.cpp() + "{}");
+          adjoints.push_back(has_adj_array(a) ? adj_array(a) : t.cpp() + "{}");
         } else {
-          c.text.back() += ", ";
+          adjoints.push_back("");
           c.outs.push_back(value_target(a));
-          c.text.push_back("");
         }
       }
-      if (!s.type.is_void() && differentiable(s.result)) c.text.back() += ", " + adj(s.result);
-      c.text.back() += ")";
+      const bool returns = !s.type.is_void();
+      c.text = function_adjoint_call(ex_.function_name(f), operands, returns ? v(s.result) : "", adjoints,
+                                     returns && differentiable(s.result) ? adj(s.result) : "");
       r.steps.push_back(std::move(c));
       break;
     }

@@ -32,6 +32,7 @@ std::map<ir::ValueId, ForwardDef> forward_defs(const ir::Block& b) {
 
 ir::Function ReverseBuilder::run() {
   out_.name = in_.name + ".adjoint";
+  out_.is_function = in_.is_function;  // its parameters' adjoints go to its caller
   out_.params = in_.params;
   for (const ir::Param& p : in_.params) out_.params.push_back(ir::Param{"adj_" + p.name, p.type});
   out_.vars = in_.vars;
@@ -58,6 +59,7 @@ ir::Function ReverseBuilder::run() {
   declare_loops(body);
   // The sweep first: it names the values of branches it reads, which the replay keeps.
   ir::Block sweep;
+  seed_result(sweep);
   reverse(in_.body, sweep);
   for (const auto& [value, var] : kept_) b_.add(body, ir::Op::DeclVar, ir::Type::void_type(), {}, var, out_.vars.at(size_t(var)).loc);
   replay(in_.body, body, nullptr);
@@ -70,12 +72,13 @@ ir::Function ReverseBuilder::run() {
   } else {
     for (ir::Stmt& s : sweep.stmts) body.stmts.push_back(std::move(s));
   }
-  // Hand the value parameters' adjoints back: the entry point sums them over the launch.
+  // Hand the value parameters' adjoints back: a kernel's entry point sums them over the
+  // launch (widened), a device function's caller takes them as they are.
   for (const auto& [value, index] : params_) {
     if (!facts_.differentiable(value)) continue;
     ir::ValueId adj = b_.load(body, adj_of(value), in_.loc);
     const ir::Type sum = ir::adjoint_sum_type(in_.type_of(value));
-    if (sum != in_.type_of(value)) adj = b_.add(body, ir::Op::Cast, sum, {adj}, 0, in_.loc);
+    if (sum != in_.type_of(value) && !in_.is_function) adj = b_.add(body, ir::Op::Cast, sum, {adj}, 0, in_.loc);
     b_.add(body, ir::Op::AccumParam, ir::Type::void_type(), {adj}, int64_t(index), in_.loc);
   }
   return std::move(out_);  // verified by the pass list, as every pass's IR
@@ -348,7 +351,6 @@ void ReverseBuilder::reverse(const ir::Stmt& s, ir::Block& out) {
 }
 
 std::string reverse_transform_gap(const ir::Function& fn) {
-  if (fn.is_function) return "a device function";
   const AdjointFacts facts(fn);
   const std::map<ir::ValueId, size_t>& params = facts.param_of();
   std::string gap;

@@ -1,8 +1,8 @@
 // Reverse mode as an IR->IR transform: a kernel's adjoint built as an ordinary IR function
 // (replay, then the reverse sweep over adjoint variables) that the scalar printer prints like
-// any kernel. It covers the kernels lower.cpp's one predicate hands it (straight-line code,
-// branches, loops, device function calls, swept back in one span); the adjoint emitter writes
-// every other kernel's adjoint.
+// any kernel. It covers the kernels and device functions lower.cpp's one predicate hands it
+// (straight-line code, branches, loops, device function calls, swept back in one span); the
+// adjoint emitter writes every other adjoint.
 #pragma once
 
 #include <string>
@@ -12,16 +12,19 @@
 
 namespace kjit::codegen {
 
-/// What of jump-lowered kernel `fn` the transform has no rule for yet ("" when it covers all
-/// of it): arrays without an adjoint parameter (struct fields, addresses) read, written or
-/// passed to a device function.
+/// What of jump-lowered kernel or device function `fn` the transform has no rule for yet (""
+/// when it covers all of it): arrays without an adjoint parameter (struct fields, addresses)
+/// read, written or passed to a device function.
 std::string reverse_transform_gap(const ir::Function& fn);
 
 /// The adjoint kernel of jump-lowered kernel `fn` (reverse_transform_gap(fn) must be ""). Its
 /// parameters are the kernel's, then one per parameter for its adjoint (named "adj_" + the
 /// name): an array's adjoint array is read by Param statements numbered from
 /// fn.params.size(); a value's adjoint is the sum AccumParam adds to (the entry point sums it
-/// over the launch). Its body replays the kernel without effects (device functions through
+/// over the launch). Of a device function (is_function), the body of its adjoint adj_<f>
+/// (is_function too): AccumParam hands a value parameter's adjoint to the caller in its own
+/// type, and where the result has an adjoint, a last parameter, kj_adj_ret, the caller's
+/// adjoint of it, starts the sweep. Its body replays the kernel without effects (device functions through
 /// their replays, when printed as a replay), then sweeps back last statement first, a branch
 /// as a branch on the replay's condition, each value's and variable's adjoint a local variable
 /// of its own, zeroed where the sweep first touches it (inside a branch for the branch's

@@ -130,6 +130,28 @@ TEST_CASE("variables used outside their block, values defined twice, bad paramet
   CHECK(p.find("no such parameter") != std::string::npos);
 }
 
+TEST_CASE("an adjoint hands a value parameter's adjoint back: a kernel's widened, a function's as it is") {
+  // A kernel's entry point sums a half's adjoint over the launch in float; a device function's
+  // adjoint hands its caller a half (the reverse transform's AccumParam, ops.def).
+  const Type half = Type::scalar_of(Scalar::F16);
+  for (bool function : {false, true}) {
+    INFO("function = " << function);
+    Function fn;
+    fn.name = "adj";
+    fn.is_function = function;
+    fn.params.push_back(Param{"h", half});
+    Stmt h = make(fn, Op::Param, half, {}, 0);
+    Stmt wide = make(fn, Op::Cast, kF, {h.result});
+    fn.body.stmts.push_back(h);
+    fn.body.stmts.push_back(wide);
+    fn.body.stmts.push_back(make(fn, Op::AccumParam, Type::void_type(), {function ? h.result : wide.result}, 0));
+    CHECK(problems(fn).empty());
+    fn.body.stmts.back().args = {function ? wide.result : h.result};
+    CHECK(problems(fn).find(function ? "adds a float32 where the parameter's adjoint sum is a float16"
+                                     : "adds a float16 where the parameter's adjoint sum is a float32") != std::string::npos);
+  }
+}
+
 TEST_CASE("verify() throws an internal error listing the problems and the listing") {
   Function fn = base();
   fn.body.stmts.push_back(make(fn, Op::Continue, Type::void_type()));

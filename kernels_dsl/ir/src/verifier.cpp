@@ -365,9 +365,9 @@ class Verifier {
         expect_args(s, 1);
         if (s.imm < 0 || size_t(s.imm) >= fn_.params.size()) problem(s, "no such parameter");
         else if (fn_.params[size_t(s.imm)].type.is_array()) problem(s, "an array parameter's adjoint is an array");
-        else if (!s.args.empty() && type(s.args[0]) != adjoint_sum_type(fn_.params[size_t(s.imm)].type))
-          problem(s, "adds a " + type(s.args[0]).str() + " where the parameter's adjoint sum is a " +
-                         adjoint_sum_type(fn_.params[size_t(s.imm)].type).str());
+        else if (const Type sum = fn_.is_function ? fn_.params[size_t(s.imm)].type : adjoint_sum_type(fn_.params[size_t(s.imm)].type);
+                 !s.args.empty() && type(s.args[0]) != sum)
+          problem(s, "adds a " + type(s.args[0]).str() + " where the parameter's adjoint sum is a " + sum.str());
         break;
       case Op::Checkpoint:
         expect_args(s, 0);
