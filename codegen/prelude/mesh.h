@@ -295,16 +295,21 @@ KJ_FUNC bool ray_triangle(const WoopRay<S>& ray, const vec_t<3, float>& a, const
 // The ray tree (the Mesh struct's bvh_rays, kjit/dsl/mesh.hpp; kjit::Mesh writes it at the build
 // of a large mesh): the binary tree taken two levels at a time, for the first-hit ray query.
 // Int32 words, floats as their bit patterns; nodes and leaves start on 16-word (64-byte)
-// boundaries. Word 0: the root's reference. A reference r > 0 is the node at word r, r < 0 the
-// leaf at word -r - 1, 0 none. A node (32 words, two cache lines) stands for an inner node of
+// boundaries. Word 0: the root's reference, word 1 its block word. A reference r > 0 is the
+// node at word r, r < 0 the leaf at word -r - 1, 0 none. A node (32 words, two cache lines) stands for an inner node of
 // the binary tree with children A and B: its four slots hold A's children then B's (a child
 // that is a leaf stands for itself in its pair's first slot, the second slot empty with the
 // same box), their boxes as four-lane rows lower x, y, z, upper x, y, z (words 0-23), and the
-// slots' references (24-27). A's box is the union of its slots' boxes (the builder's boxes
-// are unions, exactly). A leaf: its face count, then per face its index and its three
-// vertices (10 words), in the binary leaf's order.
+// slots' references (24-27), and the block words of the slots that are nodes (28-31). A's box is
+// the union of its slots' boxes (the builder's boxes are unions, exactly). A node's children
+// (leaves, then nodes) lie side by side in its block; a block word is the block's first line
+// (its word / 16) shifted left by kRayBlockLineBits, above its count of lines. A leaf: its
+// face count, then per face its index and its three vertices (10 words), in the binary leaf's
+// order.
 constexpr int kRayBoxWords = 24;
-constexpr int kRayRefs = 24;  // where a node's slot references start
+constexpr int kRayRefs = 24;    // where a node's slot references start
+constexpr int kRayBlocks = 28;  // where its slots' block words start
+constexpr int kRayBlockLineBits = 4;
 constexpr int kRayFaceWords = 10;
 /// The deepest the ray tree's traversal stack gets: a node popped pushes at most four slots,
 /// and the tree is at most 25 nodes deep (the binary tree's 48 levels, two at a time).
@@ -320,13 +325,15 @@ template <int N> struct RayFloats {
   }
 };
 
-/// Asks the cpu for the cache lines of the words [w, w + 16 * lines) ahead of their use: the
-/// slots a node pushes load side by side instead of one after another when popped.
-KJ_FUNC void ray_prefetch(const kj_int32* w, int lines) {
+/// Asks the cpu for the cache lines of the block whose block word is `block` (0: none) ahead of
+/// their use: a pushed node's children load side by side while the walk goes on, and the node
+/// the walk pops next has its record from its parent's block, asked for a level earlier.
+KJ_FUNC void ray_prefetch(const kj_int32* words, kj_int32 block) {
 #if !KJ_CUDA
-  for (int i = 0; i < lines; ++i) __builtin_prefetch(w + 16 * i);
+  const kj_int32* w = words + kj_int64(block >> kRayBlockLineBits) * 16;
+  for (int i = 0; i < (block & ((1 << kRayBlockLineBits) - 1)); ++i) __builtin_prefetch(w + 16 * i);
 #else
-  (void)w, (void)lines;
+  (void)words, (void)block;
 #endif
 }
 
@@ -398,10 +405,11 @@ KJ_FUNC void ray_node_enter(const kj_int32* node, const vec_t<3, float>& o, cons
 }
 #endif
 
-/// Pushes ray tree reference r entered at t, and prefetches what it refers to.
+/// Pushes ray tree reference r entered at t, and prefetches the block `block` (r's children
+/// when r is a node; r itself lies in its parent's block, prefetched with it).
 template <class S>
-KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, S t, kj_int32* stack, S* enter, int& top) {
-  ray_prefetch(r < 0 ? words + (-kj_int64(r) - 1) : words + r, r < 0 ? 3 : 2);
+KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, kj_int32 block, S t, kj_int32* stack, S* enter, int& top) {
+  ray_prefetch(words, block);
   stack[top] = r;
   enter[top++] = t;
 }
@@ -422,7 +430,7 @@ KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const WoopRay<S>& ray
   kj_int32 stack[kRayStack];
   S enter[kRayStack];
   int top = 0;
-  if (t_root <= best) ray_push(words, words[0], t_root, stack, enter, top);
+  if (t_root <= best) ray_push(words, words[0], words[1], t_root, stack, enter, top);
   while (top > 0) {
     --top;
     const kj_int32 ref = stack[top];
@@ -451,14 +459,15 @@ KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const WoopRay<S>& ray
       if (!(pair[p] <= best)) continue;
       const kj_int32 r0 = node[kRayRefs + 2 * p], r1 = node[kRayRefs + 2 * p + 1];
       if (r1 == 0) {  // the child is a leaf
-        ray_push(words, r0, pair[p], stack, enter, top);
+        ray_push(words, r0, 0, pair[p], stack, enter, top);
         continue;
       }
       const S e0 = slot[2 * p], e1 = slot[2 * p + 1];
       const bool first0 = e0 <= e1;
+      const int near_s = first0 ? 2 * p : 2 * p + 1, far_s = first0 ? 2 * p + 1 : 2 * p;
       const S near_t = first0 ? e0 : e1, far_t = first0 ? e1 : e0;
-      if (far_t <= best) ray_push(words, first0 ? r1 : r0, far_t, stack, enter, top);
-      if (near_t <= best) ray_push(words, first0 ? r0 : r1, near_t, stack, enter, top);
+      if (far_t <= best) ray_push(words, node[kRayRefs + far_s], node[kRayBlocks + far_s], far_t, stack, enter, top);
+      if (near_t <= best) ray_push(words, node[kRayRefs + near_s], node[kRayBlocks + near_s], near_t, stack, enter, top);
     }
   }
   return face;
