@@ -391,8 +391,16 @@ typedef kj_int32 RayI4 __attribute__((vector_size(16)));
 /// m ? a : b lane by lane (m's lanes all ones or all zeros, as comparisons give).
 KJ_FUNC RayF4 ray_pick(RayI4 m, RayF4 a, RayF4 b) { return (RayF4)((m & (RayI4)a) | (~m & (RayI4)b)); }
 KJ_FUNC RayF4 ray_splat(float x) { return RayF4{x, x, x, x}; }
+#if defined(__SSE__)
+// minps(a, b) is a < b ? a : b lane by lane, NaNs and signed zeros included (the second operand
+// unless the first is less): mesh_min's and mesh_max's selects in one instruction, where the
+// blend took three (3 % of the 1 M-ray bench's kernel cpu).
+KJ_FUNC RayF4 ray_min(RayF4 a, RayF4 b) { return __builtin_ia32_minps(a, b); }  // mesh_min
+KJ_FUNC RayF4 ray_max(RayF4 a, RayF4 b) { return __builtin_ia32_maxps(b, a); }  // mesh_max
+#else
 KJ_FUNC RayF4 ray_min(RayF4 a, RayF4 b) { return ray_pick(a < b, a, b); }  // mesh_min
 KJ_FUNC RayF4 ray_max(RayF4 a, RayF4 b) { return ray_pick(a < b, b, a); }  // mesh_max
+#endif
 KJ_FUNC RayF4 ray_swap_pairs(RayF4 a) { return RayF4{a[1], a[0], a[3], a[2]}; }
 /// ray_slab on four lanes: t0, t1 narrowed by the slab between lo and hi.
 KJ_FUNC void ray_slab4(RayF4 lo, RayF4 hi, float o, float inv, float tmax, RayF4& t0, RayF4& t1) {
