@@ -295,16 +295,21 @@ KJ_FUNC bool ray_triangle(const WoopRay<S>& ray, const vec_t<3, float>& a, const
 // The ray tree (the Mesh struct's bvh_rays, kjit/dsl/mesh.hpp; kjit::Mesh writes it at the build
 // of a large mesh): the binary tree taken two levels at a time, for the first-hit ray query.
 // Int32 words, floats as their bit patterns; nodes and leaves start on 16-word (64-byte)
-// boundaries. Word 0: the root's reference. A reference r > 0 is the node at word r, r < 0 the
-// leaf at word -r - 1, 0 none. A node (32 words, two cache lines) stands for an inner node of
+// boundaries. Word 0: the root's reference, word 1 its block word. A reference r > 0 is the
+// node at word r, r < 0 the leaf at word -r - 1, 0 none. A node (32 words, two cache lines) stands for an inner node of
 // the binary tree with children A and B: its four slots hold A's children then B's (a child
 // that is a leaf stands for itself in its pair's first slot, the second slot empty with the
 // same box), their boxes as four-lane rows lower x, y, z, upper x, y, z (words 0-23), and the
-// slots' references (24-27). A's box is the union of its slots' boxes (the builder's boxes
-// are unions, exactly). A leaf: its face count, then per face its index and its three
-// vertices (10 words), in the binary leaf's order.
+// slots' references (24-27), and the block words of the slots that are nodes (28-31). A's box is
+// the union of its slots' boxes (the builder's boxes are unions, exactly). A node's children
+// (leaves, then nodes) lie side by side in its block; a block word is the block's first line
+// (its word / 16) shifted left by kRayBlockLineBits, above its count of lines. A leaf: its
+// face count, then per face its index and its three vertices (10 words), in the binary leaf's
+// order.
 constexpr int kRayBoxWords = 24;
-constexpr int kRayRefs = 24;  // where a node's slot references start
+constexpr int kRayRefs = 24;    // where a node's slot references start
+constexpr int kRayBlocks = 28;  // where its slots' block words start
+constexpr int kRayBlockLineBits = 4;
 constexpr int kRayFaceWords = 10;
 /// The deepest the ray tree's traversal stack gets: a node popped pushes at most four slots,
 /// and the tree is at most 25 nodes deep (the binary tree's 48 levels, two at a time).
@@ -320,13 +325,31 @@ template <int N> struct RayFloats {
   }
 };
 
-/// Asks the cpu for the cache lines of the words [w, w + 16 * lines) ahead of their use: the
-/// slots a node pushes load side by side instead of one after another when popped.
-KJ_FUNC void ray_prefetch(const kj_int32* w, int lines) {
+/// Asks the cpu for the cache lines of the block whose block word is `block` (0: none) ahead of
+/// their use: a pushed node's children load side by side while the walk goes on, and the node
+/// the walk pops next has its record from its parent's block, asked for a level earlier.
+KJ_FUNC void ray_prefetch(const kj_int32* words, kj_int32 block) {
 #if !KJ_CUDA
-  for (int i = 0; i < lines; ++i) __builtin_prefetch(w + 16 * i);
+  const kj_int32* w = words + kj_int64(block >> kRayBlockLineBits) * 16;
+  for (int i = 0; i < (block & ((1 << kRayBlockLineBits) - 1)); ++i) __builtin_prefetch(w + 16 * i);
 #else
-  (void)w, (void)lines;
+  (void)words, (void)block;
+#endif
+}
+
+/// Asks the cpu for what the query's caller reads of a face the walk found: its indices at the
+/// hit (stage 0), its three points a step later (stage 1), when the indices have had time to
+/// come. The walk's last hit is mostly its first, and little of the walk is left after it: the
+/// caller's loads of the indices, then the points, were two memory latencies one after the
+/// other (a sixth of the 1 M-ray bench's time).
+KJ_FUNC void ray_prefetch_face(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices, kj_int32 f,
+                               int stage) {
+#if !KJ_CUDA
+  if (stage == 0) __builtin_prefetch(&elem(indices, 3 * kj_int64(f)));
+  else
+    for (int k = 0; k < 3; ++k) __builtin_prefetch(&mesh_face_point(points, indices, f, k));
+#else
+  (void)points, (void)indices, (void)f, (void)stage;
 #endif
 }
 
@@ -368,8 +391,16 @@ typedef kj_int32 RayI4 __attribute__((vector_size(16)));
 /// m ? a : b lane by lane (m's lanes all ones or all zeros, as comparisons give).
 KJ_FUNC RayF4 ray_pick(RayI4 m, RayF4 a, RayF4 b) { return (RayF4)((m & (RayI4)a) | (~m & (RayI4)b)); }
 KJ_FUNC RayF4 ray_splat(float x) { return RayF4{x, x, x, x}; }
+#if defined(__SSE__)
+// minps(a, b) is a < b ? a : b lane by lane, NaNs and signed zeros included (the second operand
+// unless the first is less): mesh_min's and mesh_max's selects in one instruction, where the
+// blend took three (3 % of the 1 M-ray bench's kernel cpu).
+KJ_FUNC RayF4 ray_min(RayF4 a, RayF4 b) { return __builtin_ia32_minps(a, b); }  // mesh_min
+KJ_FUNC RayF4 ray_max(RayF4 a, RayF4 b) { return __builtin_ia32_maxps(b, a); }  // mesh_max
+#else
 KJ_FUNC RayF4 ray_min(RayF4 a, RayF4 b) { return ray_pick(a < b, a, b); }  // mesh_min
 KJ_FUNC RayF4 ray_max(RayF4 a, RayF4 b) { return ray_pick(a < b, b, a); }  // mesh_max
+#endif
 KJ_FUNC RayF4 ray_swap_pairs(RayF4 a) { return RayF4{a[1], a[0], a[3], a[2]}; }
 /// ray_slab on four lanes: t0, t1 narrowed by the slab between lo and hi.
 KJ_FUNC void ray_slab4(RayF4 lo, RayF4 hi, float o, float inv, float tmax, RayF4& t0, RayF4& t1) {
@@ -398,10 +429,11 @@ KJ_FUNC void ray_node_enter(const kj_int32* node, const vec_t<3, float>& o, cons
 }
 #endif
 
-/// Pushes ray tree reference r entered at t, and prefetches what it refers to.
+/// Pushes ray tree reference r entered at t, and prefetches the block `block` (r's children
+/// when r is a node; r itself lies in its parent's block, prefetched with it).
 template <class S>
-KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, S t, kj_int32* stack, S* enter, int& top) {
-  ray_prefetch(r < 0 ? words + (-kj_int64(r) - 1) : words + r, r < 0 ? 3 : 2);
+KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, kj_int32 block, S t, kj_int32* stack, S* enter, int& top) {
+  ray_prefetch(words, block);
   stack[top] = r;
   enter[top++] = t;
 }
@@ -416,17 +448,22 @@ KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, S t, kj_int32* stack, S
 /// skips what skipping their pair's box did, and a box entered within a smaller bound has the
 /// same entry parameter whatever the bound, so the slots visited come in the same order.
 template <class S>
-KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const WoopRay<S>& ray, const vec_t<3, S>& o,
+KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const array_t<vec_t<3, float> >& points,
+                                    const array_t<kj_int32>& indices, const WoopRay<S>& ray, const vec_t<3, S>& o,
                                     const vec_t<3, S>& inv, S best, S t_root) {
-  kj_int32 face = -1;
+  kj_int32 face = -1, fetch = -1;  // fetch: a face whose indices were asked for, not yet its points
   kj_int32 stack[kRayStack];
   S enter[kRayStack];
   int top = 0;
-  if (t_root <= best) ray_push(words, words[0], t_root, stack, enter, top);
+  if (t_root <= best) ray_push(words, words[0], words[1], t_root, stack, enter, top);
   while (top > 0) {
     --top;
     const kj_int32 ref = stack[top];
     if (enter[top] > best) continue;
+    if (fetch >= 0) {
+      ray_prefetch_face(points, indices, fetch, 1);
+      fetch = -1;
+    }
     if (ref < 0) {
       const kj_int32* leaf = words + (-kj_int64(ref) - 1);
       for (kj_int32 k = 0; k < leaf[0]; ++k) {
@@ -437,7 +474,8 @@ KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const WoopRay<S>& ray
         S t;
         if (ray_triangle(ray, a, b, c, best, t)) {
           best = t;
-          face = w[0];
+          face = fetch = w[0];
+          ray_prefetch_face(points, indices, face, 0);
         }
       }
       continue;
@@ -451,14 +489,15 @@ KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const WoopRay<S>& ray
       if (!(pair[p] <= best)) continue;
       const kj_int32 r0 = node[kRayRefs + 2 * p], r1 = node[kRayRefs + 2 * p + 1];
       if (r1 == 0) {  // the child is a leaf
-        ray_push(words, r0, pair[p], stack, enter, top);
+        ray_push(words, r0, 0, pair[p], stack, enter, top);
         continue;
       }
       const S e0 = slot[2 * p], e1 = slot[2 * p + 1];
       const bool first0 = e0 <= e1;
+      const int near_s = first0 ? 2 * p : 2 * p + 1, far_s = first0 ? 2 * p + 1 : 2 * p;
       const S near_t = first0 ? e0 : e1, far_t = first0 ? e1 : e0;
-      if (far_t <= best) ray_push(words, first0 ? r1 : r0, far_t, stack, enter, top);
-      if (near_t <= best) ray_push(words, first0 ? r0 : r1, near_t, stack, enter, top);
+      if (far_t <= best) ray_push(words, node[kRayRefs + far_s], node[kRayBlocks + far_s], far_t, stack, enter, top);
+      if (near_t <= best) ray_push(words, node[kRayRefs + near_s], node[kRayBlocks + near_s], near_t, stack, enter, top);
     }
   }
   return face;
@@ -478,7 +517,7 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
   S best = max_t;
   const S t_root = bvh_box_enter(bounds, 0, o, inv, best);
   if (rays.data && rays.ndim == 1 && rays.shape[0] > 0 && rays.strides[0] == kj_int64(sizeof(kj_int32)))
-    return ray_tree_first_hit(rays.data, ray, o, inv, best, t_root);
+    return ray_tree_first_hit(rays.data, points, indices, ray, o, inv, best, t_root);
   kj_int32 face = -1;
   kj_int32 stack[kBvhStack];
   S enter[kBvhStack];  // where the ray enters each stacked box: skipped once a hit is nearer

@@ -12,12 +12,18 @@
 namespace kjit::detail {
 namespace {
 
-// The layout the mesh prelude reads (its kRayRefs, kRayFaceWords): word 0 the root's reference;
-// a node or leaf at a multiple of kAlign words (64 bytes), so that a node fills two cache lines.
-constexpr int64_t kNodeWords = 32, kRefs = 24, kFaceWords = 10, kAlign = 16;
+// The layout the mesh prelude reads (its kRayRefs, kRayBlocks, kRayFaceWords): word 0 the
+// root's reference, word 1 its block word; a node or leaf at a multiple of kAlign words (64
+// bytes), so that a node fills two cache lines.
+constexpr int64_t kNodeWords = 32, kRefs = 24, kBlocks = 28, kFaceWords = 10, kAlign = 16;
+/// A block word: the block's first line (its word / kAlign) above kBlockLineBits bits of its
+/// lines. A block holds at most four leaves of three lines (kBvhLeafItems faces: 41 words).
+constexpr int kBlockLineBits = 4;
 
-/// Writes (with `out` set) or only sizes the ray tree, node by node in depth-first order, each
-/// node's leaves right after it.
+/// Writes (with `out` set) or only sizes the ray tree. A node's children (its slots' leaves,
+/// then its slots' nodes) lie side by side in one block, which the prelude prefetches whole
+/// when it pushes the node: a node's record arrives with its siblings', a level before the walk
+/// reaches it, and its leaves with it.
 struct RayTreeWriter {
   const BvhTree& tree;
   const vec3f* points;
@@ -72,9 +78,9 @@ struct RayTreeWriter {
       if (b[0].c[c] != std::min(bl[0].c[c], br[0].c[c]) || b[1].c[c] != std::max(bl[1].c[c], br[1].c[c])) return false;
     return true;
   }
-  /// Inner binary node n and its children; returns its reference.
-  int32_t node(int32_t n) {
-    const int64_t at = take(kNodeWords);
+  /// Fills the node at word `at` (taken) for inner binary node n and its children: the
+  /// children's block next, then each child node's own; returns the block word of n's block.
+  int32_t node(int64_t at, int32_t n) {
     int32_t slot[4] = {0, 0, 0, 0};  // binary nodes; 0 (the root, never a slot): empty
     for (int p = 0; p < 2; ++p) {
       const int32_t x = link(2 * n + p);
@@ -87,18 +93,28 @@ struct RayTreeWriter {
       }
     }
     for (int s = 0; s < 4; ++s) box(at, 4, s, slot[s] ? slot[s] : slot[s - 1]);
+    const int64_t block = size;
     int32_t ref[4] = {0, 0, 0, 0};
     for (int s = 0; s < 4; ++s)
       if (slot[s] && is_leaf(slot[s])) ref[s] = leaf(slot[s]);
     for (int s = 0; s < 4; ++s)
-      if (slot[s] && !is_leaf(slot[s])) ref[s] = node(slot[s]);
-    for (int s = 0; s < 4; ++s) put_int(at + kRefs + s, ref[s]);
-    return int32_t(at);
+      if (slot[s] && !is_leaf(slot[s])) ref[s] = int32_t(take(kNodeWords));
+    const int64_t lines = std::min<int64_t>((size - block) / kAlign, (1 << kBlockLineBits) - 1);
+    for (int s = 0; s < 4; ++s) {
+      put_int(at + kRefs + s, ref[s]);
+      if (ref[s] > 0) put_int(at + kBlocks + s, node(ref[s], slot[s]));
+    }
+    return int32_t((block / kAlign) << kBlockLineBits | lines);
   }
   void write() {
-    const int32_t root = is_leaf(0) ? leaf(0) : node(0);
-    put_int(0, root);
-    for (int64_t i = 1; out && i < kAlign; ++i) out[i] = 0;
+    for (int64_t i = 0; out && i < kAlign; ++i) out[i] = 0;
+    if (is_leaf(0)) {
+      put_int(0, leaf(0));
+      return;
+    }
+    const int64_t root = take(kNodeWords);
+    put_int(0, int32_t(root));
+    put_int(1, node(root, 0));
   }
 };
 

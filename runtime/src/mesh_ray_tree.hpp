@@ -20,8 +20,9 @@ int64_t mesh_ray_tree_words(const BvhTree& tree);
 /// Writes the ray tree of `tree` over the faces (points, indices: three per face) into `out`
 /// (mesh_ray_tree_words(tree) words; floats as their bit patterns): the layout the mesh
 /// prelude's ray_tree_first_hit reads (nodes of 32 words standing for an inner node and its
-/// children, whose four children's boxes they hold as rows of four lanes; leaves holding each
-/// face's index and vertices). False when an inner node's box is not exactly the union of its
+/// children, whose four children's boxes they hold as rows of four lanes, a node's children side
+/// by side in one block that the walk prefetches; leaves holding each face's index and
+/// vertices). False when an inner node's box is not exactly the union of its
 /// children's, which the prelude relies on (then the tree is not to be used).
 bool mesh_ray_tree(const BvhTree& tree, const vec3f* points, const int32_t* indices, int32_t* out);
 
