@@ -53,7 +53,7 @@ class AdjointEmitter {
     if (in == 2) w_.line("if (!kj_overflow) {", 1);
     if (fn_.is_function && fn_.body.yield != ir::kNoValue && differentiable(fn_.body.yield)) {
       declare_adjoint(fn_.body.yield, in);
-      w_.line(adj(fn_.body.yield) + " += kj_adj_ret;", in);
+      w_.line(adj(fn_.body.yield) + " += " + kAdjointOfResult + ";", in);
     }
     reverse_spans(spans, in);
     if (in == 2) w_.line("}", 1);

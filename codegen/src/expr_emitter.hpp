@@ -44,6 +44,10 @@ std::string for_condition(const std::string& i, const std::string& end, const st
 /// The C++ text of a literal of scalar type `t` (from a Const statement).
 std::string const_literal(const ir::Stmt& s);
 
+/// The name of a device function adjoint's last parameter: its caller's adjoint of the result
+/// (the signature's, the emitter's and the reverse transform's seed, a user adjoint's binding).
+inline constexpr const char kAdjointOfResult[] = "kj_adj_ret";
+
 /// The call of device function `name`'s adjoint, as its adjoint's signature takes them:
 /// adj_<name>(dim, kj_index, the operands, the result (none: ""), the adjoint of each
 /// differentiable operand, the result's adjoint (none: "")), in pieces around the adjoint

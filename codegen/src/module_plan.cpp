@@ -7,6 +7,7 @@
 
 #include "adjoint_emitter.hpp"
 #include "adjoint_obstacles.hpp"
+#include "expr_emitter.hpp"
 #include "forward_emitter.hpp"
 #include "generation_errors.hpp"
 #include "kjit/error.hpp"
@@ -220,7 +221,7 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, const CodegenOptions
     if (!t.is_differentiable()) continue;
     sig += t.is_array() ? ", const " + t.cpp() + "& " + n.adj_param(i) : ", " + t.cpp() + "& " + n.adj_param(i);
   }
-  if (!result.is_void() && result.is_differentiable()) sig += ", const " + R + "& kj_adj_ret";
+  if (!result.is_void() && result.is_differentiable()) sig += ", const " + R + "& " + kAdjointOfResult;
   w.line(sig + ") {");
   if (f->custom_adjoint) {
     // The user adjoint's parameters (see trace_grad in kjit/dsl/functions.hpp): the
@@ -230,7 +231,7 @@ void emit_function(SourceWriter& w, const ModulePlan& plan, const CodegenOptions
     Names gn(g);
     size_t next = f->params.size();
     if (!result.is_void()) {
-      const std::string bound = result.is_differentiable() ? "kj_adj_ret" : R + "{}";
+      const std::string bound = result.is_differentiable() ? std::string(kAdjointOfResult) : R + "{}";
       w.line("const " + R + " " + gn.param(next++) + " = " + bound + ";", 1);
     }
     for (size_t i = 0; i < f->params.size(); ++i) {
