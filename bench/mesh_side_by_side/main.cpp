@@ -66,25 +66,27 @@ int main(int argc, char** argv) {
   kjit::NdArray points = kjit::from_vector(read_file<vec3f>(dir + "/points.bin"));
   kjit::NdArray indices = kjit::from_vector(read_file<int32_t>(dir + "/indices.bin"));
   std::vector<double> times, cpu;
-  if (what == "build") {
+  // Runs `step` reps + 1 times, timing all but the warm-up (wall and process cpu).
+  auto timed = [&](int reps, const auto& step) {
     for (int r = 0; r <= reps; ++r) {
       const double c0 = cpu_ms();
-      auto t0 = std::chrono::steady_clock::now();
-      kjit::Mesh mesh(points, indices);
-      if (r) { times.push_back(ms_since(t0)); cpu.push_back(cpu_ms() - c0); }
+      const auto t0 = std::chrono::steady_clock::now();
+      step();
+      if (r) {
+        times.push_back(ms_since(t0));
+        cpu.push_back(cpu_ms() - c0);
+      }
     }
+  };
+  if (what == "build") {
+    timed(reps, [&] { kjit::Mesh mesh(points, indices); });
   } else {
     kjit::Mesh mesh(points, indices);
     if (what == "closest") {
       kjit::NdArray q = kjit::from_vector(read_file<vec3f>(dir + "/queries.bin"));
       const int64_t n = q.size();
       kjit::NdArray face = kjit::zeros<int32_t>({n}), uv = kjit::zeros<kjit::vec2f>({n});
-      for (int r = 0; r <= reps; ++r) {
-        const double c0 = cpu_ms();
-      auto t0 = std::chrono::steady_clock::now();
-        kjit::launch(mesh_bench::closest, n, mesh, q, face, uv);
-        if (r) { times.push_back(ms_since(t0)); cpu.push_back(cpu_ms() - c0); }
-      }
+      timed(reps, [&] { kjit::launch(mesh_bench::closest, n, mesh, q, face, uv); });
       write_file(dir + "/kjit_face.bin", face.to_vector<int32_t>());
       write_file(dir + "/kjit_uv.bin", uv.to_vector<kjit::vec2f>());
     } else if (what == "ray" || what == "ray_binary") {
@@ -94,13 +96,10 @@ int main(int argc, char** argv) {
       kjit::NdArray face = kjit::zeros<int32_t>({n}), t = kjit::zeros<float>({n});
       kjit::dsl::Mesh binary = mesh.view();
       binary.bvh_rays = kjit::NdArray();
-      for (int r = 0; r <= reps; ++r) {
-        const double c0 = cpu_ms();
-      auto t0 = std::chrono::steady_clock::now();
+      timed(reps, [&] {
         if (what == "ray") kjit::launch(mesh_bench::ray, n, mesh, s, d, face, t);
         else kjit::launch(mesh_bench::ray, n, binary, s, d, face, t);
-        if (r) { times.push_back(ms_since(t0)); cpu.push_back(cpu_ms() - c0); }
-      }
+      });
       write_file(dir + "/kjit_face.bin", face.to_vector<int32_t>());
       write_file(dir + "/kjit_t.bin", t.to_vector<float>());
     } else {

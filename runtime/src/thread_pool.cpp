@@ -49,6 +49,7 @@ constexpr std::chrono::microseconds kSpin{50};
 /// Polls `ready` for up to kSpin; whether it became true.
 template <class Ready>
 bool spin_until(Ready ready) {
+  if (ready()) return true;  // before reading the clock: often the case
   const auto until = std::chrono::steady_clock::now() + kSpin;
   for (unsigned i = 1;; ++i) {
     if (ready()) return true;

@@ -13,6 +13,7 @@
 #include "kjit/kernel.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/gradcheck.hpp"
+#include "test_support.hpp"
 
 using namespace kjit;
 
@@ -68,12 +69,11 @@ TEST_CASE("device functions' own adjoints by the reverse transform: the emitter'
   // The same bits: the emitter's module loaded under KJIT_REVERSE_IR=0, the transform's without.
   for (int steps : {0, 4, 9}) {  // no loop, a loop, the early return
     INFO("steps = " << steps);
-    const char* before = std::getenv("KJIT_REVERSE_IR");
-    const std::string saved = before ? before : "";
-    setenv("KJIT_REVERSE_IR", "0", 1);
-    const std::vector<double> by_emitter = gradients(fadj_emitter::through_functions, steps);
-    if (before) setenv("KJIT_REVERSE_IR", saved.c_str(), 1);
-    else unsetenv("KJIT_REVERSE_IR");
+    std::vector<double> by_emitter;
+    {
+      kjit::test::ScopedEnv emitter_writes("KJIT_REVERSE_IR", "0");
+      by_emitter = gradients(fadj_emitter::through_functions, steps);
+    }
     const std::vector<double> by_transform = gradients(fadj_transform::through_functions, steps);
     REQUIRE(by_emitter.size() == by_transform.size());
     CHECK(std::memcmp(by_emitter.data(), by_transform.data(), by_emitter.size() * sizeof(double)) == 0);

@@ -82,15 +82,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// KJIT_REVERSE_IR set to `value` while it lives ("0": the adjoint emitter writes every adjoint).
-class ReverseIr {
- public:
-  explicit ReverseIr(const char* value) { setenv("KJIT_REVERSE_IR", value, 1); }
-  ~ReverseIr() { unsetenv("KJIT_REVERSE_IR"); }
-  ReverseIr(const ReverseIr&) = delete;
-  ReverseIr& operator=(const ReverseIr&) = delete;
-};
-
 /// Every file of `dir` by name, with its bytes.
 std::map<std::string, std::string> files(const fs::path& dir) {
   std::map<std::string, std::string> out;
@@ -155,7 +146,7 @@ void compare(const fuzz::GenOptions& gen, uint64_t first, uint64_t count, uint64
   std::map<std::string, std::map<std::string, std::string>> texts, values;
   std::map<std::string, fuzz::Summary> runs;
   for (const char* side : {"transform", "emitter"}) {
-    ReverseIr env(side == std::string("emitter") ? "0" : "1");
+    kjit::test::ScopedEnv env("KJIT_REVERSE_IR", side == std::string("emitter") ? "0" : "1");
     fuzz::CheckOptions g = o;  // the texts, one module per program
     g.generate_only = true;
     g.batch = 1;
@@ -212,7 +203,7 @@ std::map<std::string, std::string> both_sides(const std::function<std::string()>
   kjit::ModuleDef& m = kjit::module("fuzz_reverse_ir_kernels");
   std::map<std::string, std::string> out;
   for (const char* side : {"transform", "emitter"}) {
-    ReverseIr env(side == std::string("emitter") ? "0" : "1");
+    kjit::test::ScopedEnv env("KJIT_REVERSE_IR", side == std::string("emitter") ? "0" : "1");
     kjit::ModuleOptions o = m.options(), stale = o;
     o.opt_level = 1;
     stale.opt_level = 0;
