@@ -53,5 +53,8 @@ StrongZeroText strong_zero_parts(const std::string& adj_ret, const std::vector<s
 /// argument..., [adj_ret when the result is differentiable])`; the body of an automatic one
 /// reads adj_ret as `kj_adj_ret`.
 bool function_has_adjoint(const ir::Function& f);
+/// Whether the code generator writes device function `f`'s adjoint by reversing its body: it
+/// has one (function_has_adjoint) and the user gave none (a custom adjoint is printed as written).
+inline bool function_reversed(const ir::Function& f) { return function_has_adjoint(f) && !f.custom_adjoint; }
 
 }  // namespace kjit::codegen

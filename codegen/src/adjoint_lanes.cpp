@@ -102,7 +102,7 @@ class AdjointLanes : LaneCode {
     // vectorize a gather under a condition).
     std::string absent;
     for (const std::string& a : read_adjoints())
-      absent += (absent.empty() ? "" : " || ") + ("!" + a + ".data");
+      absent += (absent.empty() ? "" : " || ") + ("!" + array_present(a));
     if (!absent.empty()) {
       w().line("if (" + absent + ") {", 1);
       w().line(threads_ + "(dim, kj_base, kj_base + " + width() + param_names() + ");", 2);

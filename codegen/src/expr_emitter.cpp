@@ -268,7 +268,7 @@ std::string ExprEmitter::call_adjoint(const ir::Stmt& s) const {
     for (size_t k = 1; k < value; ++k) indices += ", " + n_.value(s.args[k]);
     const std::string& adj_array = n_.value(s.args.back());
     const auto [before, after] = atomic_select_adjoint(n_.value(s.args[0]), indices, n_.value(s.args[value]), adj_array);
-    return "if (" + adj_array + ".data) " + before + n_.var(s.outs.at(value)) + after;
+    return if_present(adj_array) + before + n_.var(s.outs.at(value)) + after;
   }
   const ir::Type& whole = n_.fn.type_of(s.args[0]);
   if (of == ir::Op::Extract && whole.shape == ir::Shape::Struct)

@@ -48,6 +48,13 @@ std::string const_literal(const ir::Stmt& s);
 /// (the signature's, the emitter's and the reverse transform's seed, a user adjoint's binding).
 inline constexpr const char kAdjointOfResult[] = "kj_adj_ret";
 
+/// Whether generated array parameter `a` is there: a launch passes no adjoint array for an
+/// argument whose gradient it does not want, and a user adjoint's call none for an argument
+/// that has no adjoint, so every access to such an array is guarded by this condition.
+inline std::string array_present(const std::string& a) { return a + ".data"; }
+/// `if (<a is there>) `, put before a statement that touches array `a` (array_present).
+inline std::string if_present(const std::string& a) { return "if (" + array_present(a) + ") "; }
+
 /// The call of device function `name`'s adjoint, as its adjoint's signature takes them:
 /// adj_<name>(dim, kj_index, the operands, the result (none: ""), the adjoint of each
 /// differentiable operand, the result's adjoint (none: "")), in pieces around the adjoint

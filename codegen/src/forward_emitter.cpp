@@ -23,13 +23,13 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
   const bool without_effects = mode == ForwardMode::Replay;
   // In a user adjoint, accesses to an array go through this guard (see ForwardMode).
   auto guarded = [&](const ir::Stmt& s) {
-    return mode == ForwardMode::UserAdjoint ? "if (" + n.value(s.args[0]) + ".data) " : std::string();
+    return mode == ForwardMode::UserAdjoint ? if_present(n.value(s.args[0])) : std::string();
   };
   for (const ir::Stmt& s : block.stmts) {
     const ir::SourceLoc& loc = s.loc;
     if (s.op == ir::Op::Param) continue;  // parameters are named directly
     if (s.op == ir::Op::ArrayLoad && mode == ForwardMode::UserAdjoint) {
-      w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + n.value(s.args[0]) + ".data ? " +
+      w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + array_present(n.value(s.args[0])) + " ? " +
                       ex.expr(s) + " : " + s.type.cpp() + "{};", indent, loc);
       continue;
     }
@@ -57,7 +57,7 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
         if (without_effects)  // the value is the element's current one (a replay without effects)
           w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.element(s, s.args.size() - 1 - (s.atomic_op() == ir::AtomicOp::Cas ? 2 : 1)) + ";", indent, loc);
         else if (mode == ForwardMode::UserAdjoint)
-          w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + n.value(s.args[0]) + ".data ? " +
+          w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + array_present(n.value(s.args[0])) + " ? " +
                           ex.atomic(s) + " : " + s.type.cpp() + "{};", indent, loc);
         else
           w.user_line("const " + s.type.cpp() + " " + n.value(s.result) + " = " + ex.atomic(s) + ";", indent, loc);
@@ -129,13 +129,13 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
       case ir::Op::AdjArrayAdd: {  // only where the caller asked for the array's adjoint
         const std::string a = n.value(s.args[0]), element = ex.element(s, s.args.size() - 2);
         const std::string& value = n.value(s.args.back());
-        w.user_line("if (" + a + ".data) " + ex.adjoint_add(a, element, value, n.fn.type_of(s.args.back()), s.own_element()) +
+        w.user_line(if_present(a) + ex.adjoint_add(a, element, value, n.fn.type_of(s.args.back()), s.own_element()) +
                         ";" + (s.own_element() ? ExprEmitter::kOwnAddComment : ""),
                     indent, loc);
         break;
       }
       case ir::Op::AdjArrayRead:
-        w.user_line("if (" + n.value(s.args[0]) + ".data) " + n.var(s.var()) + (s.subtracts() ? " -= " : " += ") +
+        w.user_line(if_present(n.value(s.args[0])) + n.var(s.var()) + (s.subtracts() ? " -= " : " += ") +
                         ex.element(s, s.args.size() - 1) + ";", indent, loc);
         break;
       case ir::Op::AccumParam:

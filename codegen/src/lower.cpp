@@ -125,7 +125,7 @@ class Lowering {
         l.adjoint_lanes.emplace(l.jumps_lowered, no_atomic_adjoint(l.jumps_lowered));
         analysed(who, "adjoint_lanes", [&] { return lanes_text(*l.adjoint_lanes); });
       }
-      const bool reversed = kernel ? l.adjoint_obstacle.empty() : function_has_adjoint(fn) && !fn.custom_adjoint;
+      const bool reversed = kernel ? l.adjoint_obstacle.empty() : function_reversed(fn);
       if (adjoints && reversed) {
         l.adjoint_loops = AdjointLoops(l.jumps_lowered);
         analysed(who, "adjoint_loops", [&] { return loops_text(l.adjoint_loops); });

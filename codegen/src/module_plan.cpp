@@ -121,7 +121,7 @@ ModulePlan plan_module(const std::vector<const ir::Function*>& kernels, const Co
   std::map<const ir::Function*, std::vector<PlannedLoop>> function_loops;
   for (const ir::Function* f : plan.functions) {
     plan.function_first_loop[f] = next;
-    if (!plan.function_adjoints || f->custom_adjoint || !function_has_adjoint(*f)) continue;
+    if (!plan.function_adjoints || !function_reversed(*f)) continue;
     generating("device function '" + f->name + "'", f->loc, nullptr, [&] {
       for (const AdjointLoop& l : plan.lowered.of(*f).adjoint_loops.list) function_loops[f].push_back({++next, l.stmt->loc});
     });

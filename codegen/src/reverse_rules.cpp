@@ -169,7 +169,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       std::string elem = "kj::elem(" + a;
       for (size_t i = 1; i < s.args.size(); ++i) elem += ", " + v(s.args[i]);
       elem += ")";
-      r.when = a + ".data";
+      r.when = array_present(a);
       const bool own = owned(s.args[0]);
       r.steps.push_back({K::Effect, {}, {ex_.adjoint_add(a, elem, adj(s.result), s.type, own)}});
       if (own) r.comment = ExprEmitter::kOwnAddComment;
@@ -181,7 +181,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       const std::string a = adj_array(s.args[0]);
       std::string elem = "kj::elem(" + a;
       for (size_t i = 1; i + 1 < s.args.size(); ++i) elem += ", " + v(s.args[i]);
-      r.when = a + ".data";
+      r.when = array_present(a);
       r.steps.push_back(step(K::Add, value_target(value), elem + ")"));
       break;
     }
@@ -191,7 +191,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       std::string idx;
       for (size_t i = 1; i + 1 < s.args.size(); ++i) idx += ", " + v(s.args[i]);
       const std::string elem = "kj::elem(" + a + idx + ")";
-      r.when = a + ".data";
+      r.when = array_present(a);
       switch (s.atomic_op()) {
         case ir::AtomicOp::Add:
           r.steps.push_back(step(K::Add, value_target(value), elem));
