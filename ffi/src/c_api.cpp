@@ -6,6 +6,7 @@
 #include "frame.hpp"
 #include "kernel_info.hpp"
 #include "kjit/ffi/ffi.hpp"
+#include "kjit/runtime/cpu_threads.hpp"
 #include "kjit/runtime/device.hpp"
 #include "kjit/runtime/launch.hpp"
 #include "kjit/runtime/modules.hpp"
@@ -117,6 +118,31 @@ KJIT_FFI_EXPORT int kjit_ffi_preload(const char* name, const char* device) {
         return 0;
       },
       -1);
+}
+
+/// Runs the cpu device's pooled work on the thread team of `openmp_library`, a libgomp already
+/// loaded in this process (kjit::share_cpu_threads); NULL: on kjit's own pool again. 0 on
+/// success, -1 on error (nothing changed).
+KJIT_FFI_EXPORT int kjit_ffi_share_cpu_threads(const char* openmp_library) {
+  return capture(
+      [&]() -> int {
+        if (openmp_library)
+          kjit::share_cpu_threads(openmp_library);
+        else
+          kjit::use_own_cpu_threads();
+        return 0;
+      },
+      -1);
+}
+
+/// What runs the cpu device's pooled work: "kjit" or the OpenMP library's path.
+KJIT_FFI_EXPORT const char* kjit_ffi_cpu_threads() {
+  return capture(
+      [&]() -> const char* {
+        t_result = kjit::cpu_threads();
+        return t_result.c_str();
+      },
+      nullptr);
 }
 
 /// The signature of callable `name` as JSON (as for kernels, plus its graph mode).

@@ -121,6 +121,20 @@ void ThreadPool::work(unsigned slot) {
   }
 }
 
+/// A job run on a team: each member takes the job's chunks under its team number as slot.
+struct ThreadPool::TeamCall {
+  Job* job;
+  const Team* team;
+};
+
+void ThreadPool::run_team_member(void* context) {
+  auto* call = static_cast<TeamCall*>(context);
+  const unsigned outer = t_slot;  // a worker of this pool that submits keeps its own slot after
+  t_slot = unsigned(call->team->thread_num());
+  run_chunks(*call->job);
+  t_slot = outer;
+}
+
 void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int64_t, int64_t),
                               void* context, int64_t align) {
   if (n <= 0) return;
@@ -141,6 +155,12 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, void (*body)(void*, int6
   job.chunk = std::max(grain, (n + int64_t(size()) * 4 - 1) / (int64_t(size()) * 4));
   job.chunk = (job.chunk + align - 1) / align * align;
   job.chunks = (n + job.chunk - 1) / job.chunk;
+  if (const Team* team = team_.load(std::memory_order_acquire)) {
+    // The region ends when every member has left it: every chunk has run.
+    TeamCall call{&job, team};
+    team->parallel(&run_team_member, &call, size(), 0);
+    return;
+  }
   bool sleepers;
   {
     std::lock_guard<std::mutex> lock(mutex_);

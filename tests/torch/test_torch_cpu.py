@@ -5,6 +5,7 @@ in/out arrays and bad input (each error naming the argument)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import traceback
 
@@ -425,6 +426,32 @@ def test_bad_input():
     springs = kt.kernel("demo::springs_f64", launch_dims=1, output_dims=2)
     raises(TypeError, "Invalid data type for array argument 'pairs', expected int32, got float64", springs,
            rnd(2, 3), rnd(2, requires_grad=True), rnd(1), 2.0)
+
+
+def test_shared_cpu_threads():
+    """kt.load puts kjit's pooled cpu work on torch's OpenMP team (kjit::share_cpu_threads):
+    large launches, forward and adjoint, give torch's values there; KJIT_TORCH_SHARE_THREADS=0
+    keeps kjit's own threads."""
+    where = kt.cpu_threads()
+    if "parallel backend: OpenMP" in torch.__config__.parallel_info():
+        assert os.path.basename(where).startswith(("libgomp", "libomp", "libiomp5")), where
+        with open("/proc/self/maps") as maps:
+            assert where in maps.read(), f"{where} is not loaded in this process"
+    else:
+        assert where == "kjit", where
+    n = (1 << 20) + 3  # pooled, with a partial last block
+    x, y = rnd(n), rnd(n)
+    for _ in range(3):  # unmeasured, then measured launches
+        close(daxpy(x, y, 2.0), 2 * x + y)
+    xg = x.clone().requires_grad_()
+    a = torch.tensor(2.0, dtype=F64, requires_grad=True)
+    (daxpy(xg, y, a) * y).sum().backward()
+    close(xg.grad, 2 * y)
+    close(a.grad, (x * y).sum(), tol=1e-9)
+    script = "import os, kjit.torch as kt; kt.load(os.environ['KJIT_DEMO_LIBRARY']); print(kt.cpu_threads())"
+    own = subprocess.run([sys.executable, "-c", script], env={**os.environ, "KJIT_TORCH_SHARE_THREADS": "0"},
+                         capture_output=True, text=True, check=True)
+    assert own.stdout.strip() == "kjit", own.stdout
 
 
 def main() -> int:

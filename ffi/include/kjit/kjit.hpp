@@ -7,6 +7,7 @@
 //   <kjit/runtime/modules.hpp>    building and loading modules ahead of their first launch
 //   <kjit/runtime/devices.hpp>    the CUDA driver and devices of this machine
 //   <kjit/runtime/dlpack.hpp>     DLPack: other libraries' tensors as arrays, and back
+//   <kjit/runtime/cpu_threads.hpp> the cpu device's threads: kjit's pool or an OpenMP team
 //   <kjit/kernel.hpp>             kernel definitions and the registry (names, parameters)
 //   <kjit/ffi.hpp>                the XLA FFI API (JAX)
 // Kernel headers need only <kjit/dsl.hpp>.

@@ -13,6 +13,6 @@ See docs/TORCH.md.
 
 from .._libkjit import KjitError
 from ._kernel import KernelOp, kernel
-from ._library import kernels, load
+from ._library import cpu_threads, kernels, load
 
-__all__ = ["KernelOp", "KjitError", "kernel", "kernels", "load"]
+__all__ = ["KernelOp", "KjitError", "cpu_threads", "kernel", "kernels", "load"]

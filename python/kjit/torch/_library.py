@@ -58,6 +58,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("kjit_ffi_preload", c.c_int, [c.c_char_p, c.c_char_p]),
         # A prepared call (Prepared), the per-thread data pointers and the stream, as addresses.
         ("kjit_ffi_launch_call", c.c_int, [c.c_void_p, c.c_void_p, c.c_void_p]),
+        ("kjit_ffi_share_cpu_threads", c.c_int, [c.c_char_p]),
+        ("kjit_ffi_cpu_threads", c.c_char_p, []),
     ]:
         fn = getattr(lib, name)
         fn.restype = res
@@ -98,6 +100,46 @@ def load(path: str, kjit_library: str | None = None) -> None:
             raise KjitError(f"libkjit.so's kjit_ffi_launch is version {version}, kjit.torch speaks {LAUNCH_VERSION}")
         _lib = candidate
         _launch_call = candidate.kjit_ffi_launch_call
+        _share_torch_threads(candidate)
+
+
+#: The OpenMP runtimes whose thread team kjit's cpu launches can share (libgomp's ABI).
+_OPENMP_NAMES = ("libgomp", "libomp", "libiomp5")
+
+
+def _torch_openmp_library() -> str | None:
+    """The OpenMP runtime torch's intra-op threads run on, as loaded in this process: its own
+    copy under torch/lib first (the wheels'), else any loaded one; None when torch's parallel
+    backend is not OpenMP or no runtime is loaded."""
+    if "parallel backend: OpenMP" not in torch.__config__.parallel_info():
+        return None
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split(maxsplit=5)[-1].strip() for line in maps if "/lib" in line}
+    except OSError:
+        return None
+    found = sorted(p for p in paths if os.path.basename(p).startswith(_OPENMP_NAMES) and ".so" in p)
+    own = os.path.join(os.path.dirname(torch.__file__), "lib") + os.sep
+    return next((p for p in found if p.startswith(own)), found[0] if found else None)
+
+
+def _share_torch_threads(lib: ctypes.CDLL) -> None:
+    """kjit's pooled cpu work on torch's OpenMP team (kjit::share_cpu_threads): both poll for
+    work when idle, so two thread sets in one process take turns on the cores, and a launch
+    after a torch op ran on one thread (1 M elements: 1.6-1.9x torch.add's time instead of
+    1.0-1.2x, docs/TORCH.md). KJIT_TORCH_SHARE_THREADS=0 keeps kjit's own pool."""
+    if os.environ.get("KJIT_TORCH_SHARE_THREADS", "1") == "0":
+        return
+    path = _torch_openmp_library()
+    if path is not None and lib.kjit_ffi_share_cpu_threads(path.encode()) != 0:
+        raise KjitError(f"kjit.torch.load: sharing torch's OpenMP threads: {last_error()} (set "
+                        "KJIT_TORCH_SHARE_THREADS=0 to keep kjit's own threads)")
+
+
+def cpu_threads() -> str:
+    """What runs kjit's pooled cpu work: "kjit" (its own threads) or the path of the OpenMP
+    runtime whose team it shares (torch's libgomp, set by load())."""
+    return lib().kjit_ffi_cpu_threads().decode()
 
 
 def signature(name: str) -> Signature:

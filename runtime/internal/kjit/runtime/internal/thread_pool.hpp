@@ -1,5 +1,6 @@
 // The cpu device's persistent thread pool: splits a launch's index range across all
-// hardware threads, the launching thread included (internal).
+// hardware threads, the launching thread included, on its own workers or on the thread team
+// of an OpenMP runtime the process already runs (internal).
 #pragma once
 
 #include <atomic>
@@ -42,8 +43,24 @@ class ThreadPool {
   void parallel_for(int64_t n, int64_t grain, void (*body)(void* context, int64_t, int64_t),
                     void* context, int64_t align = 1);
 
+  /// An OpenMP runtime's entry points (GCC's libgomp ABI): a parallel region of `threads`
+  /// threads running `fn(data)`, and the calling thread's number in its team.
+  struct Team {
+    void (*parallel)(void (*fn)(void*), void* data, unsigned threads, unsigned flags);
+    int (*thread_num)();
+  };
+  /// From now on, jobs run on `team`'s threads (size() of them, numbered as slots) instead of
+  /// the workers, which sleep; null: on the workers again. Two thread sets that both poll for
+  /// work take turns on the same cores, so a process that also runs an OpenMP team (PyTorch's
+  /// intra-op threads) shares that team. `team` must outlive every later job.
+  void use_team(const Team* team) { team_.store(team, std::memory_order_release); }
+  /// The team jobs run on (null: the pool's own workers).
+  const Team* team() const { return team_.load(std::memory_order_acquire); }
+
  private:
   struct Job;
+  struct TeamCall;
+  static void run_team_member(void* context);
   void work(unsigned slot);
   static void run_chunks(Job& job);
   void queue_changed() { queued_.store(int(queue_.size()), std::memory_order_release); }
@@ -54,6 +71,7 @@ class ThreadPool {
   std::deque<Job*> queue_;
   std::atomic<int> queued_{0};  ///< queue_.size(), read without the mutex by idle workers
   int sleeping_ = 0;            ///< workers waiting on wake_ (guarded by mutex_)
+  std::atomic<const Team*> team_{nullptr};
   bool stop_ = false;
 };
 
