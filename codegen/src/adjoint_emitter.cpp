@@ -486,16 +486,10 @@ class AdjointEmitter {
       case ir::Op::CallFunc:
         write_scalar_rule(w_, rules_.rule(s), n_, indent, s.loc);
         break;
-      case ir::Op::TangentCall:  // refused by adjoint_obstacle
-        KJIT_CHECK(false, std::string("the adjoint reached the tangent of ") + ir::builtin_info(s.builtin()).name);
-        break;
-      case ir::Op::GradFunc:  // refused by adjoint_obstacle (function_has_adjoint for functions)
-        KJIT_CHECK(false, "the adjoint reached grad(" + fn_.callees.at(s.callee())->name + ")");
-        break;
+      case ir::Op::TangentCall: case ir::Op::GradFunc:
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
       case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
-        KJIT_CHECK(false, std::string("the adjoint reached the reverse transform's ") + ir::op_name(s.op));
-        break;
+        adjoint_cannot_reverse(fn_, s);
     }
   }
 
@@ -574,6 +568,14 @@ void emit_adjoint_kernel_body(SourceWriter& w, const LoweredFunction& lowered,
 void emit_adjoint_body(SourceWriter& w, const LoweredFunction& lowered,
                        const CodegenOptions& options, int first_loop, const FunctionNames* functions) {
   emit_adjoint_kernel_body(w, lowered, options, first_loop, functions, "", nullptr);
+}
+
+void adjoint_cannot_reverse(const ir::Function& fn, const ir::Stmt& s) {
+  std::string what = std::string("the reverse transform's ") + ir::op_name(s.op);
+  if (s.op == ir::Op::TangentCall) what = std::string("the tangent of ") + ir::builtin_info(s.builtin()).name;
+  if (s.op == ir::Op::GradFunc) what = "grad(" + fn.callees.at(s.callee())->name + ")";
+  KJIT_CHECK(false, "the adjoint reached " + what);
+  __builtin_unreachable();  // KJIT_CHECK(false, ...) throws
 }
 
 bool function_has_adjoint(const ir::Function& f) {

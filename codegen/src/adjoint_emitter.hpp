@@ -53,6 +53,10 @@ StrongZeroText strong_zero_parts(const std::string& adj_ret, const std::vector<s
 /// argument..., [adj_ret when the result is differentiable])`; the body of an automatic one
 /// reads adj_ret as `kj_adj_ret`.
 bool function_has_adjoint(const ir::Function& f);
+/// Fails, saying what it met, for statement `s` of `fn` that no adjoint writer takes: the
+/// tangent of a builtin or grad() of a function (adjoint_obstacle refuses them first), or a
+/// statement the reverse transform makes (it is an adjoint already).
+[[noreturn]] void adjoint_cannot_reverse(const ir::Function& fn, const ir::Stmt& s);
 /// Whether the code generator writes device function `f`'s adjoint by reversing its body: it
 /// has one (function_has_adjoint) and the user gave none (a custom adjoint is printed as written).
 inline bool function_reversed(const ir::Function& f) { return function_has_adjoint(f) && !f.custom_adjoint; }

@@ -248,16 +248,10 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
       KJIT_CHECK(false, std::string("the adjoint reached an unlowered ") + ir::op_name(s.op));
       break;
-    case ir::Op::TangentCall:  // refused by adjoint_obstacle
-      KJIT_CHECK(false, std::string("the adjoint reached the tangent of ") + ir::builtin_info(s.builtin()).name);
-      break;
-    case ir::Op::GradFunc:  // refused by adjoint_obstacle (function_has_adjoint for functions)
-      KJIT_CHECK(false, "the adjoint reached grad(" + fn_.callees.at(s.callee())->name + ")");
-      break;
+    case ir::Op::TangentCall: case ir::Op::GradFunc:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:  // they are adjoints already
-      KJIT_CHECK(false, std::string("the adjoint reached the reverse transform's ") + ir::op_name(s.op));
-      break;
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+      adjoint_cannot_reverse(fn_, s);
   }
   if (r.empty()) return r;
   if (s.op == ir::Op::StoreVar) r.reads.push_back(var_target(s.var()));
