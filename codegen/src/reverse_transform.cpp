@@ -7,6 +7,7 @@
 
 #include "adjoint_emitter.hpp"
 #include "builtin_codegen.hpp"
+#include "derivative_frame.hpp"
 #include "kjit/error.hpp"
 #include "kjit/ir/structs.hpp"
 #include "kjit/ir/type.hpp"
@@ -31,16 +32,8 @@ std::map<ir::ValueId, ForwardDef> forward_defs(const ir::Block& b) {
 }
 
 ir::Function ReverseBuilder::run() {
-  out_.name = in_.name + ".adjoint";
-  out_.is_function = in_.is_function;  // its parameters' adjoints go to its caller
-  out_.params = in_.params;
-  for (const ir::Param& p : in_.params) out_.params.push_back(ir::Param{"adj_" + p.name, p.type});
-  out_.vars = in_.vars;
-  out_.values = in_.values;
-  out_.strings = in_.strings;
-  out_.callees = in_.callees;
-  out_.launch_ndim = in_.launch_ndim;
-  out_.loc = in_.loc;
+  // A function's parameters' adjoints go to its caller (is_function, kept).
+  out_ = derivative_frame(in_, in_.name + ".adjoint", [](const std::string& p) { return "adj_" + p; });
   ir::Block& body = out_.body;
   // The adjoint arrays the sweep adds into or reads.
   for (const auto& [value, index] : params_) {

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "builtin_codegen.hpp"
+#include "derivative_frame.hpp"
 #include "kjit/ir/builder.hpp"
 #include "kjit/codegen/tangent.hpp"
 #include "kjit/error.hpp"
@@ -37,16 +38,9 @@ class TangentTransform {
   TangentTransform(const ir::Function& in, FunctionTangents& functions) : in_(in), functions_(functions) {}
 
   ir::Function run() {
-    out_.name = in_.is_function ? in_.name + ".tangent" : tangent_name(in_.name);
-    out_.params = in_.params;
-    out_.vars = in_.vars;
-    out_.values = in_.values;
-    out_.strings = in_.strings;
-    out_.launch_ndim = in_.launch_ndim;
-    out_.loc = in_.loc;
-    out_.is_function = in_.is_function;
-    out_.callees = in_.callees;  // plain calls keep their index; unused ones are pruned below
-    for (const ir::Param& p : in_.params) out_.params.push_back(ir::Param{tangent_param_name(p.name), p.type});
+    // Plain calls keep their callee's index; unused callees are pruned below.
+    out_ = derivative_frame(in_, in_.is_function ? in_.name + ".tangent" : tangent_name(in_.name),
+                            [this](const std::string& p) { return tangent_param_name(p); });
     tan_.assign(in_.values.size(), kZero);
     active_.assign(in_.values.size(), false);
     active_var_.assign(in_.vars.size(), false);
