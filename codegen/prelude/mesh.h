@@ -381,31 +381,38 @@ KJ_FUNC void ray_node_enter(const kj_int32* node, const vec_t<3, S>& o, const ve
 }
 
 #if !KJ_CUDA && defined(__GNUC__)
-// The float node test on four-lane vectors: the slots' rows as stored, and the pairs' (lanes 0
-// and 2 of each row's lane-swapped min or max with itself). The scalar test of six boxes was
-// most of a cache-resident mesh's walk (Warp's 12,200-face bunny: 1.6x the binary traversal's
-// time). Same operations lane by lane; the selects are bit blends, so min, max and the NaN
-// replacements give the scalar code's values exactly.
+// The float node test on eight-lane vectors: lanes 0-3 the slots' rows as stored, lanes 4-7
+// the pairs' (each row's min or max with its lane-swapped self: lanes 4 and 6 hold pair 0's
+// and pair 1's), one vector operation per step for all six boxes. The scalar test of six
+// boxes was most of a cache-resident mesh's walk (Warp's 12,200-face bunny: 1.6x the binary
+// traversal's time); two four-lane tests were a third of the 1 M-ray bench's walk. Same
+// operations lane by lane; the selects are bit blends, so min, max and the NaN replacements
+// give the scalar code's values exactly.
 typedef float RayF4 __attribute__((vector_size(16)));
-typedef kj_int32 RayI4 __attribute__((vector_size(16)));
+typedef float RayF8 __attribute__((vector_size(32)));
+typedef kj_int32 RayI8 __attribute__((vector_size(32)));
 /// m ? a : b lane by lane (m's lanes all ones or all zeros, as comparisons give).
-KJ_FUNC RayF4 ray_pick(RayI4 m, RayF4 a, RayF4 b) { return (RayF4)((m & (RayI4)a) | (~m & (RayI4)b)); }
-KJ_FUNC RayF4 ray_splat(float x) { return RayF4{x, x, x, x}; }
-#if defined(__SSE__)
+KJ_FUNC RayF8 ray_pick(RayI8 m, RayF8 a, RayF8 b) { return (RayF8)((m & (RayI8)a) | (~m & (RayI8)b)); }
+KJ_FUNC RayF8 ray_splat(float x) { return RayF8{x, x, x, x, x, x, x, x}; }
+#if defined(__AVX__)
 // minps(a, b) is a < b ? a : b lane by lane, NaNs and signed zeros included (the second operand
 // unless the first is less): mesh_min's and mesh_max's selects in one instruction, where the
 // blend took three (3 % of the 1 M-ray bench's kernel cpu).
-KJ_FUNC RayF4 ray_min(RayF4 a, RayF4 b) { return __builtin_ia32_minps(a, b); }  // mesh_min
-KJ_FUNC RayF4 ray_max(RayF4 a, RayF4 b) { return __builtin_ia32_maxps(b, a); }  // mesh_max
+KJ_FUNC RayF8 ray_min(RayF8 a, RayF8 b) { return __builtin_ia32_minps256(a, b); }  // mesh_min
+KJ_FUNC RayF8 ray_max(RayF8 a, RayF8 b) { return __builtin_ia32_maxps256(b, a); }  // mesh_max
 #else
-KJ_FUNC RayF4 ray_min(RayF4 a, RayF4 b) { return ray_pick(a < b, a, b); }  // mesh_min
-KJ_FUNC RayF4 ray_max(RayF4 a, RayF4 b) { return ray_pick(a < b, b, a); }  // mesh_max
+KJ_FUNC RayF8 ray_min(RayF8 a, RayF8 b) { return ray_pick(a < b, a, b); }  // mesh_min
+KJ_FUNC RayF8 ray_max(RayF8 a, RayF8 b) { return ray_pick(a < b, b, a); }  // mesh_max
 #endif
-KJ_FUNC RayF4 ray_swap_pairs(RayF4 a) { return RayF4{a[1], a[0], a[3], a[2]}; }
-/// ray_slab on four lanes: t0, t1 narrowed by the slab between lo and hi.
-KJ_FUNC void ray_slab4(RayF4 lo, RayF4 hi, float o, float inv, float tmax, RayF4& t0, RayF4& t1) {
-  const RayF4 vo = ray_splat(o), vinv = ray_splat(inv);
-  RayF4 a = (lo - vo) * vinv, b = (hi - vo) * vinv;
+/// Row r's lanes 0-3 twice (`a`) and with its lanes swapped in pairs (`b`): min(a, b) and
+/// max(a, b) hold the slots' values in lanes 0-3 (a lane's min or max with itself) and the
+/// pairs' in lanes 4 and 6, the operands in the order mesh_min and mesh_max take them.
+KJ_FUNC RayF8 ray_row_twice(RayF4 r) { return __builtin_shufflevector(r, r, 0, 1, 2, 3, 0, 1, 2, 3); }
+KJ_FUNC RayF8 ray_row_paired(RayF4 r) { return __builtin_shufflevector(r, r, 0, 1, 2, 3, 1, 0, 3, 2); }
+/// ray_slab on eight lanes: t0, t1 narrowed by the slab between lo and hi.
+KJ_FUNC void ray_slab8(RayF8 lo, RayF8 hi, float o, float inv, float tmax, RayF8& t0, RayF8& t1) {
+  const RayF8 vo = ray_splat(o), vinv = ray_splat(inv);
+  RayF8 a = (lo - vo) * vinv, b = (hi - vo) * vinv;
   a = ray_pick(a != a, ray_splat(-tmax - 1.0f), a);
   b = ray_pick(b != b, ray_splat(tmax + 1.0f), b);
   t0 = ray_max(t0, ray_min(a, b));
@@ -413,19 +420,19 @@ KJ_FUNC void ray_slab4(RayF4 lo, RayF4 hi, float o, float inv, float tmax, RayF4
 }
 KJ_FUNC void ray_node_enter(const kj_int32* node, const vec_t<3, float>& o, const vec_t<3, float>& inv, float tmax,
                             float* slot, float* pair) {
-  RayF4 s0 = ray_splat(0.0f), s1 = ray_splat(tmax), p0 = s0, p1 = s1;
+  RayF8 t0 = ray_splat(0.0f), t1 = ray_splat(tmax);
   for (int i = 0; i < 3; ++i) {
-    RayF4 lo, hi;
-    __builtin_memcpy(&lo, node + 4 * i, sizeof lo);
-    __builtin_memcpy(&hi, node + 4 * (3 + i), sizeof hi);
-    ray_slab4(lo, hi, o.c[i], inv.c[i], tmax, s0, s1);
-    ray_slab4(ray_min(lo, ray_swap_pairs(lo)), ray_max(hi, ray_swap_pairs(hi)), o.c[i], inv.c[i], tmax, p0, p1);
+    RayF4 lo4, hi4;
+    __builtin_memcpy(&lo4, node + 4 * i, sizeof lo4);
+    __builtin_memcpy(&hi4, node + 4 * (3 + i), sizeof hi4);
+    const RayF8 lo = ray_min(ray_row_twice(lo4), ray_row_paired(lo4));
+    const RayF8 hi = ray_max(ray_row_twice(hi4), ray_row_paired(hi4));
+    ray_slab8(lo, hi, o.c[i], inv.c[i], tmax, t0, t1);
   }
-  const RayF4 missed = ray_splat(ray_box_missed(tmax));
-  const RayF4 es = ray_pick(s0 <= s1, s0, missed), ep = ray_pick(p0 <= p1, p0, missed);
-  for (int j = 0; j < 4; ++j) slot[j] = es[j];
-  pair[0] = ep[0];
-  pair[1] = ep[2];
+  const RayF8 e = ray_pick(t0 <= t1, t0, ray_splat(ray_box_missed(tmax)));
+  for (int j = 0; j < 4; ++j) slot[j] = e[j];
+  pair[0] = e[4];
+  pair[1] = e[6];
 }
 #endif
 
