@@ -227,6 +227,7 @@ template <class S>
 struct WoopRay {
   int kx, ky, kz;
   S sx, sy, sz, ox, oy, oz;
+  WoopRay() = default;
   KJ_FUNC WoopRay(const vec_t<3, S>& o, const vec_t<3, S>& d) {
     kz = 0;
     S big = mesh_abs(d.c[0]);
@@ -445,8 +446,8 @@ KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, kj_int32 block, S t, kj
   enter[top++] = t;
 }
 
-/// mesh_first_hit's traversal over the ray tree `words`, from the root (entered at t_root): the
-/// binary traversal's visits in its order, so the same face wins ties. That traversal pops the
+/// mesh_first_hit's traversal over a ray tree, one ray's, a pop at a time (step): the binary
+/// traversal's visits in its order, so the same face wins ties. That traversal pops the
 /// nearer child first (the left one at equal entry), skips a box entered past the nearest hit
 /// so far, and tests the children of a popped box with that hit as the bound. Here a node tests
 /// its pairs' and its four slots' boxes at once and pushes the slots: the farther pair's, then
@@ -455,18 +456,35 @@ KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, kj_int32 block, S t, kj
 /// skips what skipping their pair's box did, and a box entered within a smaller bound has the
 /// same entry parameter whatever the bound, so the slots visited come in the same order.
 template <class S>
-KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const array_t<vec_t<3, float> >& points,
-                                    const array_t<kj_int32>& indices, const WoopRay<S>& ray, const vec_t<3, S>& o,
-                                    const vec_t<3, S>& inv, S best, S t_root) {
-  kj_int32 face = -1, fetch = -1;  // fetch: a face whose indices were asked for, not yet its points
+struct RayWalk {
+  WoopRay<S> ray;
+  vec_t<3, S> o, inv;
+  S best;
+  kj_int32 face, fetch;  // fetch: a face whose indices were asked for, not yet its points
+  int top;
   kj_int32 stack[kRayStack];
   S enter[kRayStack];
-  int top = 0;
-  if (t_root <= best) ray_push(words, words[0], words[1], t_root, stack, enter, top);
-  while (top > 0) {
+
+  /// Starts the walk of the ray tree `words` from its root, entered at t_root (past `best`:
+  /// missed).
+  KJ_FUNC void start(const kj_int32* words, const WoopRay<S>& r, const vec_t<3, S>& origin, const vec_t<3, S>& inverse,
+                     S bound, S t_root) {
+    ray = r;
+    o = origin;
+    inv = inverse;
+    best = bound;
+    face = fetch = -1;
+    top = 0;
+    if (t_root <= best) ray_push(words, words[0], words[1], t_root, stack, enter, top);
+  }
+
+  /// Pops one reference and tests it: a leaf's faces, or a node's boxes, pushing its slots.
+  /// False when nothing was left to pop (then `face` is the walk's answer).
+  KJ_FUNC bool step(const kj_int32* words, const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices) {
+    if (top == 0) return false;
     --top;
     const kj_int32 ref = stack[top];
-    if (enter[top] > best) continue;
+    if (enter[top] > best) return true;
     if (fetch >= 0) {
       ray_prefetch_face(points, indices, fetch, 1);
       fetch = -1;
@@ -485,7 +503,7 @@ KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const array_t<vec_t<3
           ray_prefetch_face(points, indices, face, 0);
         }
       }
-      continue;
+      return true;
     }
     const kj_int32* node = words + ref;
     S slot[4], pair[2];  // A's and B's boxes (pairs) are unions of their slots'
@@ -506,8 +524,13 @@ KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const array_t<vec_t<3
       if (far_t <= best) ray_push(words, node[kRayRefs + far_s], node[kRayBlocks + far_s], far_t, stack, enter, top);
       if (near_t <= best) ray_push(words, node[kRayRefs + near_s], node[kRayBlocks + near_s], near_t, stack, enter, top);
     }
+    return true;
   }
-  return face;
+};
+
+/// Whether `rays` holds a ray tree mesh_first_hit walks (not empty, dense).
+KJ_FUNC bool ray_tree_usable(const array_t<kj_int32>& rays) {
+  return rays.data && rays.ndim == 1 && rays.shape[0] > 0 && rays.strides[0] == kj_int64(sizeof(kj_int32));
 }
 
 /// The face the ray o + t d (t in [0, max_t)) meets first, or -1. Warp's mesh_query_ray's
@@ -523,8 +546,13 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
   const WoopRay<S> ray(o, d);
   S best = max_t;
   const S t_root = bvh_box_enter(bounds, 0, o, inv, best);
-  if (rays.data && rays.ndim == 1 && rays.shape[0] > 0 && rays.strides[0] == kj_int64(sizeof(kj_int32)))
-    return ray_tree_first_hit(rays.data, points, indices, ray, o, inv, best, t_root);
+  if (ray_tree_usable(rays)) {
+    RayWalk<S> walk;
+    walk.start(rays.data, ray, o, inv, best, t_root);
+    while (walk.step(rays.data, points, indices)) {
+    }
+    return walk.face;
+  }
   kj_int32 face = -1;
   kj_int32 stack[kBvhStack];
   S enter[kBvhStack];  // where the ray enters each stacked box: skipped once a hit is nearer
@@ -556,4 +584,53 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
   }
   return face;
 }
+
+#if !KJ_CUDA
+/// Rays the batched first-hit query walks at once, a pop of each in turn: the walks wait on
+/// memory (a node or leaf a level, a miss for the nodes and leaves that no cache holds), and
+/// the cpu overlaps the waits of independent walks.
+constexpr int kRayWalks = 4;
+
+/// mesh_first_hit for the N lanes of a lane function at once (lane l's ray o[l] + t d[l], t in
+/// [0, max_t[l]); lanes whose `on` is 0 get 0): each lane's face is mesh_first_hit's, the walks
+/// of the ray tree interleaved, kRayWalks at a time.
+template <int N, class S>
+KJ_FUNC void mesh_first_hit_lanes(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
+                                  const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
+                                  const array_t<kj_int32>& rays, const vec_t<3, S>* o, const vec_t<3, S>* d,
+                                  const S* max_t, const kj_int32* on, kj_int32* face) {
+  if (!ray_tree_usable(rays) || !nodes.data) {
+    for (int l = 0; l < N; ++l) face[l] = on[l] ? mesh_first_hit(points, indices, bounds, nodes, rays, o[l], d[l], max_t[l]) : 0;
+    return;
+  }
+  RayWalk<S> walk[kRayWalks];
+  int lane[kRayWalks];
+  int next = 0;
+  // Starts the next active lane's walk as walk g; false when no lane is left.
+  auto start = [&](int g) {
+    for (; next < N; ++next) {
+      const int l = next;
+      face[l] = on[l] ? -1 : 0;
+      if (!on[l] || !(max_t[l] > S(0))) continue;
+      vec_t<3, S> inv;
+      for (int i = 0; i < 3; ++i) inv.c[i] = S(1) / d[l].c[i];
+      const S t_root = bvh_box_enter(bounds, 0, o[l], inv, max_t[l]);
+      walk[g].start(rays.data, WoopRay<S>(o[l], d[l]), o[l], inv, max_t[l], t_root);
+      lane[g] = l;
+      ++next;
+      return true;
+    }
+    return false;
+  };
+  bool busy[kRayWalks];
+  int live = 0;
+  for (int g = 0; g < kRayWalks; ++g) live += (busy[g] = start(g));
+  while (live > 0)
+    for (int g = 0; g < kRayWalks; ++g) {
+      if (!busy[g] || walk[g].step(rays.data, points, indices)) continue;
+      face[lane[g]] = walk[g].face;
+      if (!(busy[g] = start(g))) --live;
+    }
+}
+#endif
 }  // namespace kj
