@@ -437,15 +437,6 @@ KJ_FUNC void ray_node_enter(const kj_int32* node, const vec_t<3, float>& o, cons
 }
 #endif
 
-/// Pushes ray tree reference r entered at t, and prefetches the block `block` (r's children
-/// when r is a node; r itself lies in its parent's block, prefetched with it).
-template <class S>
-KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, kj_int32 block, S t, kj_int32* stack, S* enter, int& top) {
-  ray_prefetch(words, block);
-  stack[top] = r;
-  enter[top++] = t;
-}
-
 /// mesh_first_hit's traversal over a ray tree, one ray's, a pop at a time (step): the binary
 /// traversal's visits in its order, so the same face wins ties. That traversal pops the
 /// nearer child first (the left one at equal entry), skips a box entered past the nearest hit
@@ -463,7 +454,26 @@ struct RayWalk {
   kj_int32 face, fetch;  // fetch: a face whose indices were asked for, not yet its points
   int top;
   kj_int32 stack[kRayStack];
+  kj_int32 blocks[kRayStack];  // the block of each stacked node, 0 once asked for (ray_prefetch)
   S enter[kRayStack];
+
+  /// Pushes ray tree reference r entered at t, with its block (r's children when r is a node;
+  /// 0 for a leaf).
+  KJ_FUNC void push(kj_int32 r, kj_int32 block, S t) {
+    stack[top] = r;
+    blocks[top] = block;
+    enter[top++] = t;
+  }
+  /// Asks for the block of the reference on top of the stack, which the walk pops next: a
+  /// block is asked for when its node is about to be popped, not when pushed (the walk stops
+  /// at its hit with most pushed nodes left unvisited, and their blocks, up to 12 lines each,
+  /// took the cpu's outstanding misses from the walk's).
+  KJ_FUNC void prefetch_top(const kj_int32* words) {
+    if (top > 0 && blocks[top - 1]) {
+      ray_prefetch(words, blocks[top - 1]);
+      blocks[top - 1] = 0;
+    }
+  }
 
   /// Starts the walk of the ray tree `words` from its root, entered at t_root (past `best`:
   /// missed).
@@ -475,7 +485,8 @@ struct RayWalk {
     best = bound;
     face = fetch = -1;
     top = 0;
-    if (t_root <= best) ray_push(words, words[0], words[1], t_root, stack, enter, top);
+    if (t_root <= best) push(words[0], words[1], t_root);
+    prefetch_top(words);
   }
 
   /// Pops one reference and tests it: a leaf's faces, or a node's boxes, pushing its slots.
@@ -485,6 +496,7 @@ struct RayWalk {
     --top;
     const kj_int32 ref = stack[top];
     if (enter[top] > best) return true;
+    if (blocks[top]) ray_prefetch(words, blocks[top]);  // not asked for yet: another node was on top
     if (fetch >= 0) {
       ray_prefetch_face(points, indices, fetch, 1);
       fetch = -1;
@@ -514,16 +526,17 @@ struct RayWalk {
       if (!(pair[p] <= best)) continue;
       const kj_int32 r0 = node[kRayRefs + 2 * p], r1 = node[kRayRefs + 2 * p + 1];
       if (r1 == 0) {  // the child is a leaf
-        ray_push(words, r0, 0, pair[p], stack, enter, top);
+        push(r0, 0, pair[p]);
         continue;
       }
       const S e0 = slot[2 * p], e1 = slot[2 * p + 1];
       const bool first0 = e0 <= e1;
       const int near_s = first0 ? 2 * p : 2 * p + 1, far_s = first0 ? 2 * p + 1 : 2 * p;
       const S near_t = first0 ? e0 : e1, far_t = first0 ? e1 : e0;
-      if (far_t <= best) ray_push(words, node[kRayRefs + far_s], node[kRayBlocks + far_s], far_t, stack, enter, top);
-      if (near_t <= best) ray_push(words, node[kRayRefs + near_s], node[kRayBlocks + near_s], near_t, stack, enter, top);
+      if (far_t <= best) push(node[kRayRefs + far_s], node[kRayBlocks + far_s], far_t);
+      if (near_t <= best) push(node[kRayRefs + near_s], node[kRayBlocks + near_s], near_t);
     }
+    prefetch_top(words);
     return true;
   }
 };
