@@ -327,8 +327,8 @@ template <int N> struct RayFloats {
 };
 
 /// Asks the cpu for the cache lines of the block whose block word is `block` (0: none) ahead of
-/// their use: a pushed node's children load side by side while the walk goes on, and the node
-/// the walk pops next has its record from its parent's block, asked for a level earlier.
+/// their use: the walk asks for a node's block when the node is next to pop (RayWalk), so its
+/// children load side by side while it is tested, and a child's record came with it.
 KJ_FUNC void ray_prefetch(const kj_int32* words, kj_int32 block) {
 #if !KJ_CUDA
   const kj_int32* w = words + kj_int64(block >> kRayBlockLineBits) * 16;
