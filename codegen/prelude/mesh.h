@@ -227,6 +227,7 @@ template <class S>
 struct WoopRay {
   int kx, ky, kz;
   S sx, sy, sz, ox, oy, oz;
+  WoopRay() = default;
   KJ_FUNC WoopRay(const vec_t<3, S>& o, const vec_t<3, S>& d) {
     kz = 0;
     S big = mesh_abs(d.c[0]);
@@ -326,8 +327,8 @@ template <int N> struct RayFloats {
 };
 
 /// Asks the cpu for the cache lines of the block whose block word is `block` (0: none) ahead of
-/// their use: a pushed node's children load side by side while the walk goes on, and the node
-/// the walk pops next has its record from its parent's block, asked for a level earlier.
+/// their use: the walk asks for a node's block when the node is next to pop (RayWalk), so its
+/// children load side by side while it is tested, and a child's record came with it.
 KJ_FUNC void ray_prefetch(const kj_int32* words, kj_int32 block) {
 #if !KJ_CUDA
   const kj_int32* w = words + kj_int64(block >> kRayBlockLineBits) * 16;
@@ -381,31 +382,38 @@ KJ_FUNC void ray_node_enter(const kj_int32* node, const vec_t<3, S>& o, const ve
 }
 
 #if !KJ_CUDA && defined(__GNUC__)
-// The float node test on four-lane vectors: the slots' rows as stored, and the pairs' (lanes 0
-// and 2 of each row's lane-swapped min or max with itself). The scalar test of six boxes was
-// most of a cache-resident mesh's walk (Warp's 12,200-face bunny: 1.6x the binary traversal's
-// time). Same operations lane by lane; the selects are bit blends, so min, max and the NaN
-// replacements give the scalar code's values exactly.
+// The float node test on eight-lane vectors: lanes 0-3 the slots' rows as stored, lanes 4-7
+// the pairs' (each row's min or max with its lane-swapped self: lanes 4 and 6 hold pair 0's
+// and pair 1's), one vector operation per step for all six boxes. The scalar test of six
+// boxes was most of a cache-resident mesh's walk (Warp's 12,200-face bunny: 1.6x the binary
+// traversal's time); two four-lane tests were a third of the 1 M-ray bench's walk. Same
+// operations lane by lane; the selects are bit blends, so min, max and the NaN replacements
+// give the scalar code's values exactly.
 typedef float RayF4 __attribute__((vector_size(16)));
-typedef kj_int32 RayI4 __attribute__((vector_size(16)));
+typedef float RayF8 __attribute__((vector_size(32)));
+typedef kj_int32 RayI8 __attribute__((vector_size(32)));
 /// m ? a : b lane by lane (m's lanes all ones or all zeros, as comparisons give).
-KJ_FUNC RayF4 ray_pick(RayI4 m, RayF4 a, RayF4 b) { return (RayF4)((m & (RayI4)a) | (~m & (RayI4)b)); }
-KJ_FUNC RayF4 ray_splat(float x) { return RayF4{x, x, x, x}; }
-#if defined(__SSE__)
+KJ_FUNC RayF8 ray_pick(RayI8 m, RayF8 a, RayF8 b) { return (RayF8)((m & (RayI8)a) | (~m & (RayI8)b)); }
+KJ_FUNC RayF8 ray_splat(float x) { return RayF8{x, x, x, x, x, x, x, x}; }
+#if defined(__AVX__)
 // minps(a, b) is a < b ? a : b lane by lane, NaNs and signed zeros included (the second operand
 // unless the first is less): mesh_min's and mesh_max's selects in one instruction, where the
 // blend took three (3 % of the 1 M-ray bench's kernel cpu).
-KJ_FUNC RayF4 ray_min(RayF4 a, RayF4 b) { return __builtin_ia32_minps(a, b); }  // mesh_min
-KJ_FUNC RayF4 ray_max(RayF4 a, RayF4 b) { return __builtin_ia32_maxps(b, a); }  // mesh_max
+KJ_FUNC RayF8 ray_min(RayF8 a, RayF8 b) { return __builtin_ia32_minps256(a, b); }  // mesh_min
+KJ_FUNC RayF8 ray_max(RayF8 a, RayF8 b) { return __builtin_ia32_maxps256(b, a); }  // mesh_max
 #else
-KJ_FUNC RayF4 ray_min(RayF4 a, RayF4 b) { return ray_pick(a < b, a, b); }  // mesh_min
-KJ_FUNC RayF4 ray_max(RayF4 a, RayF4 b) { return ray_pick(a < b, b, a); }  // mesh_max
+KJ_FUNC RayF8 ray_min(RayF8 a, RayF8 b) { return ray_pick(a < b, a, b); }  // mesh_min
+KJ_FUNC RayF8 ray_max(RayF8 a, RayF8 b) { return ray_pick(a < b, b, a); }  // mesh_max
 #endif
-KJ_FUNC RayF4 ray_swap_pairs(RayF4 a) { return RayF4{a[1], a[0], a[3], a[2]}; }
-/// ray_slab on four lanes: t0, t1 narrowed by the slab between lo and hi.
-KJ_FUNC void ray_slab4(RayF4 lo, RayF4 hi, float o, float inv, float tmax, RayF4& t0, RayF4& t1) {
-  const RayF4 vo = ray_splat(o), vinv = ray_splat(inv);
-  RayF4 a = (lo - vo) * vinv, b = (hi - vo) * vinv;
+/// Row r's lanes 0-3 twice (`a`) and with its lanes swapped in pairs (`b`): min(a, b) and
+/// max(a, b) hold the slots' values in lanes 0-3 (a lane's min or max with itself) and the
+/// pairs' in lanes 4 and 6, the operands in the order mesh_min and mesh_max take them.
+KJ_FUNC RayF8 ray_row_twice(RayF4 r) { return __builtin_shufflevector(r, r, 0, 1, 2, 3, 0, 1, 2, 3); }
+KJ_FUNC RayF8 ray_row_paired(RayF4 r) { return __builtin_shufflevector(r, r, 0, 1, 2, 3, 1, 0, 3, 2); }
+/// ray_slab on eight lanes: t0, t1 narrowed by the slab between lo and hi.
+KJ_FUNC void ray_slab8(RayF8 lo, RayF8 hi, float o, float inv, float tmax, RayF8& t0, RayF8& t1) {
+  const RayF8 vo = ray_splat(o), vinv = ray_splat(inv);
+  RayF8 a = (lo - vo) * vinv, b = (hi - vo) * vinv;
   a = ray_pick(a != a, ray_splat(-tmax - 1.0f), a);
   b = ray_pick(b != b, ray_splat(tmax + 1.0f), b);
   t0 = ray_max(t0, ray_min(a, b));
@@ -413,33 +421,24 @@ KJ_FUNC void ray_slab4(RayF4 lo, RayF4 hi, float o, float inv, float tmax, RayF4
 }
 KJ_FUNC void ray_node_enter(const kj_int32* node, const vec_t<3, float>& o, const vec_t<3, float>& inv, float tmax,
                             float* slot, float* pair) {
-  RayF4 s0 = ray_splat(0.0f), s1 = ray_splat(tmax), p0 = s0, p1 = s1;
+  RayF8 t0 = ray_splat(0.0f), t1 = ray_splat(tmax);
   for (int i = 0; i < 3; ++i) {
-    RayF4 lo, hi;
-    __builtin_memcpy(&lo, node + 4 * i, sizeof lo);
-    __builtin_memcpy(&hi, node + 4 * (3 + i), sizeof hi);
-    ray_slab4(lo, hi, o.c[i], inv.c[i], tmax, s0, s1);
-    ray_slab4(ray_min(lo, ray_swap_pairs(lo)), ray_max(hi, ray_swap_pairs(hi)), o.c[i], inv.c[i], tmax, p0, p1);
+    RayF4 lo4, hi4;
+    __builtin_memcpy(&lo4, node + 4 * i, sizeof lo4);
+    __builtin_memcpy(&hi4, node + 4 * (3 + i), sizeof hi4);
+    const RayF8 lo = ray_min(ray_row_twice(lo4), ray_row_paired(lo4));
+    const RayF8 hi = ray_max(ray_row_twice(hi4), ray_row_paired(hi4));
+    ray_slab8(lo, hi, o.c[i], inv.c[i], tmax, t0, t1);
   }
-  const RayF4 missed = ray_splat(ray_box_missed(tmax));
-  const RayF4 es = ray_pick(s0 <= s1, s0, missed), ep = ray_pick(p0 <= p1, p0, missed);
-  for (int j = 0; j < 4; ++j) slot[j] = es[j];
-  pair[0] = ep[0];
-  pair[1] = ep[2];
+  const RayF8 e = ray_pick(t0 <= t1, t0, ray_splat(ray_box_missed(tmax)));
+  for (int j = 0; j < 4; ++j) slot[j] = e[j];
+  pair[0] = e[4];
+  pair[1] = e[6];
 }
 #endif
 
-/// Pushes ray tree reference r entered at t, and prefetches the block `block` (r's children
-/// when r is a node; r itself lies in its parent's block, prefetched with it).
-template <class S>
-KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, kj_int32 block, S t, kj_int32* stack, S* enter, int& top) {
-  ray_prefetch(words, block);
-  stack[top] = r;
-  enter[top++] = t;
-}
-
-/// mesh_first_hit's traversal over the ray tree `words`, from the root (entered at t_root): the
-/// binary traversal's visits in its order, so the same face wins ties. That traversal pops the
+/// mesh_first_hit's traversal over a ray tree, one ray's, a pop at a time (step): the binary
+/// traversal's visits in its order, so the same face wins ties. That traversal pops the
 /// nearer child first (the left one at equal entry), skips a box entered past the nearest hit
 /// so far, and tests the children of a popped box with that hit as the bound. Here a node tests
 /// its pairs' and its four slots' boxes at once and pushes the slots: the farther pair's, then
@@ -448,18 +447,56 @@ KJ_FUNC void ray_push(const kj_int32* words, kj_int32 r, kj_int32 block, S t, kj
 /// skips what skipping their pair's box did, and a box entered within a smaller bound has the
 /// same entry parameter whatever the bound, so the slots visited come in the same order.
 template <class S>
-KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const array_t<vec_t<3, float> >& points,
-                                    const array_t<kj_int32>& indices, const WoopRay<S>& ray, const vec_t<3, S>& o,
-                                    const vec_t<3, S>& inv, S best, S t_root) {
-  kj_int32 face = -1, fetch = -1;  // fetch: a face whose indices were asked for, not yet its points
+struct RayWalk {
+  WoopRay<S> ray;
+  vec_t<3, S> o, inv;
+  S best;
+  kj_int32 face, fetch;  // fetch: a face whose indices were asked for, not yet its points
+  int top;
   kj_int32 stack[kRayStack];
+  kj_int32 blocks[kRayStack];  // the block of each stacked node, 0 once asked for (ray_prefetch)
   S enter[kRayStack];
-  int top = 0;
-  if (t_root <= best) ray_push(words, words[0], words[1], t_root, stack, enter, top);
-  while (top > 0) {
+
+  /// Pushes ray tree reference r entered at t, with its block (r's children when r is a node;
+  /// 0 for a leaf).
+  KJ_FUNC void push(kj_int32 r, kj_int32 block, S t) {
+    stack[top] = r;
+    blocks[top] = block;
+    enter[top++] = t;
+  }
+  /// Asks for the block of the reference on top of the stack, which the walk pops next: a
+  /// block is asked for when its node is about to be popped, not when pushed (the walk stops
+  /// at its hit with most pushed nodes left unvisited, and their blocks, up to 12 lines each,
+  /// took the cpu's outstanding misses from the walk's).
+  KJ_FUNC void prefetch_top(const kj_int32* words) {
+    if (top > 0 && blocks[top - 1]) {
+      ray_prefetch(words, blocks[top - 1]);
+      blocks[top - 1] = 0;
+    }
+  }
+
+  /// Starts the walk of the ray tree `words` from its root, entered at t_root (past `best`:
+  /// missed).
+  KJ_FUNC void start(const kj_int32* words, const WoopRay<S>& r, const vec_t<3, S>& origin, const vec_t<3, S>& inverse,
+                     S bound, S t_root) {
+    ray = r;
+    o = origin;
+    inv = inverse;
+    best = bound;
+    face = fetch = -1;
+    top = 0;
+    if (t_root <= best) push(words[0], words[1], t_root);
+    prefetch_top(words);
+  }
+
+  /// Pops one reference and tests it: a leaf's faces, or a node's boxes, pushing its slots.
+  /// False when nothing was left to pop (then `face` is the walk's answer).
+  KJ_FUNC bool step(const kj_int32* words, const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices) {
+    if (top == 0) return false;
     --top;
     const kj_int32 ref = stack[top];
-    if (enter[top] > best) continue;
+    if (enter[top] > best) return true;
+    if (blocks[top]) ray_prefetch(words, blocks[top]);  // not asked for yet: another node was on top
     if (fetch >= 0) {
       ray_prefetch_face(points, indices, fetch, 1);
       fetch = -1;
@@ -478,7 +515,7 @@ KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const array_t<vec_t<3
           ray_prefetch_face(points, indices, face, 0);
         }
       }
-      continue;
+      return true;
     }
     const kj_int32* node = words + ref;
     S slot[4], pair[2];  // A's and B's boxes (pairs) are unions of their slots'
@@ -489,18 +526,24 @@ KJ_FUNC kj_int32 ray_tree_first_hit(const kj_int32* words, const array_t<vec_t<3
       if (!(pair[p] <= best)) continue;
       const kj_int32 r0 = node[kRayRefs + 2 * p], r1 = node[kRayRefs + 2 * p + 1];
       if (r1 == 0) {  // the child is a leaf
-        ray_push(words, r0, 0, pair[p], stack, enter, top);
+        push(r0, 0, pair[p]);
         continue;
       }
       const S e0 = slot[2 * p], e1 = slot[2 * p + 1];
       const bool first0 = e0 <= e1;
       const int near_s = first0 ? 2 * p : 2 * p + 1, far_s = first0 ? 2 * p + 1 : 2 * p;
       const S near_t = first0 ? e0 : e1, far_t = first0 ? e1 : e0;
-      if (far_t <= best) ray_push(words, node[kRayRefs + far_s], node[kRayBlocks + far_s], far_t, stack, enter, top);
-      if (near_t <= best) ray_push(words, node[kRayRefs + near_s], node[kRayBlocks + near_s], near_t, stack, enter, top);
+      if (far_t <= best) push(node[kRayRefs + far_s], node[kRayBlocks + far_s], far_t);
+      if (near_t <= best) push(node[kRayRefs + near_s], node[kRayBlocks + near_s], near_t);
     }
+    prefetch_top(words);
+    return true;
   }
-  return face;
+};
+
+/// Whether `rays` holds a ray tree mesh_first_hit walks (not empty, dense).
+KJ_FUNC bool ray_tree_usable(const array_t<kj_int32>& rays) {
+  return rays.data && rays.ndim == 1 && rays.shape[0] > 0 && rays.strides[0] == kj_int64(sizeof(kj_int32));
 }
 
 /// The face the ray o + t d (t in [0, max_t)) meets first, or -1. Warp's mesh_query_ray's
@@ -516,8 +559,13 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
   const WoopRay<S> ray(o, d);
   S best = max_t;
   const S t_root = bvh_box_enter(bounds, 0, o, inv, best);
-  if (rays.data && rays.ndim == 1 && rays.shape[0] > 0 && rays.strides[0] == kj_int64(sizeof(kj_int32)))
-    return ray_tree_first_hit(rays.data, points, indices, ray, o, inv, best, t_root);
+  if (ray_tree_usable(rays)) {
+    RayWalk<S> walk;
+    walk.start(rays.data, ray, o, inv, best, t_root);
+    while (walk.step(rays.data, points, indices)) {
+    }
+    return walk.face;
+  }
   kj_int32 face = -1;
   kj_int32 stack[kBvhStack];
   S enter[kBvhStack];  // where the ray enters each stacked box: skipped once a hit is nearer
@@ -549,4 +597,53 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
   }
   return face;
 }
+
+#if !KJ_CUDA
+/// Rays the batched first-hit query walks at once, a pop of each in turn: the walks wait on
+/// memory (a node or leaf a level, a miss for the nodes and leaves that no cache holds), and
+/// the cpu overlaps the waits of independent walks.
+constexpr int kRayWalks = 4;
+
+/// mesh_first_hit for the N lanes of a lane function at once (lane l's ray o[l] + t d[l], t in
+/// [0, max_t[l]); lanes whose `on` is 0 get 0): each lane's face is mesh_first_hit's, the walks
+/// of the ray tree interleaved, kRayWalks at a time.
+template <int N, class S>
+KJ_FUNC void mesh_first_hit_lanes(const array_t<vec_t<3, float> >& points, const array_t<kj_int32>& indices,
+                                  const array_t<vec_t<3, float> >& bounds, const array_t<kj_int32>& nodes,
+                                  const array_t<kj_int32>& rays, const vec_t<3, S>* o, const vec_t<3, S>* d,
+                                  const S* max_t, const kj_int32* on, kj_int32* face) {
+  if (!ray_tree_usable(rays) || !nodes.data) {
+    for (int l = 0; l < N; ++l) face[l] = on[l] ? mesh_first_hit(points, indices, bounds, nodes, rays, o[l], d[l], max_t[l]) : 0;
+    return;
+  }
+  RayWalk<S> walk[kRayWalks];
+  int lane[kRayWalks];
+  int next = 0;
+  // Starts the next active lane's walk as walk g; false when no lane is left.
+  auto start = [&](int g) {
+    for (; next < N; ++next) {
+      const int l = next;
+      face[l] = on[l] ? -1 : 0;
+      if (!on[l] || !(max_t[l] > S(0))) continue;
+      vec_t<3, S> inv;
+      for (int i = 0; i < 3; ++i) inv.c[i] = S(1) / d[l].c[i];
+      const S t_root = bvh_box_enter(bounds, 0, o[l], inv, max_t[l]);
+      walk[g].start(rays.data, WoopRay<S>(o[l], d[l]), o[l], inv, max_t[l], t_root);
+      lane[g] = l;
+      ++next;
+      return true;
+    }
+    return false;
+  };
+  bool busy[kRayWalks];
+  int live = 0;
+  for (int g = 0; g < kRayWalks; ++g) live += (busy[g] = start(g));
+  while (live > 0)
+    for (int g = 0; g < kRayWalks; ++g) {
+      if (!busy[g] || walk[g].step(rays.data, points, indices)) continue;
+      face[lane[g]] = walk[g].face;
+      if (!(busy[g] = start(g))) --live;
+    }
+}
+#endif
 }  // namespace kj

@@ -133,6 +133,10 @@ class LaneCode {
   void emit_in_loop(const Run& stmts, const std::string& active, int in);
   void emit_flattened_if(const ir::Stmt& s, const std::string& active, int in);
   void emit_lane_stmt(const ir::Stmt& s, const std::string& active, int in);
+  bool batched(const ir::Stmt& s) const;
+  void emit_batch_call(const ir::Stmt& s, int indent);
+  /// The batched call (batched) of the unit being written, whose loop gathers its operands.
+  const ir::Stmt* batch_ = nullptr;
   bool narrow() const { return width_ == "KJ_LANES"; }
   /// The block a block store collects its lanes' values in (one per array: named after it).
   std::string block_name(const ir::Stmt& store) const { return "kj_s_" + n_.value(store.args[0]); }

@@ -28,6 +28,20 @@ KJIT_KERNEL(ray, (Value<Mesh> mesh, Array<Vec3f> starts, Array<Vec3f> dirs, Floa
   normal[i] = q.normal();
 }
 
+/// mesh_query_ray on the threads whose index is not a multiple of 3 (the others write -2), each
+/// ray with its own max_t: the forward lane function's batched first-hit call under a mask.
+KJIT_KERNEL(ray_some, (Value<Mesh> mesh, Array<Vec3f> starts, Array<Vec3f> dirs, Array<float> max_t, Array<int> face,
+                       Array<float> t)) {
+  Int i = tid();
+  face[i] = -2;
+  t[i] = -2.0f;
+  If(i % 3 != 0, [&] {
+    Value<MeshQueryRay> q = mesh_query_ray(mesh, starts[i], dirs[i], max_t[i]);
+    face[i] = where(q.result(), q.face(), -1);
+    t[i] = q.t();
+  });
+}
+
 /// mesh_eval_position, mesh_eval_face_normal, mesh_get_point and mesh_get_index.
 KJIT_KERNEL(evals, (Value<Mesh> mesh, Array<int> faces, Array<Vec2f> uvs, Array<Vec3f> pos, Array<Vec3f> normal,
                     Array<Vec3f> point, Array<int> index)) {

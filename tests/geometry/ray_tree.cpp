@@ -7,6 +7,8 @@
 // case checks its default and its errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -173,6 +175,55 @@ TEST_CASE("mesh_query_ray through the ray tree: bit-identical to the binary tree
                    << " within 2.5 x the mesh's size), bit-identical");
     CHECK(hits > int(starts.size()) / 5);
   }
+}
+
+TEST_CASE("mesh_query_ray on some threads, each ray its own max_t: the interleaved walks against brute force") {
+  // A forward lane function casts its lanes' rays in one call that interleaves their walks of
+  // the ray tree (mesh_first_hit_lanes); here under a per-thread condition (a third of the lanes
+  // off), with max_t from 0 and below (no hit) to past the mesh, and in blocks of lanes that a
+  // launch of 1000 threads leaves partly empty.
+  const MinFaces every_mesh("0");
+  std::mt19937 rng(14);
+  const SoupMesh m = grid(40, false);
+  Mesh mesh(points_of(m), from_vector(m.indices));
+  REQUIRE(mesh.view().bvh_rays.shape[0] > 0);
+  std::uniform_real_distribution<float> u(-1.2f, 1.2f), lim(-0.5f, 4.0f);
+  const int n = 1000;
+  std::vector<vec3f> starts, dirs;
+  std::vector<float> max_t;
+  for (int i = 0; i < n; ++i) {
+    starts.push_back(vec3f(u(rng), u(rng), 2.0f));
+    dirs.push_back(vec3f(0.3f * u(rng), 0.3f * u(rng), -1.0f));
+    max_t.push_back(i % 7 == 0 ? 0.0f : lim(rng));
+  }
+  NdArray face = zeros<int32_t>({n}), t = zeros<float>({n});
+  launch(meshk::ray_some, n, mesh, from_vector(starts), from_vector(dirs), from_vector(max_t), face, t);
+  const std::vector<int32_t> fs = face.to_vector<int32_t>();
+  const std::vector<float> ts = t.to_vector<float>();
+  int hits = 0, misses = 0;
+  for (int i = 0; i < n; ++i) {
+    CAPTURE(i);
+    if (i % 3 == 0) {
+      CHECK(fs[size_t(i)] == -2);
+      CHECK(ts[size_t(i)] == -2.0f);
+      continue;
+    }
+    const D3 o = {starts[size_t(i)].c[0], starts[size_t(i)].c[1], starts[size_t(i)].c[2]};
+    const D3 d = {dirs[size_t(i)].c[0], dirs[size_t(i)].c[1], dirs[size_t(i)].c[2]};
+    auto [bt, bf] = brute_ray(m, o, d, std::max(0.0, double(max_t[size_t(i)])));
+    if (bf >= 0 && (edge_margin(m, bf, o, d) < 1e-4 || std::fabs(bt - max_t[size_t(i)]) < 1e-4)) continue;  // rounding decides
+    if (bf < 0) {
+      ++misses;
+      CHECK(fs[size_t(i)] == -1);
+      continue;
+    }
+    ++hits;
+    CHECK(fs[size_t(i)] == bf);
+    CHECK(std::fabs(ts[size_t(i)] - bt) <= 1e-5 * (1 + bt));
+  }
+  MESSAGE(hits << " hits, " << misses << " misses");
+  CHECK(hits > n / 10);
+  CHECK(misses > n / 10);
 }
 
 TEST_CASE("mesh_query_ray after refit: the ray tree dropped, the moved points, the binary traversal's results") {
