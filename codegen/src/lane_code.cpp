@@ -207,6 +207,7 @@ void LaneCode::flush(Run& run, const std::string& mask, int indent, const UnitTa
   emit_in_loop(run, active, in);
   if (tail) tail->write(active, in);
   w_->line("}", indent);
+  if (tail && tail->after) tail->after(indent);
   for (const ir::Stmt* s : blocks) {
     const std::string a = n_.value(s->args[0]);
     w_->user_line("kj::store_block(&kj::elem(" + a + ", kj_base), " + block_name(*s) + ", kj::streams(" + a + "));",

@@ -15,7 +15,7 @@ namespace kjit::codegen {
 /// Version of the generated text's shape. Bump it with any change to what codegen emits
 /// for the same IR (the golden tests record it). Keys do not rely on the bump: they also
 /// carry codegen_sources_hash(), which changes with any change to codegen's sources.
-constexpr int kCodegenVersion = 40;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
+constexpr int kCodegenVersion = 41;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
                                      // 10: adjoint lane functions; 11: both; 12: privatized adds
                                      // (kj::array_add) and block stores; 13: long adjoints in spans;
                                      // 14: a kernel's spans swept in functions of their own;
@@ -51,6 +51,7 @@ constexpr int kCodegenVersion = 40;  // 9: value_t parameters, value sums, the d
                                      // takes struct fields, print() of values, atomic min/max (CallAdjoint);
                                      // 39: and device functions' own adjoints (adj_<f>)
                                      // 40: the ray tree's blocks (a node's children side by side, prefetched whole)
+                                     // 41: the adjoint lane function's block adds (kj::add_block)
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
