@@ -358,8 +358,10 @@ class AdjointLanes : LaneCode {
       if (planning()) adj_units_[t].insert(unit());
       const std::string name = adj_name(n_, t);
       w().line(target_type(t) + " " + name + (adj_array_.count(t) ? " = " + name + "_l.get(kj_l);" : " = {};"), in);
+      if (!adj_array_.count(t)) zeroed_.insert(t);
     }
     for (const ir::Stmt* s : items) write_item(*s, active, in);
+    zeroed_.clear();
     for (const AdjTarget& t : changed)
       if (adj_array_.count(t)) w().line(adj_name(n_, t) + "_l.set(kj_l, " + adj_name(n_, t) + ");", in);
   }
@@ -377,6 +379,16 @@ class AdjointLanes : LaneCode {
                         n_.value(s.args[0]) + ";", in, s.loc);
       for (const ir::Stmt* t : inner) write_item(*t, bit, in);
     }
+  }
+
+  /// Whether `text` is the name of an adjoint rule `r` reads. An adjoint starts at +0 and only
+  /// ever has values added to it (or is zeroed), so it never holds -0: adding it to an adjoint
+  /// known to hold +0 gives it unchanged, bit for bit, and the sweep copies it instead (two of
+  /// three additions of a loop-carried value's reverse step: its store's and its load's).
+  bool reads_adjoint_named(const ReverseRule& r, const std::string& text) const {
+    for (const AdjTarget& t : r.reads)
+      if (adj_name(n_, t) == text) return true;
+    return false;
   }
 
   /// Rule `r` of `s` for lane kj_l under bit `active` ("": every lane runs it). A rule that
@@ -418,7 +430,12 @@ class AdjointLanes : LaneCode {
           if (!tracked(t)) break;
           const std::string a = adj_name(n_, t);
           const bool add = st.kind == RuleStep::Kind::Add, zero = st.kind == RuleStep::Kind::Zero;
-          if (direct)
+          const bool was_zero = zeroed_.count(t) != 0;
+          if (!(zero && (was_zero || prefix.empty()))) zeroed_.erase(t);
+          if (direct && zero && prefix.empty()) zeroed_.insert(t);
+          if (direct && add && prefix.empty() && was_zero && reads_adjoint_named(r, st.text[0]))
+            w().user_line(a + " = " + st.text[0] + ";", in, s.loc);  // +0 + x is x: x is an adjoint, never -0
+          else if (direct)
             w().user_line(prefix + a + (zero ? " = {};" : (add ? " += " : " -= ") + st.text[0] + ";"), in, s.loc);
           else if (zero)
             w().user_line("kj::zero_if(" + a + ", " + on + ");", in, s.loc);
@@ -427,6 +444,7 @@ class AdjointLanes : LaneCode {
           break;
         }
         case RuleStep::Kind::Call: {
+          for (const AdjTarget& t : st.outs) zeroed_.erase(t);
           std::string temps, call, adds;
           for (size_t i = 0; i < st.text.size(); ++i) {
             call += st.text[i];
@@ -569,6 +587,7 @@ class AdjointLanes : LaneCode {
   std::map<AdjTarget, std::set<int>> adj_units_;  // planning: the lane loops touching each adjoint
   std::set<AdjTarget> adj_array_;                 // adjoints kept in kj::lanes<T> across loops
   std::set<const ir::Stmt*> block_adds_;          // own-index loads whose adjoints are added as blocks
+  std::set<AdjTarget> zeroed_;                    // writing a unit: adjoints known to hold +0
   std::string param_names() const {
     std::string out;
     for (const EntryParam& p : *params_)

@@ -51,7 +51,8 @@ constexpr int kCodegenVersion = 41;  // 9: value_t parameters, value sums, the d
                                      // takes struct fields, print() of values, atomic min/max (CallAdjoint);
                                      // 39: and device functions' own adjoints (adj_<f>)
                                      // 40: the ray tree's blocks (a node's children side by side, prefetched whole)
-                                     // 41: the adjoint lane function's block adds (kj::add_block)
+                                     // 41: the adjoint lane function's block adds (kj::add_block), an adjoint
+                                     // known to hold +0 copying (not adding) another adjoint
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
