@@ -362,6 +362,12 @@ template <class T, int N> KJ_FUNC void store_block(T* dst, const T (&src)[N], bo
     __builtin_memcpy((void*)dst, (const void*)src, sizeof(src));
   }
 }
+/// Adds a block's N elements `src` into `dst`, each element once, in an unmasked loop (the
+/// adjoint lane function's block adds: a Vec3's interleaved components vectorize here, not
+/// under the per-lane test of the adjoint array's presence).
+template <class T, int N> KJ_FUNC void add_block(T* dst, const T (&src)[N]) {
+  for (int i = 0; i < N; ++i) dst[i] += src[i];
+}
 /// Orders a cpu entry's non-temporal stores before whatever the thread does next (they are
 /// weakly ordered on x86): the pool's hand-back then publishes them.
 KJ_FUNC void stream_fence() {

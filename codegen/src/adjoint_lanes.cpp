@@ -10,7 +10,10 @@
 // a rule's adjoints go to temporaries that are added where the bit is on (selects, so that
 // the loop vectorizes), and a rule that touches memory or calls a device function runs only
 // for active lanes. Rules that add atomically (reads at other threads' indices, atomic
-// min/max) get lane loops of their own, as the forward's atomics do.
+// min/max) get lane loops of their own, as the forward's atomics do. The adjoint of a block
+// load (own_index.hpp: a top-level read at the thread's own element, the array's only use)
+// is collected in an aligned block and added after its lane loop with one test of the adjoint
+// array's presence (kj::add_block), as the forward's block stores are written.
 //
 // Adjoints of uniform values flow only to the kernel's scalar parameters, whose adjoints no
 // caller sees: they are not computed, except for values printed in the reverse sweep
@@ -25,6 +28,7 @@
 #include "kjit/error.hpp"
 #include "lane_code.hpp"
 #include "lane_emitter.hpp"
+#include "own_index.hpp"
 #include "reverse_rules.hpp"
 
 namespace kjit::codegen {
@@ -52,6 +56,10 @@ class AdjointLanes : LaneCode {
       for (const ir::Block& r : s.regions) block_args_.insert(r.args.begin(), r.args.end());
     });
     close_printed_uniforms();
+    for (const ir::Stmt* s : block_accesses(fn_, ir::Op::ArrayLoad)) {
+      const ReverseRule r = rules_.rule(*s);
+      if (!r.atomic && r.nonzero.empty() && work_.runs(*s, r) && tracked(s->result)) block_adds_.insert(s);
+    }
   }
 
   const std::string& lane_count() const { return width(); }
@@ -68,6 +76,7 @@ class AdjointLanes : LaneCode {
       for (int64_t var : loop.readonly) bytes += lanes_of_var(var) * bytes_of(fn_.vars.at(size_t(var)).type);
       bytes += 4 * L;
     }
+    for (const ir::Stmt* s : block_adds_) bytes += L * bytes_of(s->type);
     return bytes;
   }
 
@@ -185,6 +194,8 @@ class AdjointLanes : LaneCode {
       w().line((a_.varying_var(x) ? lanes_of(fn_.vars[var].type) + var_lanes(x) : var_type(x) + " " + n_.var(x)) + " = {};", 1);
     }
     for (const AdjTarget& t : adj_array_) w().line(lanes_of_target(t) + adj_name(n_, t) + "_l = {};", 1);
+    for (const ir::Stmt* s : block_adds_)
+      w().line("alignas(64) " + s->type.cpp() + " " + block_add_name(*s) + "[" + width() + "];", 1);
     if (loops_.list.empty()) return;
     w().line("bool kj_overflow = false;", 1);
     const std::string C = std::to_string(o_.loop_checkpoints);
@@ -200,6 +211,8 @@ class AdjointLanes : LaneCode {
     }
   }
   std::string lanes_of_target(const AdjTarget& t) const { return lanes_of(target_type(t)); }
+  /// The block a block add (an own-index load's adjoint, own_index.hpp) collects its lanes' adjoints in.
+  std::string block_add_name(const ir::Stmt& load) const { return "kj_o_" + rules_.adj_array(load.args[0]); }
 
   // --- replay then reverse ------------------------------------------------------------
 
@@ -310,6 +323,14 @@ class AdjointLanes : LaneCode {
     UnitTail tail;
     for (const ir::Stmt* s : items) rule_uses(*s, tail.uses);
     tail.write = [&](const std::string& active, int in) { write_reverse(items, active, in); };
+    tail.after = [&](int in) {
+      for (const ir::Stmt* s : items) {
+        if (!block_adds_.count(s)) continue;
+        const std::string a = rules_.adj_array(s->args[0]);
+        w().user_line("if (" + a + ".data) kj::add_block(&kj::elem(" + a + ", kj_base), " + block_add_name(*s) + ");", in,
+                      s->loc);
+      }
+    };
     Run run;
     if (fwd) run = std::move(*fwd);
     flush(run, mask, indent, &tail);
@@ -337,8 +358,10 @@ class AdjointLanes : LaneCode {
       if (planning()) adj_units_[t].insert(unit());
       const std::string name = adj_name(n_, t);
       w().line(target_type(t) + " " + name + (adj_array_.count(t) ? " = " + name + "_l.get(kj_l);" : " = {};"), in);
+      if (!adj_array_.count(t)) zeroed_.insert(t);
     }
     for (const ir::Stmt* s : items) write_item(*s, active, in);
+    zeroed_.clear();
     for (const AdjTarget& t : changed)
       if (adj_array_.count(t)) w().line(adj_name(n_, t) + "_l.set(kj_l, " + adj_name(n_, t) + ");", in);
   }
@@ -358,11 +381,26 @@ class AdjointLanes : LaneCode {
     }
   }
 
+  /// Whether `text` is the name of an adjoint rule `r` reads. An adjoint starts at +0 and only
+  /// ever has values added to it (or is zeroed), so it never holds -0: adding it to an adjoint
+  /// known to hold +0 gives it unchanged, bit for bit, and the sweep copies it instead (two of
+  /// three additions of a loop-carried value's reverse step: its store's and its load's).
+  bool reads_adjoint_named(const ReverseRule& r, const std::string& text) const {
+    for (const AdjTarget& t : r.reads)
+      if (adj_name(n_, t) == text) return true;
+    return false;
+  }
+
   /// Rule `r` of `s` for lane kj_l under bit `active` ("": every lane runs it). A rule that
   /// touches memory, calls a device function or indexes by lane data runs under an `if`
   /// (adding directly); any other under a bit or a strong-zero test adds its adjoints through
   /// temporaries and selects; adjoints nobody reads (uniform values') go to temporaries.
   void write_rule(const ir::Stmt& s, ReverseRule r, const std::string& active, int in) {
+    if (block_adds_.count(&s)) {  // at the top level: every lane runs it
+      KJIT_CHECK(active.empty(), "a block add under a lane bit");
+      w().user_line(block_add_name(s) + "[kj_l] = " + adj_name(n_, AdjTarget{false, int64_t(s.result)}) + ";", in, s.loc);
+      return;
+    }
     const bool guarded = a_.needs_guard(s) || !r.when.empty() || r.atomic;
     if (reads_adjoint(s)) r.when.clear();  // present: the function's start checked it
     const std::string nonzero = r.nonzero.empty() ? "" : "kj::lane_nonzero(" + r.nonzero + ")";
@@ -392,7 +430,12 @@ class AdjointLanes : LaneCode {
           if (!tracked(t)) break;
           const std::string a = adj_name(n_, t);
           const bool add = st.kind == RuleStep::Kind::Add, zero = st.kind == RuleStep::Kind::Zero;
-          if (direct)
+          const bool was_zero = zeroed_.count(t) != 0;
+          if (!(zero && (was_zero || prefix.empty()))) zeroed_.erase(t);
+          if (direct && zero && prefix.empty()) zeroed_.insert(t);
+          if (direct && add && prefix.empty() && was_zero && reads_adjoint_named(r, st.text[0]))
+            w().user_line(a + " = " + st.text[0] + ";", in, s.loc);  // +0 + x is x: x is an adjoint, never -0
+          else if (direct)
             w().user_line(prefix + a + (zero ? " = {};" : (add ? " += " : " -= ") + st.text[0] + ";"), in, s.loc);
           else if (zero)
             w().user_line("kj::zero_if(" + a + ", " + on + ");", in, s.loc);
@@ -401,6 +444,7 @@ class AdjointLanes : LaneCode {
           break;
         }
         case RuleStep::Kind::Call: {
+          for (const AdjTarget& t : st.outs) zeroed_.erase(t);
           std::string temps, call, adds;
           for (size_t i = 0; i < st.text.size(); ++i) {
             call += st.text[i];
@@ -542,6 +586,8 @@ class AdjointLanes : LaneCode {
   std::set<ir::ValueId> block_args_;
   std::map<AdjTarget, std::set<int>> adj_units_;  // planning: the lane loops touching each adjoint
   std::set<AdjTarget> adj_array_;                 // adjoints kept in kj::lanes<T> across loops
+  std::set<const ir::Stmt*> block_adds_;          // own-index loads whose adjoints are added as blocks
+  std::set<AdjTarget> zeroed_;                    // writing a unit: adjoints known to hold +0
   std::string param_names() const {
     std::string out;
     for (const EntryParam& p : *params_)

@@ -216,6 +216,7 @@ void LaneCode::flush(Run& run, const std::string& mask, int indent, const UnitTa
   w_->line("}", indent);
   if (batch) emit_batch_call(*batch, indent);
   batch_ = nullptr;
+  if (tail && tail->after) tail->after(indent);
   for (const ir::Stmt* s : blocks) {
     const std::string a = n_.value(s->args[0]);
     w_->user_line("kj::store_block(&kj::elem(" + a + ", kj_base), " + block_name(*s) + ", kj::streams(" + a + "));",

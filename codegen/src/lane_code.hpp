@@ -43,10 +43,11 @@ class LaneCode {
   using Run = std::vector<const ir::Stmt*>;
   /// What a unit does after its run's statements, inside the lane loop: the values it reads
   /// (brought in first) and the code, given the lane's activity bit ("" when every lane runs)
-  /// and the indent.
+  /// and the indent; `after`, when set, writes what follows the lane loop (at its indent).
   struct UnitTail {
     std::vector<ir::ValueId> uses;
     std::function<void(const std::string& active, int indent)> write;
+    std::function<void(int indent)> after;
   };
 
   /// Lane code for `fn` (its jump-lowered form: Break, Continue and Return as flags) under

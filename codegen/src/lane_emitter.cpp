@@ -14,9 +14,6 @@
 // them as one block, non-temporally when the array is large (kj::store_block).
 #include "lane_emitter.hpp"
 
-#include <map>
-#include <set>
-
 #include "kjit/error.hpp"
 #include "lane_code.hpp"
 #include "own_index.hpp"
@@ -25,48 +22,11 @@ namespace kjit::codegen {
 
 namespace {
 
-/// Whether an element of `t` is whole 4-byte words (16 of them fill whole cache lines).
-bool whole_words(const ir::Type& t) {
-  return t.shape != ir::Shape::Struct && t.shape != ir::Shape::Void && ir::scalar_bytes(t.scalar) >= 4;
-}
-
-/// The block stores of `fn`: stores at its top level (every lane runs them) into a 1-D array
-/// parameter at the thread's index, of elements of whole words, where that store is all the
-/// kernel does with the array (its shape aside).
-std::set<const ir::Stmt*> block_stores(const ir::Function& fn) {
-  std::map<ir::ValueId, int> param_of;
-  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::Param && fn.params[s.param()].type.is_array()) param_of[s.result] = int(s.param());
-  });
-  const OwnIndex own_index(fn);
-  std::map<int, const ir::Stmt*> store;  // by parameter: its one block store, or null
-  for (const ir::Stmt& s : fn.body.stmts) {
-    auto p = s.op == ir::Op::ArrayStore ? param_of.find(s.args[0]) : param_of.end();
-    if (p == param_of.end()) continue;
-    const ir::Type& t = fn.params[size_t(p->second)].type;
-    const bool fits = t.ndim == 1 && own_index(s) && whole_words(t.element());
-    store.emplace(p->second, fits ? &s : nullptr);  // a second store is a use of the array: dropped below
-  }
-  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-    if (s.op == ir::Op::ArrayShape) return;
-    for (ir::ValueId a : s.args) {
-      auto p = param_of.find(a);
-      if (p == param_of.end()) continue;
-      auto at = store.find(p->second);
-      if (at != store.end() && at->second != &s) at->second = nullptr;
-    }
-  });
-  std::set<const ir::Stmt*> out;
-  for (const auto& [param, s] : store)
-    if (s) out.insert(s);
-  return out;
-}
-
 class LaneEmitter : LaneCode {
  public:
   LaneEmitter(SourceWriter& w, const LoweredFunction& fn, const FunctionNames* functions)
       : LaneCode(w, fn, planned(fn.forward_lanes, "forward"), functions, Mode::Forward, lane_width(*fn.traced)) {
-    blocks_ = block_stores(fn_);
+    blocks_ = block_accesses(fn_, ir::Op::ArrayStore);
   }
 
   LaneFunction emit(const std::string& name, const std::vector<EntryParam>& params) {
@@ -137,7 +97,7 @@ bool wants_lane_function(const ir::Function& fn, const CodegenOptions& options) 
 }
 
 bool wants_forward_lane_function(const ir::Function& fn, const CodegenOptions& options) {
-  return wants_lane_function(fn, options) || (!options.bounds_check && options.lane_functions && !block_stores(fn).empty());
+  return wants_lane_function(fn, options) || (!options.bounds_check && options.lane_functions && !block_accesses(fn, ir::Op::ArrayStore).empty());
 }
 
 std::string lane_signature(const std::string& name, const std::vector<EntryParam>& params) {

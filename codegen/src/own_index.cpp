@@ -37,4 +37,40 @@ bool OwnedArrays::operator()(ir::ValueId array) {
   return all;
 }
 
+namespace {
+/// Whether an element of `t` is whole 4-byte words (16 of them fill whole cache lines).
+bool whole_words(const ir::Type& t) {
+  return t.shape != ir::Shape::Struct && t.shape != ir::Shape::Void && ir::scalar_bytes(t.scalar) >= 4;
+}
+}  // namespace
+
+std::set<const ir::Stmt*> block_accesses(const ir::Function& fn, ir::Op op) {
+  std::map<ir::ValueId, int> param_of;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::Param && fn.params[s.param()].type.is_array()) param_of[s.result] = int(s.param());
+  });
+  const OwnIndex own_index(fn);
+  std::map<int, const ir::Stmt*> access;  // by parameter: its one block access, or null
+  for (const ir::Stmt& s : fn.body.stmts) {
+    auto p = s.op == op ? param_of.find(s.args[0]) : param_of.end();
+    if (p == param_of.end()) continue;
+    const ir::Type& t = fn.params[size_t(p->second)].type;
+    const bool fits = t.ndim == 1 && own_index(s) && whole_words(t.element());
+    access.emplace(p->second, fits ? &s : nullptr);  // a second access is a use of the array: dropped below
+  }
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if (s.op == ir::Op::ArrayShape) return;
+    for (ir::ValueId a : s.args) {
+      auto p = param_of.find(a);
+      if (p == param_of.end()) continue;
+      auto at = access.find(p->second);
+      if (at != access.end() && at->second != &s) at->second = nullptr;
+    }
+  });
+  std::set<const ir::Stmt*> out;
+  for (const auto& [param, s] : access)
+    if (s) out.insert(s);
+  return out;
+}
+
 }  // namespace kjit::codegen

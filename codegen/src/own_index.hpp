@@ -1,9 +1,10 @@
 // Which array accesses are at the launching thread's own element: the one analysis that the
-// reverse rules (plain or atomic adds into an adjoint array), the forward lane function's
-// block stores and the cpu's privatized adds all read.
+// reverse rules (plain or atomic adds into an adjoint array), the lane functions' block stores
+// and block adds and the cpu's privatized adds all read.
 #pragma once
 
 #include <map>
+#include <set>
 
 #include "kjit/ir/def_use.hpp"
 #include "kjit/ir/ir.hpp"
@@ -44,5 +45,14 @@ class OwnedArrays {
   OwnIndex own_;
   std::map<ir::ValueId, bool> owned_;
 };
+
+/// The block accesses of `fn` with op `op` (ArrayStore or ArrayLoad): accesses at its top level
+/// (every lane runs them) of a 1-D array parameter at the thread's index, of elements of whole
+/// 4-byte words, where that access is all the kernel does with the array (its shape aside). A
+/// block of lanes touches one contiguous run of whole cache lines there: the forward lane
+/// function writes such a store's lanes as one block (kj::store_block), the adjoint lane
+/// function adds such a load's adjoints as one block (kj::add_block), in unmasked vector loops
+/// where a masked one does not vectorize (a Vec3's interleaved components).
+std::set<const ir::Stmt*> block_accesses(const ir::Function& fn, ir::Op op);
 
 }  // namespace kjit::codegen

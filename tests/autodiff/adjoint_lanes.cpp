@@ -12,6 +12,22 @@
 // turn it off.
 #include "adjoint_lanes.hpp"
 
+#include <cstring>
+
+namespace lane_block_adds {
+using namespace kjit::dsl;
+KJIT_MODULE(autodiff_lanes_block_adds)
+
+/// a and b are block loads (read once, at the thread's own element: their adjoints are added a
+/// block at a time, kj::add_block); x is read twice, so its adjoint is added lane by lane.
+KJIT_KERNEL(scaled, (Array<Vec3f> a, Array<Vec3f> b, Array<Float> x, Float c, Int steps, Array<Vec3f> out)) {
+  Int i = tid();
+  Var<Vec3f> w = a[i] * x[i];
+  For(0, steps, [&](Int) { w = w * c; });
+  out[i] = w + b[i] * x[i];
+}
+}  // namespace lane_block_adds
+
 using namespace kjit;
 using namespace lane_adjoint_tests;
 
@@ -339,3 +355,52 @@ TEST_CASE("adjoint lanes: a value every lane shares receives the sum of all lane
   });
 }
 
+
+TEST_CASE("adjoint lanes: a block load's adjoints are added a block at a time, into what the array holds, and skipped when it is absent") {
+  const std::string text = module_text("autodiff_lanes_block_adds");
+  CHECK(text.find("if (adj_p_a.data) kj::add_block(&kj::elem(adj_p_a, kj_base), kj_o_adj_p_a);") != std::string::npos);
+  CHECK(text.find("if (adj_p_b.data) kj::add_block(&kj::elem(adj_p_b, kj_base), kj_o_adj_p_b);") != std::string::npos);
+  CHECK(text.find("add_block(&kj::elem(adj_p_x") == std::string::npos);
+  const float c = 1.1f;
+  const int steps = 6;
+  std::array<std::vector<vec3f>, 2> ga;
+  std::array<std::vector<float>, 2> gx;
+  for (int n : {37, 1003}) {
+    each_layout(
+        [&](bool strided, std::vector<NdArray>& keep, int) {
+          std::vector<vec3f> av(static_cast<size_t>(n)), bs(av.size()), gs(av.size()), before(av.size());
+          std::vector<float> xs(av.size());
+          for (int i = 0; i < n; ++i) {
+            xs[size_t(i)] = float(input(i + 11));
+            for (int k = 0; k < 3; ++k) {
+              av[size_t(i)].c[k] = float(input(3 * i + k));
+              bs[size_t(i)].c[k] = float(input(3 * i + k + 7));
+              gs[size_t(i)].c[k] = float(seed(3 * i + k));
+              before[size_t(i)].c[k] = 0.25f * float(k + 1);  // the adjoint adds into what is there
+            }
+          }
+          auto a = make_array(av, strided, keep), b = make_array(bs, strided, keep), x = make_array(xs, strided, keep);
+          auto out = make_array(std::vector<vec3f>(av.size()), strided, keep), gout = make_array(gs, strided, keep);
+          auto adj_a = make_array(before, strided, keep), adj_x = make_array(std::vector<float>(xs.size(), 0.0f), strided, keep);
+          launch(lane_block_adds::scaled, n, a, b, x, c, steps, out);
+          launch_adjoint(lane_block_adds::scaled, n, {a, b, x, c, steps, out}, {adj_a, NdArray{}, adj_x, {}, {}, gout});
+          ga[strided] = read_array<vec3f>(adj_a);
+          gx[strided] = read_array<float>(adj_x);
+          for (int i = 0; i < n; ++i) {  // against float64 closed forms
+            const double cs = std::pow(double(c), steps);
+            double dx = 0;
+            for (int k = 0; k < 3; ++k) {
+              const double g = gs[size_t(i)].c[k];
+              const double want = before[size_t(i)].c[k] + g * xs[size_t(i)] * cs;
+              REQUIRE(std::fabs(ga[strided][size_t(i)].c[k] - want) <= 1e-5 * (1.0 + std::fabs(want)));
+              dx += g * (av[size_t(i)].c[k] * cs + bs[size_t(i)].c[k]);
+            }
+            REQUIRE(std::fabs(gx[strided][size_t(i)] - dx) <= 1e-5 * (1.0 + std::fabs(dx)));
+          }
+        },
+        {n});
+    // The lane blocks add what the scalar adjoint adds, bit for bit.
+    CHECK(std::memcmp(ga[0].data(), ga[1].data(), ga[0].size() * sizeof(vec3f)) == 0);
+    CHECK(std::memcmp(gx[0].data(), gx[1].data(), gx[0].size() * sizeof(float)) == 0);
+  }
+}
