@@ -9,6 +9,9 @@ backward of the sum; at n = 1, both under torch.compile(fullgraph=True). Interle
 the median per call of each. Usage (docs/BENCHMARKS.md, *kjit.torch*):
     KJIT_DEMO_LIBRARY=build/lib/libdemo_kernels.so PYTHONPATH=python .venv-torch/bin/python bench/torch_overhead.py
 (--no-compile leaves out the compiled rows, whose first call compiles with inductor.)
+--steady: instead, at n = 1M only, many short interleaved rounds (400 of 3 calls), whose
+quantiles hold still where the 1M medians above swing with the machine: the call and the
+prepared launch into a preallocated output against torch.add and torch.add(out=).
 """
 
 from __future__ import annotations
@@ -30,9 +33,34 @@ def per_call(fn, calls: int) -> float:
     return (time.perf_counter() - t) / calls
 
 
+def steady(saxpy) -> None:
+    n = 1_000_000
+    x, y, out, out_t = torch.rand(n), torch.rand(n), torch.empty(n), torch.empty(n)
+    a = torch.tensor(2.0)
+    with torch.no_grad():
+        saxpy(x, y, 2.0)  # makes the layout's plan
+        prepared = next(iter(saxpy._eager_plans.values()))[0]
+        ptrs = [x.data_ptr(), y.data_ptr(), a.data_ptr(), out.data_ptr()]
+        rows = {"torch.add(out=)": lambda: torch.add(y, x, alpha=2.0, out=out_t),
+                "kjit launch, output given": lambda: prepared.launch(ptrs),
+                "torch.add": lambda: torch.add(y, x, alpha=2.0),
+                "kjit saxpy(x, y, 2.0)": lambda: saxpy(x, y, 2.0)}
+        times: dict[str, list[float]] = {k: [] for k in rows}
+        for _ in range(400):
+            for name, fn in rows.items():
+                times[name].append(per_call(fn, 3))
+    print(f"n = {n}, 400 rounds of 3 calls, kjit's cpu threads: {kt.cpu_threads()}")
+    for name, t in times.items():
+        t.sort()
+        print(f"  {name:28s} min {t[0] * 1e6:8.1f}  p10 {t[40] * 1e6:8.1f}  median {t[200] * 1e6:8.1f} us")
+
+
 def main() -> None:
     kt.load(os.environ["KJIT_DEMO_LIBRARY"])
     saxpy = kt.kernel("demo::saxpy")
+    if "--steady" in sys.argv:
+        steady(saxpy)
+        return
     compiled = "--no-compile" not in sys.argv
     print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads, cpu, kjit.torch from "
           f"{os.path.dirname(kt.__file__)}")
