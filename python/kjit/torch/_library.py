@@ -126,8 +126,8 @@ def _torch_openmp_library() -> str | None:
 def _share_torch_threads(lib: ctypes.CDLL) -> None:
     """kjit's pooled cpu work on torch's OpenMP team (kjit::share_cpu_threads): both poll for
     work when idle, so two thread sets in one process take turns on the cores, and a launch
-    after a torch op ran on one thread (1 M elements: 1.6-1.9x torch.add's time instead of
-    1.0-1.2x, docs/TORCH.md). KJIT_TORCH_SHARE_THREADS=0 keeps kjit's own pool."""
+    after a torch op ran on one thread (1 M elements: 2.1-2.2x torch.add's time instead of
+    1.1-1.2x, docs/TORCH.md). KJIT_TORCH_SHARE_THREADS=0 keeps kjit's own pool."""
     if os.environ.get("KJIT_TORCH_SHARE_THREADS", "1") == "0":
         return
     path = _torch_openmp_library()
