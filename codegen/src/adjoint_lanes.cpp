@@ -327,8 +327,7 @@ class AdjointLanes : LaneCode {
       for (const ir::Stmt* s : items) {
         if (!block_adds_.count(s)) continue;
         const std::string a = rules_.adj_array(s->args[0]);
-        w().user_line("if (" + a + ".data) kj::add_block(&kj::elem(" + a + ", kj_base), " + block_add_name(*s) + ");", in,
-                      s->loc);
+        w().user_line(if_present(a) + "kj::add_block(&kj::elem(" + a + ", kj_base), " + block_add_name(*s) + ");", in, s->loc);
       }
     };
     Run run;

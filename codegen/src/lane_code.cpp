@@ -185,7 +185,7 @@ void LaneCode::flush(Run& run, const std::string& mask, int indent, const UnitTa
     }
   const ir::Stmt* batch = batch_ = run.size() == 1 && batched(*run[0]) ? run[0] : nullptr;
   if (batch) {  // the loop gathers each lane's operands; the batched call runs after it
-    const std::string b = "kj_" + n_.value(batch->result);
+    const std::string b = batch_name(*batch);
     w_->line(fn_.type_of(batch->args[5]).cpp() + " " + b + "_o[" + width_ + "], " + b + "_d[" + width_ + "];", indent);
     w_->line(fn_.type_of(batch->args[7]).cpp() + " " + b + "_t[" + width_ + "];", indent);
     w_->line("kj_int32 " + b + "_on[" + width_ + "], " + b + "_face[" + width_ + "];", indent);
@@ -254,7 +254,7 @@ bool LaneCode::batched(const ir::Stmt& s) const {
 /// The batched call of `s` (batched) over the operands its unit's loop gathered, then its
 /// result into its lane array.
 void LaneCode::emit_batch_call(const ir::Stmt& s, int indent) {
-  const std::string b = "kj_" + n_.value(s.result);
+  const std::string b = batch_name(s);
   std::string call = "kj::mesh_first_hit_lanes<" + width_ + ">(";
   for (size_t i = 0; i < 5; ++i) call += n_.value(s.args[i]) + ", ";
   w_->user_line(call + b + "_o, " + b + "_d, " + b + "_t, " + b + "_on, " + b + "_face);", indent, s.loc);
@@ -312,7 +312,7 @@ void LaneCode::emit_lane_stmt(const ir::Stmt& s, const std::string& active, int 
       break;
     case ir::Op::Call:
       if (&s == batch_) {
-        const std::string b = "kj_" + n_.value(s.result);
+        const std::string b = batch_name(s);
         w_->user_line(b + "_o[kj_l] = " + n_.value(s.args[5]) + "; " + b + "_d[kj_l] = " + n_.value(s.args[6]) + "; " + b +
                           "_t[kj_l] = " + n_.value(s.args[7]) + "; " + b + "_on[kj_l] = " + (active.empty() ? "1" : active) + ";",
                       in, s.loc);

@@ -138,6 +138,8 @@ class LaneCode {
   void emit_batch_call(const ir::Stmt& s, int indent);
   /// The batched call (batched) of the unit being written, whose loop gathers its operands.
   const ir::Stmt* batch_ = nullptr;
+  /// The prefix of the arrays a batched call's loop gathers its lanes' operands in.
+  std::string batch_name(const ir::Stmt& call) const { return "kj_" + n_.value(call.result); }
   bool narrow() const { return width_ == "KJ_LANES"; }
   /// The block a block store collects its lanes' values in (one per array: named after it).
   std::string block_name(const ir::Stmt& store) const { return "kj_s_" + n_.value(store.args[0]); }

@@ -99,6 +99,12 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
   if (!has_rule(s)) return r;
   auto v = [&](ir::ValueId id) { return names_.value(id); };
   auto adj = [&](ir::ValueId id) { return names_.adj_value(id); };
+  // An element access's indices, operands 1..count of `s`: ", i, j" (the array is operand 0).
+  auto indices = [&](size_t count) {
+    std::string out;
+    for (size_t i = 1; i <= count; ++i) out += ", " + v(s.args[i]);
+    return out;
+  };
   using K = RuleStep::Kind;
   switch (s.op) {
     case ir::Op::Call: {
@@ -166,9 +172,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       break;
     case ir::Op::ArrayLoad: {
       const std::string a = adj_array(s.args[0]);
-      std::string elem = "kj::elem(" + a;
-      for (size_t i = 1; i < s.args.size(); ++i) elem += ", " + v(s.args[i]);
-      elem += ")";
+      const std::string elem = "kj::elem(" + a + indices(s.args.size() - 1) + ")";
       r.when = array_present(a);
       const bool own = owned(s.args[0]);
       r.steps.push_back({K::Effect, {}, {ex_.adjoint_add(a, elem, adj(s.result), s.type, own)}});
@@ -179,17 +183,14 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
     case ir::Op::ArrayStore: {
       ir::ValueId value = s.args.back();
       const std::string a = adj_array(s.args[0]);
-      std::string elem = "kj::elem(" + a;
-      for (size_t i = 1; i + 1 < s.args.size(); ++i) elem += ", " + v(s.args[i]);
       r.when = array_present(a);
-      r.steps.push_back(step(K::Add, value_target(value), elem + ")"));
+      r.steps.push_back(step(K::Add, value_target(value), "kj::elem(" + a + indices(s.args.size() - 2) + ")"));
       break;
     }
     case ir::Op::ArrayAtomic: {
       ir::ValueId value = s.args.back();
       const std::string a = adj_array(s.args[0]);
-      std::string idx;
-      for (size_t i = 1; i + 1 < s.args.size(); ++i) idx += ", " + v(s.args[i]);
+      const std::string idx = indices(s.args.size() - 2);
       const std::string elem = "kj::elem(" + a + idx + ")";
       r.when = array_present(a);
       switch (s.atomic_op()) {
