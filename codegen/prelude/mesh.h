@@ -546,6 +546,15 @@ KJ_FUNC bool ray_tree_usable(const array_t<kj_int32>& rays) {
   return rays.data && rays.ndim == 1 && rays.shape[0] > 0 && rays.strides[0] == kj_int64(sizeof(kj_int32));
 }
 
+/// Where the ray o + t d (t in [0, max_t)) enters the BVH's root box (past max_t: missed), and
+/// in `inv` the inverse direction the box tests take: how every first-hit walk starts.
+template <class S>
+KJ_FUNC S ray_root_enter(const array_t<vec_t<3, float> >& bounds, const vec_t<3, S>& o, const vec_t<3, S>& d, S max_t,
+                         vec_t<3, S>& inv) {
+  for (int i = 0; i < 3; ++i) inv.c[i] = S(1) / d.c[i];
+  return bvh_box_enter(bounds, 0, o, inv, max_t);
+}
+
 /// The face the ray o + t d (t in [0, max_t)) meets first, or -1. Warp's mesh_query_ray's
 /// discrete part. With a ray tree (`rays` not empty, dense) it walks that, else the binary
 /// tree: the same face either way.
@@ -555,10 +564,9 @@ KJ_FUNC kj_int32 mesh_first_hit(const array_t<vec_t<3, float> >& points, const a
                                 const array_t<kj_int32>& rays, const vec_t<3, S>& o, const vec_t<3, S>& d, S max_t) {
   if (!nodes.data || !(max_t > S(0))) return -1;
   vec_t<3, S> inv;
-  for (int i = 0; i < 3; ++i) inv.c[i] = S(1) / d.c[i];
+  const S t_root = ray_root_enter(bounds, o, d, max_t, inv);
   const WoopRay<S> ray(o, d);
   S best = max_t;
-  const S t_root = bvh_box_enter(bounds, 0, o, inv, best);
   if (ray_tree_usable(rays)) {
     RayWalk<S> walk;
     walk.start(rays.data, ray, o, inv, best, t_root);
@@ -626,8 +634,7 @@ KJ_FUNC void mesh_first_hit_lanes(const array_t<vec_t<3, float> >& points, const
       face[l] = on[l] ? -1 : 0;
       if (!on[l] || !(max_t[l] > S(0))) continue;
       vec_t<3, S> inv;
-      for (int i = 0; i < 3; ++i) inv.c[i] = S(1) / d[l].c[i];
-      const S t_root = bvh_box_enter(bounds, 0, o[l], inv, max_t[l]);
+      const S t_root = ray_root_enter(bounds, o[l], d[l], max_t[l], inv);
       walk[g].start(rays.data, WoopRay<S>(o[l], d[l]), o[l], inv, max_t[l], t_root);
       lane[g] = l;
       ++next;

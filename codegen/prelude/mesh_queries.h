@@ -77,12 +77,12 @@ KJ_FUNC kj_int32 mesh_ray_hits(const array_t<vec_t<3, float> >& points, const ar
                                const vec_t<3, S>& o, const vec_t<3, S>& d, S max_t, bool any) {
   if (!nodes.data || !(max_t > S(0))) return 0;
   vec_t<3, S> inv;
-  for (int i = 0; i < 3; ++i) inv.c[i] = S(1) / d.c[i];
+  const S t_root = ray_root_enter(bounds, o, d, max_t, inv);
   const WoopRay<S> ray(o, d);
   kj_int32 hits = 0;
   kj_int32 stack[kBvhStack];
   int top = 0;
-  if (bvh_box_enter(bounds, 0, o, inv, max_t) <= max_t) stack[top++] = 0;
+  if (t_root <= max_t) stack[top++] = 0;
   while (top > 0) {
     const kj_int32 n = stack[--top];
     const kj_int32 l = elem(nodes, 2 * kj_int64(n)), r = elem(nodes, 2 * kj_int64(n) + 1);
