@@ -33,6 +33,6 @@ if [ "${KJIT_SANITIZERS:-1}" != 0 ]; then
   kjit_sanitizer_env
   # JAX and torch (and the package's own test, and the Warp JAX and torch ports) load libkjit.so into a Python that
   # carries no sanitizer runtime: not run here (an exclusion, not a skip).
-  kjit_ctest "$KJIT_ASAN_BUILD_DIR" -E '^(jax_|python_|compositions_|warp_example_jax_|warp_example_torch$|torch_)' "$@"
+  kjit_ctest "$KJIT_ASAN_BUILD_DIR" -E '^(jax_|python_|compositions_|warp_example_jax_|warp_example_cupy_|warp_example_torch$|torch_)' "$@"
   kjit_log "sanitizer build and tests: $((SECONDS - sanitized)) s; in all $((SECONDS - started)) s"
 fi

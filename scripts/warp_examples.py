@@ -265,6 +265,50 @@ def torch_example():
             "kjit": k_ms, "warp": w_ms, "quote": False}
 
 
+# Frames of core/example_cupy.py compared and timed (its default is 10: more, for a steadier median).
+CUPY_FRAMES = 200
+
+
+def cupy_warp_frames(frames):
+    """Warp's own example_cupy.Example on the cpu, where it keeps NumPy arrays (importing it
+    imports CuPy: the bench venv has it), stepped `frames` times: y after each frame, and the
+    median ms per frame after the first (which compiles)."""
+    from warp.examples.core import example_cupy as ex
+    ys, ms = [], []
+    with wp.ScopedDevice("cpu"), quiet_stdout():
+        e = ex.Example()
+        for f in range(frames):
+            t0 = time.perf_counter()
+            e.step()
+            wp.synchronize()
+            if f > 0:
+                ms.append((time.perf_counter() - t0) * 1e3)
+            ys.append(np.array(e.y, dtype=np.float32))
+    return np.stack(ys), float(np.median(ms))
+
+
+def cupy_example():
+    """core/example_cupy.py: saxpy launched in place on the example's own arrays (NumPy's on the
+    cpu; CuPy's on a GPU) by Warp and by kjit.arrays (examples/warp/cupy_example.py, in its own
+    process), CUPY_FRAMES frames: y after every frame compared bit for bit; ms per frame (a launch)."""
+    w, w_ms = cupy_warp_frames(CUPY_FRAMES)
+    out = os.path.join(tmp, "cupy_kjit.npz")
+    # Its prints go where Warp's go (nowhere): with each frame's print going into a pipe a
+    # frame's launch measured 24 us, into /dev/null 9 us.
+    subprocess.run([sys.executable, os.path.join(root, "examples", "warp", "cupy_example.py"), "--library",
+                    os.path.join(build, "lib", "libwarp_cupy_interop.so"), "--num-frames", str(CUPY_FRAMES), "--out",
+                    out], env=dict(os.environ, PYTHONPATH=os.path.join(root, "python")), stdout=subprocess.DEVNULL,
+                   check=True)
+    result = np.load(out)
+    k, k_ms = result["y"], float(result["ms"])
+    same = int(np.sum(w.view(np.uint32) == k.view(np.uint32))) if k.shape == w.shape else 0
+    diff = float(np.max(np.abs(w - k))) if k.shape == w.shape and same != w.size else (0.0 if same else float("nan"))
+    return {"program": "`examples/warp/cupy_example.py`, `examples/warp/cupy_interop/`",
+            "check": "y after each of %d frames: %d of %d values bit-identical (NumPy arrays on the cpu, as the "
+                     "example keeps them there; CuPy's on a GPU: not run, no GPU)" % (CUPY_FRAMES, same, w.size),
+            "diff": diff, "kjit": k_ms, "warp": w_ms, "quote": False}
+
+
 def jax_interop(example, repeat=50):
     """interop/example_<example>.py: Warp's example functions and the kjit port's
     (examples/warp/<example>.py), each in its own process under this venv's JAX
@@ -476,7 +520,7 @@ PORTED = {"core/example_raymarch.py": raymarch, "core/example_wave.py": wave,
           "core/example_spin_lock.py": spin_lock, "core/example_work_queue.py": work_queue,
           "interop/example_jax_kernel.py": lambda: jax_interop("jax_kernel"),
           "interop/example_jax_callable.py": lambda: jax_interop("jax_callable"),
-          "core/example_torch.py": torch_example,
+          "core/example_torch.py": torch_example, "core/example_cupy.py": cupy_example,
           "core/example_custom_allocator.py": custom_allocator, "core/example_sph.py": sph,
           "core/example_dem.py": dem,
           "core/example_sample_mesh.py": sample_mesh,
@@ -580,6 +624,10 @@ def write_goldens(directory):
     for example in ("jax_kernel", "jax_callable"):
         subprocess.run([sys.executable, os.path.join(root, "scripts", "warp_jax_examples.py"), "warp", example, "--quiet",
                         "--out", os.path.join(directory, example + ".npz")], check=True, capture_output=True)
+    # Warp's CuPy example on the cpu (warp_example_cupy ctest): y after each of 10 frames.
+    cupy_frames, _ = cupy_warp_frames(10)
+    cupy_frames.tofile(os.path.join(directory, "cupy_10_frames.bin"))
+    outputs["cupy_10_frames.bin"] = None
     # Warp's torch example (warp_example_torch ctest), under the torch venv.
     w, _ = torch_run("warp", os.path.join(tmp, "torch_warp.npz"))
     np.savez(os.path.join(directory, "torch_%d_iters.npz" % TORCH_ITERS), xy=w["xy"], means=w["means"])

@@ -129,10 +129,9 @@ class Layout:
         return {arrays.index(p): r for r, p in enumerate(self.in_out)}
 
 
-def make_layout(sig: Signature, num_outputs: int, in_out_argnames: Sequence[str], what: str,
-                frontend: str = "JAX") -> Layout:
-    """Splits ``sig`` into inputs and outputs, raising precise errors for impossible splits
-    (``frontend`` names the caller's framework in messages)."""
+def check_passable(sig: Signature, what: str, frontend: str) -> None:
+    """Raises a precise error for a parameter that cannot travel through kjit's FFI from
+    ``frontend`` (structs but a JAX value struct of arrays and values, unsupported types)."""
     for p in sig.params:
         if p.field_of is not None and frontend != "JAX":
             f = p.field_of
@@ -147,6 +146,13 @@ def make_layout(sig: Signature, num_outputs: int, in_out_argnames: Sequence[str]
                             "pass the fields as separate arrays or values")
         if not p.supported:
             raise TypeError(f"{what}: parameter '{p.name}' ({p.type}) cannot be passed through the XLA FFI")
+
+
+def make_layout(sig: Signature, num_outputs: int, in_out_argnames: Sequence[str], what: str,
+                frontend: str = "JAX") -> Layout:
+    """Splits ``sig`` into inputs and outputs, raising precise errors for impossible splits
+    (``frontend`` names the caller's framework in messages)."""
+    check_passable(sig, what, frontend)
     names = list(in_out_argnames or ())
     if len(set(names)) != len(names):
         raise ValueError(f"{what}: in_out_argnames must not contain duplicate names")

@@ -252,7 +252,7 @@ class KernelOp:
         else:
             prepared, specs = plan
             grads = [torch.empty(s, dtype=d, device=_CPU) for s, d in specs]
-        prepared.run([*operands, *[grads[k] for k in self._adj_rets]])
+        _library.run(prepared, [*operands, *[grads[k] for k in self._adj_rets]])
         return grads
 
     def _tangent_operands(self, ins: Sequence[torch.Tensor], dirs: Sequence[torch.Tensor]) -> tuple:
@@ -656,7 +656,7 @@ class KernelOp:
                                              [(tuple(o.shape), o.dtype) for o in outs])
         prepared, specs = plan
         outs = [torch.empty(*s, dtype=d, device=_CPU) if s else torch.empty((), dtype=d, device=_CPU) for s, d in specs]
-        prepared.run([*[ins[i] for i in self._operand_order], *outs])
+        _library.run(prepared, [*[ins[i] for i in self._operand_order], *outs])
         return outs
 
     def __call__(self, *args: Any) -> Any:
