@@ -18,6 +18,9 @@ using kjit::mat33d;
 using kjit::vec3d;
 
 using H = std::variant<Double, Int, Bool, Vec3d, Mat33d>;
+// DSL values are made with `new` where the walker makes them, never std::make_unique: a value
+// records the source line of its construction, which would be <memory>'s (a `#line` into
+// unique_ptr.h in every generated module).
 using AnyVar = std::variant<std::unique_ptr<Var<Double>>, std::unique_ptr<Var<Int>>,
                             std::unique_ptr<Var<Vec3d>>, std::unique_ptr<Var<Mat33d>>>;
 
@@ -181,10 +184,10 @@ struct Walker {
 
   void declare(const Stmt& s) {
     switch (s.ty) {
-      case Ty::D: vars[s.i0] = std::make_unique<Var<Double>>(D(s.e[0])); break;
-      case Ty::I: vars[s.i0] = std::make_unique<Var<Int>>(I(s.e[0])); break;
-      case Ty::V3: vars[s.i0] = std::make_unique<Var<Vec3d>>(V(s.e[0])); break;
-      case Ty::M33: vars[s.i0] = std::make_unique<Var<Mat33d>>(M(s.e[0])); break;
+      case Ty::D: vars[s.i0] = std::unique_ptr<Var<Double>>(new Var<Double>(D(s.e[0]))); break;
+      case Ty::I: vars[s.i0] = std::unique_ptr<Var<Int>>(new Var<Int>(I(s.e[0]))); break;
+      case Ty::V3: vars[s.i0] = std::unique_ptr<Var<Vec3d>>(new Var<Vec3d>(V(s.e[0]))); break;
+      case Ty::M33: vars[s.i0] = std::unique_ptr<Var<Mat33d>>(new Var<Mat33d>(M(s.e[0]))); break;
       case Ty::B: throw std::logic_error("walker: Bool var");
     }
   }
@@ -221,7 +224,9 @@ struct Walker {
       case Stmt::Decl: declare(s); break;
       case Stmt::Assign: assign(s); break;
       case Stmt::AssignComp: assign_comp(s); break;
-      case Stmt::DeclLocal: locals[s.i0] = std::make_unique<LocalArray<double, kLocalSize>>(); break;
+      case Stmt::DeclLocal:
+        locals[s.i0] = std::unique_ptr<LocalArray<double, kLocalSize>>(new LocalArray<double, kLocalSize>());
+        break;
       case Stmt::LocalWrite: {
         Double x = D(s.e[0]);
         (*locals.at(s.i0))[I(s.e[1]) % kLocalSize] = x;
@@ -234,13 +239,13 @@ struct Walker {
       }
       case Stmt::For:
         For(0, I(s.e[0]), [&](Int i) {
-          loop_vars[s.i0] = std::make_unique<Int>(i);
+          loop_vars[s.i0] = std::unique_ptr<Int>(new Int(i));
           block(s.body);
           loop_vars.erase(s.i0);
         });
         break;
       case Stmt::While: {
-        auto c = std::make_unique<Var<Int>>(0);
+        auto c = std::unique_ptr<Var<Int>>(new Var<Int>(0));
         Var<Int>& cr = *c;
         While([&] { return Int(cr) < I(s.e[0]); }, [&] {
           cr = cr + 1;
@@ -277,7 +282,7 @@ std::unique_ptr<KernelReg> register_program(const Program& p, const std::string&
           Array<double> out, Array<vec3d> outv, Array<double> acc, Array<vec3d> accv,
           Array<double> accm) {
         Walker w{p, a, v, m, idx, s, k, out, outv, acc, accv, accm, {}, {}, {}, nullptr};
-        w.t = std::make_unique<Int>(tid());
+        w.t = std::unique_ptr<Int>(new Int(tid()));
         w.block(p.body);
       }));
 }
