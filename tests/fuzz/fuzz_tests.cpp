@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
@@ -71,6 +73,38 @@ TEST_CASE("generation is deterministic and the printer prints a KJIT_KERNEL") {
   CHECK(a == b);
   CHECK(a.find("KJIT_KERNEL(k, (Array<Double> a") != std::string::npos);
   CHECK(a != fuzz::to_dsl_source(fuzz::generate(43), "k"));
+}
+
+TEST_CASE("every #line of a generated fuzz module names the walker's sources or the module itself") {
+  // A DSL value records where it was constructed: one made through std::make_unique named
+  // <memory> (unique_ptr.h) in every module. Lines must point at code a reader can open.
+  fuzz::TempCache cache(true);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "kjit_fuzz_lines";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  fuzz::CheckOptions o;
+  o.nvrtc = false;
+  o.generate_only = true;
+  o.dump_source = dir.string();
+  o.batch = 4;
+  fuzz::run_seeds(7, 8, o);
+  int modules = 0, lines = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".cu") continue;
+    ++modules;
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("#line ", 0) != 0) continue;
+      ++lines;
+      const bool walker = line.find("tests/fuzz/") != std::string::npos;
+      const bool own = line.find("kjit_module_fuzz_") != std::string::npos;
+      INFO(entry.path().filename().string() << ": " << line);
+      CHECK((walker || own));
+    }
+  }
+  CHECK(modules >= 2);
+  CHECK(lines > 100);
+  std::filesystem::remove_all(dir);
 }
 
 namespace {

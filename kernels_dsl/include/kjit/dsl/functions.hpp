@@ -297,8 +297,8 @@ class Func {
     // A braced list evaluates left to right (function arguments, as in make_tuple, need not):
     // the slots, their out_vars and their array parameters must follow the parameters' order.
     auto slots = dsl::apply([&](const auto&... h) {
-      return Tuple<decltype(adjoint_slot(h, out_vars, slot, array_param))...>{
-          adjoint_slot(h, out_vars, slot, array_param)...};
+      return Tuple<decltype(adjoint_slot(h, out_vars, slot, array_param, loc_))...>{
+          adjoint_slot(h, out_vars, slot, array_param, loc_)...};
     }, handles);
     auto call = [&](auto&... adj) {
       if constexpr (std::is_void_v<R>) {
@@ -317,18 +317,20 @@ class Func {
   }
 
   // The adjoint slot of an argument, made in place (copying a Var makes a new one): a zeroed
-  // Var for a value, the adjoint array parameter for an array.
+  // Var for a value, declared at the function's own line (not this header's), the adjoint
+  // array parameter for an array.
   template <class T>
   struct VarSlot {
-    VarSlot(int64_t* out_vars, size_t& slot) { out_vars[slot++] = int64_t(var.var_id()); }
+    VarSlot(int64_t* out_vars, size_t& slot, Loc loc) : var(loc) { out_vars[slot++] = int64_t(var.var_id()); }
     VarHandle<T> var;
   };
   template <class T>
-  static VarSlot<T> adjoint_slot(const Value<T>&, int64_t* out_vars, size_t& slot, size_t&) {
-    return VarSlot<T>(out_vars, slot);
+  static VarSlot<T> adjoint_slot(const Value<T>&, int64_t* out_vars, size_t& slot, size_t&, Loc loc) {
+    return VarSlot<T>(out_vars, slot, loc);
   }
   template <class T, int N>
-  static ArrayHandle<T, N> adjoint_slot(const ArrayHandle<T, N>&, int64_t* out_vars, size_t& slot, size_t& next) {
+  static ArrayHandle<T, N> adjoint_slot(const ArrayHandle<T, N>&, int64_t* out_vars, size_t& slot, size_t& next,
+                                        Loc) {
     out_vars[slot++] = -1;
     return ArrayHandle<T, N>(detail::BoundTag{}, detail::func_param(next++, Loc{}));
   }
