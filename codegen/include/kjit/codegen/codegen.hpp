@@ -56,7 +56,8 @@ constexpr int kCodegenVersion = 44;  // 9: value_t parameters, value sums, the d
                                      // 42: the adjoint lane function's block adds (kj::add_block), an adjoint
                                      // known to hold +0 copying (not adding) another adjoint
                                      // 43: the first-hit walks' start in one prelude function (ray_root_enter)
-                                     // 44: the ray tree's leaves as rows of lanes, tested four faces at once
+                                     // 44: the ray tree's leaves as rows of lanes, tested four faces at once;
+                                     // the first-hit walks in their own chunk (mesh_rays)
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
