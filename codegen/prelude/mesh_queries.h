@@ -2,7 +2,7 @@
 // closest face and the first hit (kjit/dsl/mesh_queries.hpp): the furthest face, ray hit counts,
 // inside/outside signs, and the leaf walks that the box and ray loops of mesh_query_aabb and
 // bvh_query_aabb / bvh_query_ray resume from. No gradient flows here.
-//@chunk mesh_queries requires mesh math
+//@chunk mesh_queries requires mesh_rays math
 namespace kj {
 /// The length of the sign rays: finite (a box the ray misses reports an entry past it, which an
 /// infinite length would not), and past any float32 mesh.

@@ -12,13 +12,14 @@
 namespace kjit::detail {
 namespace {
 
-// The layout the mesh prelude reads (its kRayRefs, kRayBlocks, kRayFaceWords): word 0 the
+// The layout the mesh prelude reads (its kRayRefs, kRayBlocks; a leaf's rows): word 0 the
 // root's reference, word 1 its block word; a node or leaf at a multiple of kAlign words (64
 // bytes), so that a node fills two cache lines.
-constexpr int64_t kNodeWords = 32, kRefs = 24, kBlocks = 28, kFaceWords = 10, kAlign = 16;
+constexpr int64_t kNodeWords = 32, kRefs = 24, kBlocks = 28, kFaceWords = 10, kAlign = 16;  // kFaceWords: a face's share of its leaf
 /// A block word: the block's first line (its word / kAlign) above kBlockLineBits bits of its
 /// lines. A block holds at most four leaves of three lines (kBvhLeafItems faces: 41 words).
 constexpr int kBlockLineBits = 4;
+static_assert(kBvhLeafItems <= 4, "the prelude tests a leaf's faces as the lanes of one four-lane vector");
 
 /// Writes (with `out` set) or only sizes the ray tree. A node's children (its slots' leaves,
 /// then its slots' nodes) lie side by side in one block, which the prelude prefetches whole
@@ -46,17 +47,17 @@ struct RayTreeWriter {
     if (out) std::fill(out + at, out + size, 0);  // the padding (the array is not zeroed first)
     return at;
   }
-  /// Binary leaf n's faces; returns its reference.
+  /// Binary leaf n's faces (their vertices as nine rows of `count` lanes, then their
+  /// indices); returns its reference.
   int32_t leaf(int32_t n) {
     const int32_t first = -link(2 * n) - 1, count = link(2 * n + 1);
     const int64_t at = take(1 + kFaceWords * count);
     put_int(at, count);
     for (int32_t k = 0; out && k < count; ++k) {
       const int32_t f = link(first + k);
-      const int64_t w = at + 1 + kFaceWords * k;
-      put_int(w, f);
+      put_int(at + 1 + 9 * count + k, f);
       for (int v = 0; v < 3; ++v)
-        for (int c = 0; c < 3; ++c) put(w + 1 + 3 * v + c, points[indices[3 * int64_t(f) + v]].c[c]);
+        for (int c = 0; c < 3; ++c) put(at + 1 + (3 * v + c) * count + k, points[indices[3 * int64_t(f) + v]].c[c]);
     }
     return int32_t(-(at + 1));
   }

@@ -177,6 +177,77 @@ TEST_CASE("mesh_query_ray through the ray tree: bit-identical to the binary tree
   }
 }
 
+/// How many of the mesh's BVH leaves hold 1, 2, 3, 4 faces ([0] for other sizes).
+std::vector<int> leaf_sizes(const Mesh& mesh) {
+  const std::vector<int32_t> links = mesh.node_links().to_vector<int32_t>();
+  std::vector<int> sizes(5, 0);
+  // Node n's links are links[2n], links[2n + 1]; a leaf's first is negative, its second its count.
+  std::vector<int32_t> stack = {0};
+  while (!stack.empty()) {
+    const int32_t n = stack.back();
+    stack.pop_back();
+    const int32_t l = links[2 * size_t(n)], r = links[2 * size_t(n) + 1];
+    if (l < 0) {
+      ++sizes[r >= 1 && r <= 4 ? size_t(r) : 0];
+      continue;
+    }
+    stack.push_back(l);
+    stack.push_back(r);
+  }
+  return sizes;
+}
+
+TEST_CASE("the ray tree's leaf test (a leaf's faces as lanes): leaves of one to four faces, ties inside a leaf, "
+          "degenerate faces") {
+  // The cpu tests a leaf's faces on the lanes of one vector (lanes past its faces read the
+  // words after their rows, and must never hit); ties between faces at equal t inside a leaf go
+  // to the first, as the binary traversal's face by face test. Faces repeated with their own
+  // indices (two and three copies, whose equal centres put them mostly in one leaf) tie at
+  // every hit; degenerate faces (a repeated vertex, collinear points) are never hit.
+  const MinFaces every_mesh("0");
+  std::mt19937 rng(21);
+  const SoupMesh base = grid(14, false), soup = random_soup(rng, 600);
+  SoupMesh m;
+  m.points = base.points;
+  std::vector<int> copies;  // of each of the grid's faces in m, how many m holds
+  for (int f = 0; f < base.faces(); ++f)
+    for (int copy = 0; copy < 1 + f % 3; ++copy) {
+      m.indices.insert(m.indices.end(), base.indices.begin() + 3 * f, base.indices.begin() + 3 * f + 3);
+      copies.push_back(1 + f % 3);
+    }
+  const int32_t shift = int32_t(m.points.size() / 3);
+  for (size_t i = 0; i < soup.points.size(); ++i)  // beside the grid (x + 3), not over it
+    m.points.push_back(soup.points[i] + (i % 3 == 0 ? 3.0f : 0.0f));
+  for (int32_t i : soup.indices) m.indices.push_back(i + shift);
+  Mesh mesh(points_of(m), from_vector(m.indices));
+  const std::vector<int> sizes = leaf_sizes(mesh);
+  CAPTURE(sizes[1]);
+  CAPTURE(sizes[2]);
+  CAPTURE(sizes[3]);
+  CAPTURE(sizes[4]);
+  CHECK(sizes[0] == 0);
+  for (int k = 1; k <= 4; ++k) CHECK(sizes[size_t(k)] > 10);
+  std::vector<vec3f> starts, dirs;
+  adversarial_rays(m, 1.0f, rng, starts, dirs);
+  const size_t adversarial = starts.size();
+  for (int f = 0; f < m.faces(); f += 3) {  // at every third face's centre, from above
+    const vec3f c = (point(m, m.indices[3 * size_t(f)]) + point(m, m.indices[3 * size_t(f) + 1]) +
+                     point(m, m.indices[3 * size_t(f) + 2])) * (1.0f / 3.0f);
+    starts.push_back(c + vec3f(0.01f * float(f % 5), 0.0f, 3.0f));
+    dirs.push_back(c - starts.back());
+  }
+  const int hits = check_same_as_binary(mesh, starts, dirs, 1.0e30f);
+  CHECK(hits > int(starts.size()) / 2);
+  // The rays at the centres of repeated faces: ties inside a leaf, decided as the binary walk's.
+  const RayResults r = cast(mesh.view(), starts, dirs, 1.0e30f);
+  int tied = 0;
+  for (size_t i = adversarial; i < starts.size(); ++i)
+    tied += r.face[i] >= 0 && size_t(r.face[i]) < copies.size() && copies[size_t(r.face[i])] > 1;
+  CHECK(tied > 100);
+  MESSAGE(sizes[1] << ", " << sizes[2] << ", " << sizes[3] << ", " << sizes[4] << " leaves of 1-4 faces; " << hits
+                   << " hits of " << starts.size() << " rays, " << tied << " on a repeated face");
+}
+
 TEST_CASE("mesh_query_ray on some threads, each ray its own max_t: the interleaved walks against brute force") {
   // A forward lane function casts its lanes' rays in one call that interleaves their walks of
   // the ray tree (mesh_first_hit_lanes); here under a per-thread condition (a third of the lanes
