@@ -164,7 +164,7 @@ void ReverseBuilder::replay(const ir::Stmt& s, ir::Block& out, const Replica* co
     case ir::Op::Break: case ir::Op::Continue:
     case ir::Op::Return: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
     case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
-    case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+    case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
       break;
   }
   KJIT_CHECK(false, std::string("the reverse transform has no replay of ") + ir::op_name(s.op));
@@ -337,7 +337,7 @@ void ReverseBuilder::reverse(const ir::Stmt& s, ir::Block& out) {
     case ir::Op::Break: case ir::Op::Continue:
     case ir::Op::Return: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
     case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
-    case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+    case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
       break;  // no work (has_work)
   }
   KJIT_CHECK(false, std::string("the reverse transform has no rule for ") + ir::op_name(s.op));
@@ -368,7 +368,7 @@ std::string reverse_transform_gap(const ir::Function& fn) {
       case ir::Op::Extract: case ir::Op::Insert: case ir::Op::Print:
         return;
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
         return note("an adjoint already");
     }
   });
