@@ -180,7 +180,7 @@ class AdjointEmitter {
         case ir::Op::CallFunc: case ir::Op::TangentCall:  // handled above
         case ir::Op::GradFunc:  // refused by adjoint_obstacle (function_has_adjoint for functions)
         case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-        case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+        case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
           KJIT_CHECK(false, std::string("adjoint replay reached ") + ir::op_name(s.op));
           break;
       }
@@ -488,7 +488,7 @@ class AdjointEmitter {
         break;
       case ir::Op::TangentCall: case ir::Op::GradFunc:
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
         adjoint_cannot_reverse(fn_, s);
     }
   }

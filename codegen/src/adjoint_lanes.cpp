@@ -155,7 +155,8 @@ class AdjointLanes : LaneCode {
     }
   }
 
-  /// The adjoint arrays the sweep reads: those of arrays stored to or updated by add/sub atomics.
+  /// The adjoint arrays the sweep reads: those of array parameters stored to or updated by
+  /// add/sub atomics (a struct field's array is defined later, per lane: its reads keep theirs).
   std::set<std::string> read_adjoints() {
     std::set<std::string> out;
     ir::for_each_stmt(fn_.body, [&](const ir::Stmt& s) {
@@ -165,6 +166,7 @@ class AdjointLanes : LaneCode {
   }
   bool reads_adjoint(const ir::Stmt& s) {
     if (s.op != ir::Op::ArrayStore && s.op != ir::Op::ArrayAtomic) return false;
+    if (!rules_.param_of().count(s.args[0])) return false;
     const ReverseRule r = rules_.rule(s);
     return !r.atomic && work_.runs(s, r);
   }

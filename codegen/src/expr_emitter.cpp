@@ -340,6 +340,7 @@ std::string ExprEmitter::expr(const ir::Stmt& s) {
                                          : element(s, s.args.size() - 1);
     case ir::Op::ArrayShape: return n_.value(s.args[0]) + ".shape[" + std::to_string(s.dimension()) + "]";
     case ir::Op::TangentCall: return tangent_call(s);
+    case ir::Op::GradView: return grad_view(n_.value(s.args[0]));
     case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::StoreVar: case ir::Op::ArrayStore:
     case ir::Op::ArrayAtomic: case ir::Op::If: case ir::Op::For: case ir::Op::While:
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:

@@ -54,6 +54,9 @@ inline constexpr const char kAdjointOfResult[] = "kj_adj_ret";
 inline std::string array_present(const std::string& a) { return a + ".data"; }
 /// `if (<a is there>) `, put before a statement that touches array `a` (array_present).
 inline std::string if_present(const std::string& a) { return "if (" + array_present(a) + ") "; }
+/// The adjoint array of array `a` that no parameter is (a struct field holds it): its own
+/// gradient buffer (the emitter's rules' adjoint array and the reverse transform's GradView).
+inline std::string grad_view(const std::string& a) { return "kj::grad_view(" + a + ")"; }
 
 /// The call of device function `name`'s adjoint, as its adjoint's signature takes them:
 /// adj_<name>(dim, kj_index, the operands, the result (none: ""), the adjoint of each

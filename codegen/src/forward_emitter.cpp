@@ -170,7 +170,7 @@ void emit_forward_block(SourceWriter& w, ExprEmitter& ex, const Names& n, const 
       case ir::Op::Const: case ir::Op::ThreadId: case ir::Op::LaunchDim: case ir::Op::Cast:
       case ir::Op::Construct: case ir::Op::Extract: case ir::Op::Insert: case ir::Op::LoadVar:
       case ir::Op::ArrayLoad: case ir::Op::ArrayShape: case ir::Op::Param:
-      case ir::Op::TangentCall:  // handled above
+      case ir::Op::TangentCall: case ir::Op::GradView:  // handled above
         KJIT_CHECK(false, std::string("forward codegen reached the expression ") + ir::op_name(s.op));
         break;
     }

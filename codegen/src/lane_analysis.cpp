@@ -90,7 +90,7 @@ bool LaneAnalysis::analyze(const ir::Block& b, bool masked) {
         KJIT_CHECK(false, "lane codegen reached a jump that lower_jumps should have removed");
         break;
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
         KJIT_CHECK(false, std::string("lane analysis reached the reverse transform's ") + ir::op_name(s.op));
         break;
     }
@@ -130,7 +130,7 @@ bool LaneAnalysis::is_uniform_stmt(const ir::Stmt& s) const {
     case ir::Op::If: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
     case ir::Op::Continue: case ir::Op::Return:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:  // effects (not analysed: lanes run no adjoint kernel's IR)
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:  // effects (not analysed: lanes run no adjoint kernel's IR)
       return false;
   }
   return false;
@@ -159,7 +159,7 @@ bool LaneAnalysis::flattenable(const ir::Stmt& s, int& budget) const {
         case ir::Op::ArrayAtomic: case ir::Op::For: case ir::Op::While: case ir::Op::Break:
         case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print: case ir::Op::CallFunc:
         case ir::Op::GradFunc: case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-        case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+        case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
           return false;
       }
     }
@@ -185,7 +185,7 @@ bool LaneAnalysis::needs_guard(const ir::Stmt& s) const {
     case ir::Op::While: case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
       return false;
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:  // effects on adjoints: guarded like the stores they reverse
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:  // effects on adjoints: guarded like the stores they reverse
       return true;
   }
   return false;

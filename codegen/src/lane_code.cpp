@@ -78,7 +78,7 @@ bool LaneCode::skipped(const ir::Stmt& s) const {
     case ir::Op::Continue: case ir::Op::Return: case ir::Op::TangentCall:
       return false;
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:  // only in an adjoint kernel the reverse transform built
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:  // only in an adjoint kernel the reverse transform built
       KJIT_CHECK(false, std::string("lane codegen reached the reverse transform's ") + ir::op_name(s.op));
       return false;
   }
@@ -330,7 +330,7 @@ void LaneCode::emit_lane_stmt(const ir::Stmt& s, const std::string& active, int 
     case ir::Op::Param: case ir::Op::DeclVar: case ir::Op::If: case ir::Op::For: case ir::Op::While:
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
       KJIT_CHECK(false, std::string("lane codegen put ") + ir::op_name(s.op) + " in a run");
       break;
   }
@@ -382,7 +382,7 @@ void LaneCode::emit_control(const ir::Stmt& s, const std::string& mask, int inde
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::Print:
     case ir::Op::CallFunc: case ir::Op::GradFunc: case ir::Op::TangentCall:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
       KJIT_CHECK(false, std::string("lane codegen: ") + ir::op_name(s.op) + " is not control flow");
       break;
   }

@@ -88,7 +88,7 @@ class Lowering {
   /// (`reversed`: a kernel without an adjoint obstacle, a function with differentiable
   /// parameters and no user adjoint), swept back in one span, of statements the transform has
   /// rules for (reverse_transform_gap: straight-line code, branches, loops, device function
-  /// calls, struct fields, print(), atomic min/max); its body only, which the scalar printer
+  /// calls, struct fields and the arrays they hold, print(), atomic min/max); its body only, which the scalar printer
   /// prints (a cpu lane function for a kernel's adjoint, where it has one for its atomics, is
   /// still the lane emitter's).
   bool by_reverse_transform(const LoweredFunction& l, bool reversed) const {

@@ -97,7 +97,7 @@ void need_function(PreludeUse& use, const LoweredModule& lowered, const ir::Func
       case ir::Op::Print:
         break;  // their types' chunks are required above
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:  // only in an adjoint kernel: its rules' chunks are the kernel's own
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:  // only in an adjoint kernel: its rules' chunks are the kernel's own
         KJIT_CHECK(false, std::string("prelude planning reached the reverse transform's ") + ir::op_name(s.op));
         break;
     }

@@ -112,6 +112,12 @@ class ReverseBuilder {
   /// adding into its operands' adjoint variables (ops.def's CallAdjoint of a CallFunc).
   void call_function_adjoint(const ir::Stmt& s, ir::Block& out);
 
+  /// The adjoint array of differentiable array `array` where the sweep reads it: an array
+  /// parameter's adjoint parameter; the gradient buffer of one a struct field holds (GradView,
+  /// the emitter's kj::grad_view); a zero array for one over an address, which has none (what
+  /// the emitter hands a device function's adjoint for it).
+  ir::ValueId adjoint_array(ir::Block& out, ir::ValueId array, const ir::SourceLoc& loc);
+
   ir::ValueId index_constant(ir::Block& out, int i, const ir::SourceLoc& loc);
 
   /// Component `i` of `adj`, the adjoint of a Construct of type `t`: what its operand `i`'s
@@ -177,7 +183,7 @@ class ReverseBuilder {
   const AdjointFacts facts_;
   const std::map<ir::ValueId, size_t>& params_;  ///< Param values and their parameter index
   OwnedArrays owned_;
-  std::map<ir::ValueId, ir::ValueId> adj_array_;  ///< array parameter -> its adjoint array
+  std::map<ir::ValueId, ir::ValueId> adj_array_;  ///< array parameter -> its adjoint array (adjoint_array)
   std::map<ir::ValueId, int64_t> adj_;            ///< value -> its adjoint variable
   std::map<int64_t, int64_t> adj_var_of_var_;     ///< variable -> its adjoint variable
   const std::map<ir::ValueId, ForwardDef> defs_;  ///< where each forward value is defined

@@ -54,7 +54,7 @@ bool AdjointFacts::has_rule(const ir::Stmt& s) const {
       return false;
     case ir::Op::Break: case ir::Op::Continue: case ir::Op::Return: case ir::Op::TangentCall: case ir::Op::GradFunc:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
       return true;  // none can be reversed: rule() says which and why
   }
   return false;
@@ -67,7 +67,7 @@ std::string ReverseRules::adj_array(ir::ValueId array) const {
   auto p = param_of_.find(array);
   if (p != param_of_.end()) return names_.adj_param(p->second);
   KJIT_CHECK(field_arrays_.count(array), "an array without an adjoint array");
-  return "kj::grad_view(" + names_.value(array) + ")";
+  return grad_view(names_.value(array));
 }
 
 bool AdjointFacts::differentiable(ir::ValueId v) const {
@@ -251,7 +251,7 @@ ReverseRule ReverseRules::rule(const ir::Stmt& s) {
       break;
     case ir::Op::TangentCall: case ir::Op::GradFunc:
     case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+    case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
       adjoint_cannot_reverse(fn_, s);
   }
   if (r.empty()) return r;

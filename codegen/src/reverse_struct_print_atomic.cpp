@@ -35,7 +35,7 @@ void ReverseBuilder::reverse_atomic_select(const ir::Stmt& s, ir::Block& out) {
              std::string("the reverse transform reached atomic_") + ir::atomic_op_name(op) + " on a differentiable value");
   std::vector<ir::ValueId> args;
   for (ir::ValueId a : s.args) args.push_back(val(a));
-  args.push_back(adj_array_.at(s.args[0]));
+  args.push_back(adjoint_array(out, s.args[0], s.loc));
   ir::Stmt call = b_.make(ir::Op::CallAdjoint, ir::Type::void_type(), std::move(args), int64_t(ir::Op::ArrayAtomic), s.loc);
   call.outs.assign(s.args.size(), -1);
   call.outs.back() = adj_of(s.args.back());

@@ -164,7 +164,7 @@ void ReverseBuilder::replay(const ir::Stmt& s, ir::Block& out, const Replica* co
     case ir::Op::Break: case ir::Op::Continue:
     case ir::Op::Return: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
     case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
-    case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+    case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
       break;
   }
   KJIT_CHECK(false, std::string("the reverse transform has no replay of ") + ir::op_name(s.op));
@@ -231,12 +231,19 @@ void ReverseBuilder::call_function_adjoint(const ir::Stmt& s, ir::Block& out) {
   }
   if (!s.type.is_void()) args.push_back(val(s.result));
   for (ir::ValueId a : s.args)
-    if (in_.type_of(a).is_array() && in_.type_of(a).is_differentiable()) args.push_back(adj_array_.at(a));
+    if (in_.type_of(a).is_array() && in_.type_of(a).is_differentiable()) args.push_back(adjoint_array(out, a, s.loc));
   if (!s.type.is_void() && facts_.differentiable(s.result)) args.push_back(b_.load(out, adj_of(s.result), s.loc));
   ir::Stmt call = b_.make(ir::Op::CallAdjoint, ir::Type::void_type(), std::move(args), int64_t(ir::Op::CallFunc), s.loc,
                           uint64_t(s.callee()));
   call.outs = std::move(outs);
   out.stmts.push_back(std::move(call));
+}
+
+ir::ValueId ReverseBuilder::adjoint_array(ir::Block& out, ir::ValueId array, const ir::SourceLoc& loc) {
+  auto param = adj_array_.find(array);
+  if (param != adj_array_.end()) return param->second;
+  if (facts_.has_adj_array(array)) return b_.add(out, ir::Op::GradView, in_.type_of(array), {val(array)}, 0, loc);
+  return zero(out, in_.type_of(array), loc);  // (an array over an address: the emitter's T{})
 }
 
 ir::ValueId ReverseBuilder::index_constant(ir::Block& out, int i, const ir::SourceLoc& loc) {
@@ -305,7 +312,7 @@ void ReverseBuilder::reverse(const ir::Stmt& s, ir::Block& out) {
       return;
     }
     case ir::Op::ArrayLoad: {
-      std::vector<ir::ValueId> args{adj_array_.at(s.args[0])};
+      std::vector<ir::ValueId> args{adjoint_array(out, s.args[0], loc)};
       for (size_t i = 1; i < s.args.size(); ++i) args.push_back(val(s.args[i]));
       args.push_back(b_.load(out, adj_of(s.result), loc));
       b_.add(out, ir::Op::AdjArrayAdd, ir::Type::void_type(), std::move(args), 0, loc, owned_(s.args[0]) ? 1 : 0);
@@ -315,7 +322,7 @@ void ReverseBuilder::reverse(const ir::Stmt& s, ir::Block& out) {
       const bool add = s.op == ir::Op::ArrayStore || s.atomic_op() == ir::AtomicOp::Add || s.atomic_op() == ir::AtomicOp::Sub;
       if (!add) return reverse_atomic_select(s, out);
       const bool sub = s.op == ir::Op::ArrayAtomic && s.atomic_op() == ir::AtomicOp::Sub;
-      std::vector<ir::ValueId> args{adj_array_.at(s.args[0])};
+      std::vector<ir::ValueId> args{adjoint_array(out, s.args[0], loc)};
       for (size_t i = 1; i + 1 < s.args.size(); ++i) args.push_back(val(s.args[i]));
       b_.add(out, ir::Op::AdjArrayRead, ir::Type::void_type(), std::move(args), adj_of(s.args.back()), loc, sub ? 1 : 0);
       return;
@@ -337,26 +344,17 @@ void ReverseBuilder::reverse(const ir::Stmt& s, ir::Block& out) {
     case ir::Op::Break: case ir::Op::Continue:
     case ir::Op::Return: case ir::Op::GradFunc: case ir::Op::TangentCall: case ir::Op::AccumVar:
     case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd: case ir::Op::AdjArrayRead:
-    case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+    case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
       break;  // no work (has_work)
   }
   KJIT_CHECK(false, std::string("the reverse transform has no rule for ") + ir::op_name(s.op));
 }
 
 std::string reverse_transform_gap(const ir::Function& fn) {
-  const AdjointFacts facts(fn);
-  const std::map<ir::ValueId, size_t>& params = facts.param_of();
   std::string gap;
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if (!gap.empty()) return;
     auto note = [&](const std::string& what) { gap = what + " at " + s.loc.short_str(); };
-    const bool array_access = s.op == ir::Op::ArrayLoad || s.op == ir::Op::ArrayStore || s.op == ir::Op::ArrayAtomic;
-    if (array_access && fn.type_of(s.args[0]).is_differentiable() && !params.count(s.args[0]))
-      return note("an array that is no parameter");
-    if (s.op == ir::Op::CallFunc)  // (an array of a struct field's adjoint array is kj::grad_view's)
-      for (ir::ValueId a : s.args)
-        if (fn.type_of(a).is_array() && fn.type_of(a).is_differentiable() && !params.count(a))
-          return note("an array that is no parameter passed to a device function");
     switch (s.op) {
       case ir::Op::GradFunc: return note("a gradient (refused by adjoint_obstacle)");
       case ir::Op::TangentCall: return note("a tangent");
@@ -368,7 +366,7 @@ std::string reverse_transform_gap(const ir::Function& fn) {
       case ir::Op::Extract: case ir::Op::Insert: case ir::Op::Print:
         return;
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
         return note("an adjoint already");
     }
   });

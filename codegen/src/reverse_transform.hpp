@@ -12,9 +12,9 @@
 
 namespace kjit::codegen {
 
-/// What of jump-lowered kernel or device function `fn` the transform has no rule for yet (""
-/// when it covers all of it): arrays without an adjoint parameter (struct fields, addresses)
-/// read, written or passed to a device function.
+/// What of jump-lowered kernel or device function `fn` the transform has no rule for (""
+/// when it covers all of it): statements no adjoint takes (a gradient, a tangent, a jump
+/// lower_jumps left, the transform's own).
 std::string reverse_transform_gap(const ir::Function& fn);
 
 /// The adjoint kernel of jump-lowered kernel `fn` (reverse_transform_gap(fn) must be ""). Its

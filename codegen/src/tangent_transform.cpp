@@ -144,7 +144,7 @@ class TangentTransform {
         case ir::Op::GradFunc:  // refused below
           break;  // no tangent of their own (an atomic's returned value is refused when used)
         case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-        case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:
+        case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:
           KJIT_CHECK(false, std::string("the tangent transform reached the reverse transform's ") + ir::op_name(s.op));
           break;
       }
@@ -301,7 +301,7 @@ class TangentTransform {
         out.stmts.push_back(s);  // forward mode needs nothing at jumps: tangents flow with values
         break;
       case ir::Op::AccumVar: case ir::Op::CallAdjoint: case ir::Op::StrongZero: case ir::Op::AdjArrayAdd:
-      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments:  // traced kernels have none
+      case ir::Op::AdjArrayRead: case ir::Op::AccumParam: case ir::Op::Checkpoint: case ir::Op::ReverseSegments: case ir::Op::GradView:  // traced kernels have none
         KJIT_CHECK(false, std::string("the tangent transform reached the reverse transform's ") + ir::op_name(s.op));
         break;
     }

@@ -1,12 +1,14 @@
 // kjit::Tape with arrays held in fields of struct arguments (Warp's @wp.struct array members):
 // backward adds into each field's own gradient buffer, zero() clears them (nested structs and a
 // kjit::Mesh's points included), and structs up to LaunchArg::kMaxValueBytes launch (a Mesh
-// beside five arrays, as Warp's diffray example holds its mesh).
+// beside five arrays, as Warp's diffray example holds its mesh); adjoints that read the
+// gradients of field arrays written in a branch and by atomics, in lane blocks too.
 #include <doctest/doctest.h>
 
 #include <vector>
 
 #include "../runtime/user_error.hpp"
+#include "test_support.hpp"
 #include "kjit/kjit.hpp"
 #include "kjit/runtime/mesh.hpp"
 #include "kjit/runtime/tape.hpp"
@@ -40,6 +42,14 @@ KJIT_KERNEL(scene_loss, (Value<Scene> s, Array<Double> loss)) {
 KJIT_KERNEL(set_bias, (Value<Layer> layer, Array<Double> x)) {
   Int i = tid();
   layer.bias()[i] = 2.0 * x[i];
+}
+// A branch's store and an atomic add into a layer's field arrays (bias_i = v_i^2 where v_i > 0,
+// w_{i mod 3} += 2 v_i, v_i = k x_i): the cpu's adjoint lane function reads the fields' gradients.
+KJIT_KERNEL(field_writes, (Value<Layer> layer, Array<Double> x)) {
+  Int i = tid();
+  Double v = layer.inner().k() * x[i];
+  If(v > 0.0, [&] { layer.bias()[i] = v * v; });
+  atomic_add(layer.inner().w(), i % 3, 2.0 * v);
 }
 }  // namespace tape_struct_tests
 
@@ -173,4 +183,44 @@ TEST_CASE("a value larger than LaunchArg::kMaxValueBytes is refused, naming its 
   const std::vector<unsigned char> bytes(sizeof(ThreeMeshes), 0);
   CHECK(error_of([&] { LaunchArg::from_bytes(ir_type_of<ThreeMeshes>(), bytes.data()); }) ==
         "LaunchArg::from_bytes: a value of type " + ir_type_of<ThreeMeshes>().str() + " is not a launch value");
+}
+
+TEST_CASE("an adjoint reads the gradients of field arrays a branch stores to and atomics add into, in lane blocks too") {
+  // 37 threads: two blocks of 16 through the cpu's adjoint lane function, 5 through the scalar
+  // body. Without a bias gradient its reads are skipped, lane by lane.
+  kjit::test::ScopedEnv plain("KJIT_BOUNDS_CHECK", nullptr);
+  const int n = 37;
+  const double k = 1.5;
+  std::vector<double> x(n), gb(n);
+  for (int i = 0; i < n; ++i) {
+    x[size_t(i)] = 0.25 * (i % 7) - 0.6;
+    gb[size_t(i)] = 0.5 + 0.125 * i;
+  }
+  const std::vector<double> gw = {1.0, -2.0, 0.75};
+  for (bool bias_grad : {true, false}) {
+    CAPTURE(bias_grad);
+    NdArray wa = from_vector(std::vector<double>{0, 0, 0}).requires_grad(), bias = zeros<double>({n});
+    if (bias_grad) bias.requires_grad();
+    Layer layer;
+    layer.inner.w = wa;
+    layer.inner.k = k;
+    layer.bias = bias;
+    NdArray xa = from_vector(x);
+    launch(field_writes, n, layer, xa);
+    std::copy(gw.begin(), gw.end(), static_cast<double*>(wa.grad().data()));
+    if (bias_grad) std::copy(gb.begin(), gb.end(), static_cast<double*>(bias.grad().data()));
+    NdArray gx = zeros<double>({n}), glayer = zeros<Layer>({1});
+    launch_adjoint(field_writes, n, {layer, xa}, {glayer, gx});
+    const std::vector<double> g = host(gx);
+    double gk = 0;
+    for (int i = 0; i < n; ++i) {
+      const double v = k * x[size_t(i)];
+      // d/dv of gb_i v^2 (where v > 0) + gw_{i mod 3} 2 v
+      const double dv = (bias_grad && v > 0 ? 2 * v * gb[size_t(i)] : 0.0) + 2 * gw[size_t(i % 3)];
+      CAPTURE(i);
+      CHECK(g[size_t(i)] == doctest::Approx(k * dv));
+      gk += x[size_t(i)] * dv;
+    }
+    CHECK(glayer.to_vector<Layer>()[0].inner.k == doctest::Approx(gk));
+  }
 }

@@ -404,7 +404,7 @@ struct Interp {
         fail("the reference interprets no grad(f)");
       case Op::TangentCall:  // tangent kernels are checked against finite differences of this
         fail("the reference interprets traced kernels, not tangent kernels");
-      case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd: case Op::AdjArrayRead: case Op::AccumParam: case Op::Checkpoint: case Op::ReverseSegments:
+      case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd: case Op::AdjArrayRead: case Op::AccumParam: case Op::Checkpoint: case Op::ReverseSegments: case Op::GradView:
         fail("the reference interprets traced kernels, not adjoint kernels");
     }
     fail("unknown op");

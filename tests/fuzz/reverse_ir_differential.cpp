@@ -3,7 +3,7 @@
 // emitter's (KJIT_REVERSE_IR=0), bit for bit, over random programs of what it covers:
 // straight-line ones, ones with branches, ones with loops, and device functions' own adjoints;
 // and over kernels of what the random programs hold rarely or never (a struct's fields, print()
-// of values, atomic min/max).
+// of values, atomic min/max, arrays struct fields hold, a mesh's points).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -21,8 +21,10 @@
 
 #include "checker.hpp"
 #include "kjit/codegen/passes.hpp"
+#include "kjit/dsl/mesh.hpp"
 #include "kjit/kernel.hpp"
 #include "kjit/kjit.hpp"
+#include "kjit/runtime/mesh.hpp"
 #include "temp_cache.hpp"
 #include "test_support.hpp"
 
@@ -77,6 +79,61 @@ KJIT_KERNEL(extremes, (Array<Double> x, Array<Vec3d> v, Array<Double> lo, Array<
   If(x[i] > 0.0, [&] { atomic_max(hi, 2, x[i] * x[i]); });
 }
 }  // namespace reverse_ir_kernels
+
+/// Arrays that struct fields hold: their adjoint arrays are their own gradient buffers
+/// (kj::grad_view; the transform's GradView). A module of their own, built again per side
+/// without the kernels above.
+namespace reverse_ir_fields {
+using namespace kjit::dsl;
+KJIT_STRUCT(Cloud, (Array<Vec3d>, pts), (Array<Double>, w), (Array<Double>, sink));
+KJIT_STRUCT(Scene, (Cloud, cloud), (Array<Double>, acc), (Double, s));
+KJIT_MODULE(fuzz_reverse_ir_fields)
+
+/// A device function given an array: the caller's adjoint array of a field array is its view.
+inline const auto squared = func("rir_squared", [](Array<Vec3d> pts, Int i, Double c) { return dot(pts[i], pts[i]) * c; });
+/// A device function reading its struct argument's field arrays and adding into another: its
+/// own adjoint (adj_<f>; it has one for its value k) adds into and reads their views.
+inline const auto cloud_weight = func("rir_cloud_weight", [](Value<Cloud> c, Int i, Double k) {
+  Double w = c.w()[i] * k;
+  atomic_add(c.sink(), i % 2, w * 0.5);
+  return w * length(c.pts()[i]);
+});
+
+/// A nested struct's field arrays read at the thread's own element and at others', in a branch
+/// (the field read there) and in a loop, stored to and added into atomically (add, sub, max),
+/// passed to device functions, and an array over an address passed to one (no adjoint array).
+KJIT_KERNEL(field_arrays, (Value<Scene> sc, Array<Double> x, UInt64 address, Array<Double> out)) {
+  Int i = tid();
+  Vec3d p = sc.cloud().pts()[i];
+  Var<Double> y = x[i] * sc.s();
+  If(y > 0.0, [&] { y = y + sc.cloud().w()[(i + 1) % 5] * p.x(); });
+  Var<Double> acc = 0.0;
+  For(0, 3, [&](Int k) { acc = acc * 0.5 + sc.cloud().w()[(i + k) % 5] * y; });
+  sc.acc()[i] = acc * p.y();
+  atomic_add(sc.acc(), 5, y * 2.0);
+  atomic_sub(sc.acc(), 6, p.z() * y);
+  atomic_max(sc.acc(), 7, p.x() * 3.0 + Double(i));
+  out[i] = squared(sc.cloud().pts(), i, y) + cloud_weight(sc.cloud(), i, y) + acc +
+           squared(array<Vec3d>(address, 5), (i + 2) % 5, p.z());
+}
+}  // namespace reverse_ir_fields
+
+/// A mesh's queries with gradients into its points (a Mesh's points are a field array).
+namespace reverse_ir_mesh {
+using namespace kjit::dsl;
+KJIT_MODULE(fuzz_reverse_ir_mesh)
+
+/// The closest point's distance and barycentrics, the face's normal, and a ray's hit.
+KJIT_KERNEL(mesh_losses, (Value<Mesh> mesh, Array<Vec3f> pts, Array<Vec3f> dirs, Array<float> out)) {
+  Int i = tid();
+  Value<MeshQueryPoint> q = mesh_query_point_no_sign(mesh, pts[i], 1.0e6f);
+  Vec3f x = mesh_eval_position(mesh, q.face(), q.u(), q.v());
+  Vec3f d = x - pts[i];
+  Value<MeshQueryRay> r = mesh_query_ray(mesh, pts[i], dirs[i], 1.0e6f);
+  out[i] = dot(d, d) + 0.3f * q.u() - 0.7f * q.v() + dot(Vec3f(0.5f, -0.3f, 0.2f), mesh_eval_face_normal(mesh, q.face())) +
+           r.t() + 0.4f * r.u() - 0.6f * r.v() + dot(Vec3f(-0.2f, 0.1f, 0.7f), r.normal());
+}
+}  // namespace reverse_ir_mesh
 
 namespace {
 
@@ -189,18 +246,21 @@ void compare(const fuzz::GenOptions& gen, uint64_t first, uint64_t count, uint64
   MESSAGE(identical << " of " << count << " programs' values identical");
 }
 
-/// The adjoint the reverse transform builds of `kernel`, as IR text ("" where it builds none).
-std::string transformed(const kjit::KernelDef& kernel) {
+/// The adjoint the reverse transform builds of `kernel`, or of `function` (a device function it
+/// calls, "device function <name>"), as IR text ("" where it builds none).
+std::string transformed(const kjit::KernelDef& kernel, const std::string& function = "") {
   for (const kjit::codegen::PassSnapshot& s : kjit::codegen::pass_snapshots({&kernel.ir()}, {}))
-    if (s.pass == "reverse_transform") return s.ir;
+    if (s.pass == "reverse_transform" && (function.empty() ? s.function.rfind("kernel ", 0) == 0 : s.function == function))
+      return s.ir;
   return "";
 }
 
 /// What `run` gives back (its launches' bytes, what they printed) with the adjoints of
 /// fuzz_reverse_ir_kernels the reverse transform builds, and with the adjoint emitter's: the
 /// module is built again for each (an options change, undone, makes it stale).
-std::map<std::string, std::string> both_sides(const std::function<std::string()>& run) {
-  kjit::ModuleDef& m = kjit::module("fuzz_reverse_ir_kernels");
+std::map<std::string, std::string> both_sides(const std::function<std::string()>& run,
+                                              const char* module = "fuzz_reverse_ir_kernels") {
+  kjit::ModuleDef& m = kjit::module(module);
   std::map<std::string, std::string> out;
   for (const char* side : {"transform", "emitter"}) {
     kjit::test::ScopedEnv env("KJIT_REVERSE_IR", side == std::string("emitter") ? "0" : "1");
@@ -330,5 +390,85 @@ TEST_CASE("the reverse transform's adjoints are the adjoint emitter's, bit for b
     // overwritten in a loop).
     const uint64_t count = programs(16);
     compare(gen, 720001, count, count * 15 / 16, count / 8);
+  }
+}
+
+TEST_CASE("the reverse transform's adjoints of kernels with arrays in struct fields, bit for bit") {
+  const int n = 5;  // the scalar body (no dense block of 16 for the cpu's lane functions)
+  SUBCASE("a nested struct's field arrays, in a branch, a loop, atomics and device functions") {
+    using namespace reverse_ir_fields;
+    const std::string ir = transformed(field_arrays.def());
+    CHECK(ir.find(" = grad_view %") != std::string::npos);
+    CHECK(ir.find("call_adjoint atomic ") != std::string::npos);  // atomic_max into a field array
+    CHECK(ir.find("call_adjoint adj_rir_cloud_weight ") != std::string::npos);
+    CHECK(transformed(field_arrays.def(), "device function rir_cloud_weight").find(" = grad_view %") != std::string::npos);
+    const auto sides = both_sides(
+        [&] {
+          std::vector<kjit::vec3d> ps;
+          std::vector<double> ws, xs;
+          for (int i = 0; i < n; ++i) {
+            ps.push_back(kjit::vec3d{{0.5 - 0.25 * i, 0.125 * i * i - 0.3, 1.0 + 0.375 * i}});
+            ws.push_back(0.75 - 0.5 * i + 0.1 * (i % 2));
+            xs.push_back(0.3 + 0.41 * i - 0.9 * (i % 2));
+          }
+          kjit::NdArray pts = kjit::from_vector(ps).requires_grad(), w = kjit::from_vector(ws).requires_grad();
+          kjit::NdArray acc = kjit::zeros<double>({8}).requires_grad(), other = kjit::from_vector(ps);
+          kjit::NdArray sink = kjit::zeros<double>({2}).requires_grad();
+          acc.fill(-5.0);
+          Scene sc;
+          sc.cloud.pts = pts;
+          sc.cloud.w = w;
+          sc.cloud.sink = sink;
+          sc.acc = acc;
+          sc.s = 1.25;
+          const uint64_t address = uint64_t(reinterpret_cast<uintptr_t>(other.data()));
+          kjit::NdArray x = kjit::from_vector(xs), out = kjit::zeros<double>({n});
+          kjit::launch(field_arrays, n, sc, x, address, out);
+          // The gradients the adjoint reads out of acc (stores, atomics), what flows back into out.
+          const std::vector<double> g_acc = {1.0, -0.5, 2.0, 0.25, 1.5, 0.75, -1.25, 3.0};
+          std::copy(g_acc.begin(), g_acc.end(), static_cast<double*>(acc.grad().data()));
+          static_cast<double*>(sink.grad().data())[0] = 0.5;
+          static_cast<double*>(sink.grad().data())[1] = -1.5;
+          kjit::NdArray gx = kjit::zeros<double>({n}), gsc = kjit::zeros<Scene>({1});
+          kjit::NdArray gout = kjit::from_vector(std::vector<double>{1.0, -2.0, 0.5, 3.0, 1.25});
+          kjit::launch_adjoint(field_arrays, n, {sc, x, address, out}, {gsc, gx, uint64_t(0), gout});
+          return bytes_of(out.to_vector<double>()) + bytes_of(acc.to_vector<double>()) + bytes_of(w.to_vector<double>()) +
+                 bytes_of(gx.to_vector<double>()) + bytes_of(std::vector<double>{gsc.to_vector<Scene>()[0].s}) +
+                 bytes_of(pts.grad().to_vector<kjit::vec3d>()) + bytes_of(w.grad().to_vector<double>()) +
+                 bytes_of(acc.grad().to_vector<double>()) + bytes_of(sink.to_vector<double>()) +
+                 bytes_of(sink.grad().to_vector<double>());
+        },
+        "fuzz_reverse_ir_fields");
+    CHECK(sides.at("transform") == sides.at("emitter"));
+  }
+  SUBCASE("a mesh's closest-point and ray queries, gradients into its points") {
+    using namespace reverse_ir_mesh;
+    CHECK(transformed(mesh_losses.def()).find(" = grad_view %") != std::string::npos);
+    const auto sides = both_sides(
+        [&] {
+          // An octahedron: the points on the axes, eight faces.
+          const std::vector<kjit::vec3f> corners = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+          const std::vector<int> faces = {0, 2, 4, 2, 1, 4, 1, 3, 4, 3, 0, 4, 2, 0, 5, 1, 2, 5, 3, 1, 5, 0, 3, 5};
+          kjit::NdArray points = kjit::from_vector(corners).requires_grad();
+          kjit::Mesh mesh(points, kjit::from_vector(faces));
+          std::vector<kjit::vec3f> ps, ds;
+          for (int i = 0; i < n; ++i) {
+            ps.push_back(kjit::vec3f(1.5f - 0.6f * float(i), 0.4f + 0.3f * float(i % 3), 1.1f - 0.45f * float(i)));
+            ds.push_back(kjit::vec3f(-ps.back().c[0], -ps.back().c[1] + 0.1f, -ps.back().c[2]));
+          }
+          kjit::NdArray pts = kjit::from_vector(ps), dirs = kjit::from_vector(ds), out = kjit::zeros<float>({n});
+          kjit::launch(mesh_losses, n, mesh, pts, dirs, out);
+          kjit::NdArray gpts = kjit::zeros<kjit::vec3f>({n}), gdirs = kjit::zeros<kjit::vec3f>({n});
+          kjit::NdArray gout = kjit::from_vector(std::vector<float>{1.0f, -0.5f, 2.0f, 0.25f, 1.5f});
+          kjit::launch_adjoint(mesh_losses, n, {mesh, pts, dirs, out}, {{}, gpts, gdirs, gout});
+          const std::vector<kjit::vec3f> gm = points.grad().to_vector<kjit::vec3f>();
+          bool any = false;
+          for (const kjit::vec3f& g : gm) any = any || g.c[0] != 0 || g.c[1] != 0 || g.c[2] != 0;
+          CHECK(any);  // the points' gradients were reached
+          return bytes_of(out.to_vector<float>()) + bytes_of(gpts.to_vector<kjit::vec3f>()) +
+                 bytes_of(gdirs.to_vector<kjit::vec3f>()) + bytes_of(gm);
+        },
+        "fuzz_reverse_ir_mesh");
+    CHECK(sides.at("transform") == sides.at("emitter"));
   }
 }

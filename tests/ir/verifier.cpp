@@ -152,6 +152,32 @@ TEST_CASE("an adjoint hands a value parameter's adjoint back: a kernel's widened
   }
 }
 
+TEST_CASE("a gradient view: of a differentiable array, typed as it") {
+  // The reverse transform's adjoint array of an array a struct field holds (ops.def GradView).
+  Function fn = base();
+  Stmt i = make(fn, Op::Const, kI);
+  Stmt x = make(fn, Op::ArrayLoad, kF, {0, i.result});
+  Stmt g = make(fn, Op::GradView, Type::array(kF, 1), {0});
+  for (const Stmt& s : {i, x, g}) fn.body.stmts.push_back(s);
+  fn.body.stmts.push_back(make(fn, Op::AdjArrayAdd, Type::void_type(), {g.result, i.result, x.result}));
+  CHECK(problems(fn).empty());
+  const Type ints = Type::array(kI, 1);
+  fn.params.push_back(Param{"n", ints});
+  Stmt n = make(fn, Op::Param, ints, {}, 1);
+  fn.body.stmts.push_back(n);
+  fn.body.stmts.push_back(make(fn, Op::GradView, Type::array(kF, 2), {0}));
+  fn.body.stmts.push_back(make(fn, Op::GradView, kF, {x.result}));
+  fn.body.stmts.push_back(make(fn, Op::GradView, ints, {n.result}));
+  fn.body.stmts.push_back(make(fn, Op::GradView, Type::array(kF, 1), {}));
+  const std::string p = problems(fn);
+  CHECK(p.find("grad_view at bad.hpp:7: an adjoint array typed unlike its array") != std::string::npos);
+  size_t not_array = 0;
+  for (size_t at = 0; (at = p.find("the gradient buffer of what is no differentiable array", at)) != std::string::npos; ++at)
+    ++not_array;
+  CHECK(not_array == 2);  // a float's, an int array's
+  CHECK(p.find("grad_view at bad.hpp:7: expects 1 operands, has 0") != std::string::npos);
+}
+
 TEST_CASE("verify() throws an internal error listing the problems and the listing") {
   Function fn = base();
   fn.body.stmts.push_back(make(fn, Op::Continue, Type::void_type()));

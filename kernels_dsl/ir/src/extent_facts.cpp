@@ -106,7 +106,7 @@ class Analysis {
       case Op::Construct: case Op::Extract: case Op::Insert: case Op::DeclVar: case Op::LoadVar:
       case Op::StoreVar: case Op::ArrayShape: case Op::If: case Op::For: case Op::While: case Op::Break:
       case Op::Continue: case Op::Return: case Op::Print: case Op::TangentCall: case Op::AccumVar:
-      case Op::CallAdjoint: case Op::StrongZero: case Op::AccumParam: case Op::Checkpoint: case Op::ReverseSegments:
+      case Op::CallAdjoint: case Op::StrongZero: case Op::AccumParam: case Op::Checkpoint: case Op::ReverseSegments: case Op::GradView:
       case Op::GradFunc:  // its arguments are values
         break;
     }
@@ -144,7 +144,7 @@ class Analysis {
       case Op::Param: case Op::LaunchDim: case Op::Construct: case Op::Extract: case Op::Insert:
       case Op::DeclVar: case Op::LoadVar: case Op::StoreVar: case Op::ArrayShape: case Op::If: case Op::For:
       case Op::While: case Op::Break: case Op::Continue: case Op::Return: case Op::Print: case Op::CallFunc:
-      case Op::GradFunc: case Op::TangentCall: case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd: case Op::AdjArrayRead: case Op::AccumParam: case Op::Checkpoint: case Op::ReverseSegments:
+      case Op::GradFunc: case Op::TangentCall: case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd: case Op::AdjArrayRead: case Op::AccumParam: case Op::Checkpoint: case Op::ReverseSegments: case Op::GradView:
         break;  // no affine value; regions are guarded (or repeated) and not looked into
     }
   }

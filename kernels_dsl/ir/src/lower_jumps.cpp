@@ -115,7 +115,7 @@ class Lowerer {
           out.stmts.push_back(s);  // no region, no jump: unchanged
           break;
         case Op::AccumVar: case Op::CallAdjoint: case Op::StrongZero: case Op::AdjArrayAdd:
-        case Op::AdjArrayRead: case Op::AccumParam: case Op::Checkpoint: case Op::ReverseSegments:  // made after lowering, by the reverse transform
+        case Op::AdjArrayRead: case Op::AccumParam: case Op::Checkpoint: case Op::ReverseSegments: case Op::GradView:  // made after lowering, by the reverse transform
           KJIT_CHECK(false, std::string("lower_jumps reached the reverse transform's ") + op_name(s.op));
           break;
       }

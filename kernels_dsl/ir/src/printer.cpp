@@ -142,6 +142,7 @@ class Printer : public StmtVisitor<Printer, std::string> {
     return out;
   }
   std::string visit_ReverseSegments(const Stmt&) { return ""; }
+  std::string visit_GradView(const Stmt& s) { return "grad_view " + v(s.args[0]); }
   std::string visit_Print(const Stmt& s) {
     return "print \"" + escape(fn_.strings.at(s.format())) + "\"" + (s.args.empty() ? "" : " ") + args(s, 0);
   }
@@ -216,7 +217,7 @@ class Printer : public StmtVisitor<Printer, std::string> {
         return;
       }
       case Op::AccumVar: case Op::CallAdjoint: case Op::AdjArrayAdd: case Op::AdjArrayRead:
-      case Op::AccumParam: case Op::Checkpoint:
+      case Op::AccumParam: case Op::Checkpoint: case Op::GradView:
       case Op::Const: case Op::Param: case Op::ThreadId: case Op::LaunchDim: case Op::Call:
       case Op::Cast: case Op::Construct: case Op::Extract: case Op::Insert: case Op::DeclVar:
       case Op::LoadVar: case Op::StoreVar: case Op::ArrayLoad: case Op::ArrayStore:

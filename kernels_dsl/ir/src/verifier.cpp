@@ -369,6 +369,13 @@ class Verifier {
                  !s.args.empty() && type(s.args[0]) != sum)
           problem(s, "adds a " + type(s.args[0]).str() + " where the parameter's adjoint sum is a " + sum.str());
         break;
+      case Op::GradView:
+        expect_args(s, 1);
+        if (!s.args.empty() && (!type(s.args[0]).is_array() || !type(s.args[0]).is_differentiable()))
+          problem(s, "the gradient buffer of what is no differentiable array");
+        else if (!s.args.empty() && s.type != type(s.args[0]))
+          problem(s, "an adjoint array typed unlike its array");
+        break;
       case Op::Checkpoint:
         expect_args(s, 0);
         if (s.bits > uint64_t(CheckpointPart::Step)) problem(s, "no such part");

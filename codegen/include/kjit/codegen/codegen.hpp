@@ -15,7 +15,7 @@ namespace kjit::codegen {
 /// Version of the generated text's shape. Bump it with any change to what codegen emits
 /// for the same IR (the golden tests record it). Keys do not rely on the bump: they also
 /// carry codegen_sources_hash(), which changes with any change to codegen's sources.
-constexpr int kCodegenVersion = 44;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
+constexpr int kCodegenVersion = 45;  // 9: value_t parameters, value sums, the dual and noise_tangent chunks;
                                      // 10: adjoint lane functions; 11: both; 12: privatized adds
                                      // (kj::array_add) and block stores; 13: long adjoints in spans;
                                      // 14: a kernel's spans swept in functions of their own;
@@ -58,6 +58,7 @@ constexpr int kCodegenVersion = 44;  // 9: value_t parameters, value sums, the d
                                      // 43: the first-hit walks' start in one prelude function (ray_root_enter)
                                      // 44: the ray tree's leaves as rows of lanes, tested four faces at once;
                                      // the first-hit walks in their own chunk (mesh_rays)
+                                     // 45: the reverse transform takes arrays struct fields hold (GradView)
 
 /// SHA-256 (hex) of codegen's sources and the IR's op and builtin tables (ops.def,
 /// builtins.def, ...), computed when kjit was built. Part of every module identity, so that a
