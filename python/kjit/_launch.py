@@ -15,7 +15,7 @@ from typing import Any
 
 from . import _libkjit
 from ._libkjit import KjitError
-from ._signature import Signature
+from ._signature import Param, Signature
 
 #: Version of kjit_ffi_launch these shims speak (kjit_ffi_launch_version).
 LAUNCH_VERSION = 2
@@ -68,10 +68,6 @@ def lib(who: str = "kjit") -> ctypes.CDLL:
     if _lib is None:
         raise KjitError(f"{who}: no kernel library is loaded; call {who}.load('path/to/libkernels.so') first")
     return _lib
-
-
-def loaded() -> bool:
-    return _lib is not None
 
 
 def last_error() -> str:
@@ -131,6 +127,13 @@ def preload(name: str, device: str) -> None:
     ("cpu" or "cuda:N")."""
     if lib().kjit_ffi_preload(name.encode(), device.encode()) != 0:
         raise KjitError(last_error())
+
+
+def static_value(p: Param) -> tuple[int, int, int]:
+    """How value parameter ``p`` travels as a static attribute (Attrs' ``zeros``): its XLA dtype
+    (16-bit floats as uint16 bits: XLA has no 16-bit float attributes), lanes, bytes per lane."""
+    code = XLA_CODES[p.dtype_name]
+    return (7 if code in (10, 16) else code, p.lanes, p.dtype.itemsize)
 
 
 class Attrs:

@@ -151,11 +151,7 @@ class _Kernel:
             items["kjit_block_dim"] = [int(block_dim)]
         if any(self.written):
             items["kjit_in_out"] = [p.index for p, w in zip(self.arrays, self.written) if w]
-        zeros = {}
-        for p in self.values:
-            code = _launch.XLA_CODES[p.dtype_name]
-            zeros[p.name] = (7 if code in (10, 16) else code, p.lanes, p.dtype.itemsize)
-        attrs = _launch.Attrs(items, zeros)
+        attrs = _launch.Attrs(items, {p.name: _launch.static_value(p) for p in self.values})
         layout = [(_launch.XLA_CODES[p.dtype_name], shape) for p, shape in zip(self.arrays, shapes)]
         layout += [(_launch.XLA_CODES[p.dtype_name], shape)
                    for p, shape, w in zip(self.arrays, shapes, self.written) if w]

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 import torch.autograd.forward_ad as _fwad
 
+from .._launch import static_value
 from .._libkjit import KjitError
 from .._signature import Layout, Param, Signature, checked_value, make_layout, output_shape
 from . import _library
@@ -188,8 +189,7 @@ class KernelOp:
         for p in values:
             if not p.differentiable:  # an integer's tangent: a static zero
                 tp = tsig.params[n + p.index]
-                code = DTYPES[tp.dtype_name][1]
-                zeros[tp.name] = (7 if code in (10, 16) else code, tp.lanes, tp.dtype.itemsize)
+                zeros[tp.name] = static_value(tp)
         return Attrs(a, zeros)
 
     # -- shapes ---------------------------------------------------------------------------------
